@@ -1,0 +1,48 @@
+# Two commands for a newcomer: `make run` and `make test`. Everything else is plumbing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HTTP_PORT ?= 8000
+
+.PHONY: run test lint format sysdeps bench firmware clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Stamp files re-install only when the project metadata changes.
+$(VENV)/.run-stamp: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test-stamp: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+run: $(VENV)/.run-stamp
+	$(BIN)/mcuprof serve --http-port $(HTTP_PORT)
+
+sysdeps:
+	bash scripts/install-sysdeps.sh
+
+test: $(VENV)/.test-stamp sysdeps
+	$(BIN)/ruff check backend tests bench
+	$(BIN)/ruff format --check backend tests bench
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.test-stamp
+	$(BIN)/ruff check backend tests bench
+	$(BIN)/ruff format --check backend tests bench
+
+format: $(VENV)/.test-stamp
+	$(BIN)/ruff format backend tests bench
+	$(BIN)/ruff check --fix backend tests bench
+
+bench: $(VENV)/.test-stamp
+	$(BIN)/python bench/decode.py
+
+firmware:
+	$(MAKE) -C firmware
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

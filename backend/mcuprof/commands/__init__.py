@@ -1,0 +1,1 @@
+"""Subcommands of the ``mcuprof`` CLI, one module each, discovered by ``mcuprof.cli``."""

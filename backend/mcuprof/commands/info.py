@@ -1,0 +1,30 @@
+"""``mcuprof info CAPTURE``: what a raw capture holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..capture import read_capture
+from ..summary import format_summary, summarize
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="summarise a raw capture file")
+    p.add_argument(
+        "capture", help="raw device-to-host byte stream (e.g. cat /dev/ttyACM0 > cap.bin)"
+    )
+    p.add_argument("--elf", help="firmware ELF, to check its build ID against the device's")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    data = read_capture(args.capture)
+    elf_build_id = None  # filled from --elf once the symbols layer reads ELFs
+    summary = summarize(data, elf_build_id)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(format_summary(args.capture, len(data), summary))
+    return 0

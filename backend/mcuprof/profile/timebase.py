@@ -1,0 +1,32 @@
+"""Tick arithmetic: unwrapping 32-bit timestamps in stream order (CLARIFICATIONS.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..protocol import DEFAULT_TIMER_FREQ
+
+_WRAP = 1 << 32
+_HALF = 1 << 31
+
+
+def unwrap_exits(
+    entry: np.ndarray, duration: np.ndarray, last_exit: int | None = None
+) -> np.ndarray:
+    """Unwrapped 64-bit exit ticks for records in stream order.
+
+    ``last_exit`` is the unwrapped exit of the record before these, or None when
+    these are the first records of the stream (the first exit is taken as it is).
+    """
+    raw = (entry.astype(np.int64) + duration.astype(np.int64)) & (_WRAP - 1)
+    if len(raw) == 0:
+        return raw
+    if last_exit is None:
+        last_exit = int(raw[0])
+    step = np.diff(raw, prepend=np.int64(last_exit & (_WRAP - 1))) & (_WRAP - 1)
+    step = np.where(step < _HALF, step, step - _WRAP)
+    return np.int64(last_exit) + np.cumsum(step)
+
+
+def timer_freq_or_default(timer_freq: int | None) -> int:
+    return timer_freq if timer_freq else DEFAULT_TIMER_FREQ

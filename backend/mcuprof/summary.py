@@ -1,0 +1,79 @@
+"""What a capture holds: the numbers behind ``mcuprof info``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .profile.timebase import timer_freq_or_default, unwrap_exits
+from .protocol import Metadata, ProfileData, ResponseDecoder
+
+
+def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
+    decoder = ResponseDecoder()
+    metadata: Metadata | None = None
+    chunks: list[np.ndarray] = []
+    for event in decoder.feed(data):
+        if isinstance(event, ProfileData):
+            chunks.append(event.records)
+        elif isinstance(event, Metadata):
+            metadata = event  # a device that reboots mid-capture re-announces itself
+    stats = decoder.stats
+    duration_us = 0.0
+    if chunks:
+        recs = np.concatenate(chunks)
+        exits = unwrap_exits(recs["entry_time"], recs["duration"])
+        entries = exits - recs["duration"].astype(np.int64)
+        ticks = int(exits.max() - entries.min())
+        duration_us = ticks * 1e6 / timer_freq_or_default(metadata and metadata.timer_freq)
+    device_id = metadata.elf_build_id if metadata else None
+    match = None if device_id is None or elf_build_id is None else device_id == elf_build_id
+    return {
+        "metadata": None
+        if metadata is None
+        else {
+            "mcu_clock_hz": metadata.mcu_clock_hz,
+            "timer_freq": metadata.timer_freq,
+            "elf_build_id": metadata.elf_build_id,
+            "fw_version": metadata.fw_version,
+        },
+        "records": stats.records,
+        "packets": dict(stats.packets),
+        "crc_errors": stats.crc_errors,
+        "malformed": stats.malformed,
+        "unsupported_version": stats.unsupported_version,
+        "skipped_bytes": stats.skipped_bytes,
+        "duration_us": round(duration_us, 3),
+        "build_id": {"device": device_id, "elf": elf_build_id, "match": match},
+    }
+
+
+def _hex(value: int | None) -> str:
+    return "unknown" if value is None else f"0x{value:08x}"
+
+
+def format_summary(name: str, size: int, s: dict[str, Any]) -> str:
+    meta = s["metadata"]
+    if meta is None:
+        device = "no METADATA packet seen (timer assumed 1 MHz)"
+    else:
+        device = (
+            f"firmware {meta['fw_version']!r}, MCU {meta['mcu_clock_hz'] / 1e6:g} MHz, "
+            f"timer {meta['timer_freq'] / 1e6:g} MHz, build id {_hex(meta['elf_build_id'])}"
+        )
+    packets = ", ".join(f"{k} {v:,}" for k, v in s["packets"].items())
+    bid = s["build_id"]
+    verdict = {True: "match", False: "MISMATCH", None: "not checked"}[bid["match"]]
+    lines = [
+        f"capture       {name} ({size:,} bytes)",
+        f"device        {device}",
+        f"records       {s['records']:,}",
+        f"duration      {s['duration_us'] / 1e6:.6f} s",
+        f"packets       {packets}",
+        f"errors        crc {s['crc_errors']:,}, malformed {s['malformed']:,}, "
+        f"unsupported version {s['unsupported_version']:,}, "
+        f"skipped {s['skipped_bytes']:,} bytes",
+        f"build id      device {_hex(bid['device'])}, elf {_hex(bid['elf'])}: {verdict}",
+    ]
+    return "\n".join(lines)
