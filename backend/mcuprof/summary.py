@@ -14,7 +14,7 @@ def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
     decoder = ResponseDecoder()
     metadata: Metadata | None = None
     chunks: list[np.ndarray] = []
-    for event in decoder.feed(data):
+    for event in decoder.feed(data) + decoder.close():
         if isinstance(event, ProfileData):
             chunks.append(event.records)
         elif isinstance(event, Metadata):

@@ -12,7 +12,6 @@ import numpy as np
 from .constants import (
     FW_VERSION_SIZE,
     MAX_PACKET_SIZE,
-    PROFILE_DATA_HEADER,
     PROFILE_DATA_VERSION,
     RECORD_DTYPE,
     RECORD_SIZE,
@@ -28,6 +27,15 @@ from .events import Ack, Metadata, Nack, ProfileData, ResponseEvent, Status
 _METADATA = struct.Struct(f"<III{FW_VERSION_SIZE}s")
 _STATUS = struct.Struct("<BIIB")
 _PREFIX = struct.Struct("<2sBH")
+# A header with the first three PROFILE_DATA payload bytes (version, count), and a trailer.
+_HEAD = struct.Struct("<2sBHBH")
+_TAIL = struct.Struct("<HB")
+
+_EMPTY = np.empty(0, dtype=RECORD_DTYPE)
+# Frozen dataclasses refuse attribute assignment; building events through the slot
+# descriptors skips the generated __init__, which costs more than the rest of a packet.
+_set_records = ProfileData.records.__set__  # type: ignore[attr-defined]
+_set_version = ProfileData.version.__set__  # type: ignore[attr-defined]
 
 _PACKET_KEYS = {
     ResponseType.ACK: "ack",
@@ -142,93 +150,176 @@ class ResponseDecoder:
             self._buf += view[start : start + room]
             start += room
             self.max_buffered = max(self.max_buffered, len(self._buf))
-            self._parse(events)
+            self._parse(events, eof=False)
         return events
 
-    def _parse(self, events: list[ResponseEvent]) -> None:
+    def close(self) -> list[ResponseEvent]:
+        """End of stream: no more bytes will come, so a header still waiting for its
+        body has failed. Hunting resumes after it, which recovers any intact packets
+        that a false header near the end was holding back."""
+        events: list[ResponseEvent] = []
+        self._parse(events, eof=True)
+        return events
+
+    def _parse(self, out: list[ResponseEvent], eof: bool) -> None:
+        # The hot loop: one pass over the buffer, counters kept in locals, and the
+        # records of every PROFILE_DATA packet cut from one array at the end.
         buf = self._buf
-        stats = self.stats
         n = len(buf)
+        find = buf.find
+        head = _HEAD.unpack_from
+        tail = _TAIL.unpack_from
+        crc = crc16_ccitt_false
+        header = RESPONSE_HEADER
+        # In stream order: a record count for each PROFILE_DATA packet, else the event.
+        pending: list[int | ResponseEvent] = []
+        starts: list[int] = []
+        skipped = malformed = crc_errors = unsupported = 0
         pos = 0
-        profile_type = ResponseType.PROFILE_DATA
         while True:
-            p = buf.find(RESPONSE_HEADER, pos)
+            p = find(header, pos)
             if p < 0:
                 # A trailing 0xAA may be the first half of the next header.
-                keep = 1 if n > pos and buf[n - 1] == RESPONSE_HEADER[0] else 0
-                stats.skipped_bytes += n - pos - keep
+                keep = 1 if n > pos and buf[n - 1] == 0xAA and not eof else 0
+                skipped += n - pos - keep
                 pos = n - keep
                 break
-            stats.skipped_bytes += p - pos
+            skipped += p - pos
             pos = p
-            if n - p < 5:
-                break
-            rtype = buf[p + 2]
-            length = buf[p + 3] | (buf[p + 4] << 8)
-            if rtype == profile_type:
-                if (length - PROFILE_DATA_HEADER) % RECORD_SIZE or length < PROFILE_DATA_HEADER:
-                    stats.malformed += 1
-                    stats.skipped_bytes += 1
-                    pos = p + 1
-                    continue
-                if n - p < 8:
+            if n - p < 8:
+                # Too short to judge yet; at the end of the stream, judge what is there.
+                if not eof:
                     break
-                # Reject a version-1 header whose count disagrees with its length
-                # now, rather than wait for up to 64 KiB of bytes behind it.
-                if (
-                    buf[p + 5] == PROFILE_DATA_VERSION
-                    and (buf[p + 6] | (buf[p + 7] << 8)) * RECORD_SIZE + PROFILE_DATA_HEADER
-                    != length
-                ):
-                    stats.malformed += 1
-                    stats.skipped_bytes += 1
+                size = self._frame(buf, p, n)
+                if size > 0:
+                    pos = p + size
+                    self._emit_other(buf, p, pending)
+                    continue
+                malformed += 1
+                skipped += 1
+                pos = p + 1
+                continue
+            _, rtype, length, version, count = head(buf, p)
+            if rtype == 5:
+                # A version-1 header whose count disagrees with its length is rejected
+                # now, rather than after waiting for up to 64 KiB of bytes behind it.
+                if (length - 3) % 14 or length < 3 or (version == 1 and count * 14 + 3 != length):
+                    malformed += 1
+                    skipped += 1
                     pos = p + 1
                     continue
             elif not payload_length_ok(rtype, length):
-                stats.malformed += 1
-                stats.skipped_bytes += 1
+                malformed += 1
+                skipped += 1
                 pos = p + 1
                 continue
-            end = p + RESPONSE_OVERHEAD + length
-            if n < end:
-                break
-            if buf[end - 1] != RESPONSE_END:
-                stats.malformed += 1
-                stats.skipped_bytes += 1
+            end = p + 8 + length
+            if end > n:
+                if not eof:
+                    break
+                malformed += 1  # truncated by the end of the stream
+                skipped += 1
                 pos = p + 1
                 continue
-            body_end = end - 3
-            if crc16_ccitt_false(buf[p:body_end]) != buf[body_end] | (buf[body_end + 1] << 8):
-                stats.crc_errors += 1
-                stats.skipped_bytes += 1
+            sent_crc, marker = tail(buf, end - 3)
+            if marker != 0x0A:
+                malformed += 1
+                skipped += 1
+                pos = p + 1
+                continue
+            if crc(buf[p : end - 3]) != sent_crc:
+                crc_errors += 1
+                skipped += 1
                 pos = p + 1
                 continue
             pos = end
-            stats.packets[_PACKET_KEYS[rtype]] += 1  # type: ignore[index]
-            if rtype == profile_type:
-                if buf[p + 5] != PROFILE_DATA_VERSION:
-                    stats.unsupported_version += 1
-                    continue
-                records = np.frombuffer(buf[p + 8 : body_end], dtype=RECORD_DTYPE)
-                records.flags.writeable = False
-                stats.records += len(records)
-                events.append(ProfileData(records))
-            elif rtype == ResponseType.ACK:
-                events.append(Ack())
-            elif rtype == ResponseType.NACK:
-                events.append(Nack())
-            elif rtype == ResponseType.METADATA:
-                clock, timer, build_id, raw = _METADATA.unpack_from(buf, p + 5)
-                version = raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
-                events.append(Metadata(clock, timer, build_id, version))
+            if rtype == 5:
+                if version != 1:
+                    self.stats.packets["profile_data"] += 1
+                    unsupported += 1
+                else:
+                    starts.append(p + 8)
+                    pending.append(count)
             else:
-                profiling, overflows, captured, usage = _STATUS.unpack_from(buf, p + 5)
-                events.append(Status(bool(profiling), overflows, captured, usage))
+                self._emit_other(buf, p, pending)
+        stats = self.stats
+        stats.skipped_bytes += skipped
+        stats.malformed += malformed
+        stats.crc_errors += crc_errors
+        stats.unsupported_version += unsupported
+        if pending:
+            self._deliver(buf, pending, starts, out)
         del buf[:pos]
+
+    def _deliver(
+        self,
+        buf: bytearray,
+        pending: list[int | ResponseEvent],
+        starts: list[int],
+        out: list[ResponseEvent],
+    ) -> None:
+        records = _EMPTY
+        if starts:
+            # One copy of the bytes that hold records, then a mask that keeps only the
+            # record blocks: one slice assignment per packet, none per record.
+            counts = [c for c in pending if type(c) is int]
+            first = starts[0]
+            raw = np.frombuffer(bytes(buf[first : starts[-1] + counts[-1] * RECORD_SIZE]), np.uint8)
+            if len(starts) > 1:
+                keep = np.zeros(len(raw), dtype=bool)
+                for offset, count in zip(starts, counts, strict=True):
+                    keep[offset - first : offset - first + count * RECORD_SIZE] = True
+                raw = raw[keep]
+            records = raw.view(RECORD_DTYPE)
+            records.flags.writeable = False
+            self.stats.records += len(records)
+            self.stats.packets["profile_data"] += len(starts)
+        at = 0
+        new = ProfileData.__new__
+        for item in pending:
+            if type(item) is int:
+                event = new(ProfileData)
+                _set_records(event, records[at : at + item])
+                _set_version(event, PROFILE_DATA_VERSION)
+                at += item
+                out.append(event)
+            else:
+                out.append(item)  # type: ignore[arg-type]
+
+    def _frame(self, buf: bytearray, p: int, n: int) -> int:
+        """Size of a complete non-PROFILE_DATA packet at ``p`` in a short tail, or 0."""
+        if n - p < 5:
+            return 0
+        rtype = buf[p + 2]
+        length = buf[p + 3] | (buf[p + 4] << 8)
+        size = RESPONSE_OVERHEAD + length
+        if rtype == 5 or not payload_length_ok(rtype, length) or n - p < size:
+            return 0
+        if buf[p + size - 1] != RESPONSE_END:
+            return 0
+        if crc16_ccitt_false(buf[p : p + size - 3]) != buf[p + size - 3] | (buf[p + size - 2] << 8):
+            return 0
+        return size
+
+    def _emit_other(self, buf: bytearray, p: int, pending: list[int | ResponseEvent]) -> None:
+        rtype = buf[p + 2]
+        self.stats.packets[_PACKET_KEYS[rtype]] += 1  # type: ignore[index]
+        if rtype == ResponseType.ACK:
+            pending.append(Ack())
+        elif rtype == ResponseType.NACK:
+            pending.append(Nack())
+        elif rtype == ResponseType.METADATA:
+            clock, timer, build_id, raw = _METADATA.unpack_from(buf, p + 5)
+            version = raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
+            pending.append(Metadata(clock, timer, build_id, version))
+        else:
+            profiling, overflows, captured, usage = _STATUS.unpack_from(buf, p + 5)
+            pending.append(Status(bool(profiling), overflows, captured, usage))
 
 
 def decode_stream(data: bytes) -> tuple[list[ResponseEvent], LinkStats]:
     """Decode a whole capture at once."""
     decoder = ResponseDecoder()
     events = decoder.feed(data)
+    events += decoder.close()
     return events, decoder.stats

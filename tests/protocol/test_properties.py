@@ -1,0 +1,110 @@
+"""Properties the streaming decoder must keep on any input."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcuprof.protocol import (
+    MAX_PACKET_SIZE,
+    ResponseDecoder,
+    ResponseEvent,
+    decode_stream,
+    encode_event,
+)
+from tests.protocol.conftest import events_st
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def feed_in_pieces(stream: bytes, cuts: list[int]) -> tuple[list[ResponseEvent], dict]:
+    decoder = ResponseDecoder()
+    events: list[ResponseEvent] = []
+    last = 0
+    for cut in sorted(set(cuts)):
+        events += decoder.feed(stream[last:cut])
+        last = cut
+    events += decoder.feed(stream[last:])
+    events += decoder.close()
+    assert decoder.max_buffered <= MAX_PACKET_SIZE
+    return events, decoder.stats.as_dict()
+
+
+@FAST
+@given(st.lists(events_st, max_size=12), st.data())
+def test_any_split_yields_the_same_events(events: list[ResponseEvent], data: st.DataObject) -> None:
+    stream = b"".join(encode_event(e) for e in events)
+    cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=20))
+    whole, whole_stats = feed_in_pieces(stream, [])
+    split, split_stats = feed_in_pieces(stream, cuts)
+    assert whole == events
+    assert split == events
+    assert split_stats == whole_stats
+
+
+@FAST
+@given(st.lists(events_st, max_size=6))
+def test_one_byte_at_a_time_equals_all_at_once(events: list[ResponseEvent]) -> None:
+    stream = b"".join(encode_event(e) for e in events)
+    bytewise, bytewise_stats = feed_in_pieces(stream, list(range(len(stream))))
+    whole, whole_stats = feed_in_pieces(stream, [])
+    assert bytewise == whole == events
+    assert bytewise_stats == whole_stats
+
+
+@FAST
+@given(st.lists(st.tuples(st.binary(max_size=40), events_st), max_size=10), st.binary(max_size=40))
+def test_garbage_between_packets_loses_no_intact_packet(
+    pairs: list[tuple[bytes, ResponseEvent]], tail: bytes
+) -> None:
+    stream = b"".join(junk + encode_event(event) for junk, event in pairs) + tail
+    events, stats = decode_stream(stream)
+    assert events == [event for _, event in pairs]
+    good = sum(len(encode_event(event)) for _, event in pairs)
+    assert stats.skipped_bytes == len(stream) - good
+
+
+@FAST
+@given(st.lists(events_st, min_size=1, max_size=10), st.data())
+def test_a_flipped_bit_loses_only_the_packet_it_hit(
+    events: list[ResponseEvent], data: st.DataObject
+) -> None:
+    packets = [encode_event(e) for e in events]
+    stream = bytearray(b"".join(packets))
+    at = data.draw(st.integers(0, len(stream) - 1))
+    stream[at] ^= 1 << data.draw(st.integers(0, 7))
+    hit, offset = 0, 0
+    while offset + len(packets[hit]) <= at:
+        offset += len(packets[hit])
+        hit += 1
+    decoded, stats = decode_stream(bytes(stream))
+    assert decoded == events[:hit] + events[hit + 1 :]
+    assert stats.skipped_bytes == len(packets[hit])
+
+
+@FAST
+@given(st.lists(st.binary(max_size=3000), max_size=8))
+def test_random_bytes_raise_nothing_and_stay_bounded(chunks: list[bytes]) -> None:
+    decoder = ResponseDecoder()
+    for chunk in chunks:
+        decoder.feed(chunk)
+    decoder.close()
+    assert decoder.max_buffered <= MAX_PACKET_SIZE
+    assert decoder.buffered == 0
+    assert decoder.stats.bytes == sum(map(len, chunks))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 200_000))
+def test_headers_claiming_huge_lengths_never_grow_the_buffer(repeat: int, chunk: int) -> None:
+    # A PROFILE_DATA header with a plausible maximal length and an unsupported
+    # version: the decoder has to wait for its whole body before it can reject it.
+    false_header = bytes.fromhex("AA 55 05") + (MAX_PACKET_SIZE - 8).to_bytes(2, "little")
+    stream = (false_header + b"\x07" + bytes(MAX_PACKET_SIZE)) * repeat
+    decoder = ResponseDecoder()
+    for i in range(0, len(stream), chunk):
+        decoder.feed(stream[i : i + chunk])
+        assert decoder.buffered <= MAX_PACKET_SIZE
+    decoder.close()
+    assert decoder.max_buffered <= MAX_PACKET_SIZE
+    assert decoder.stats.malformed + decoder.stats.crc_errors >= repeat
