@@ -8,6 +8,7 @@ import numpy as np
 
 from .profile.timebase import timer_freq_or_default, unwrap_exits
 from .protocol import Metadata, ProfileData, ResponseDecoder
+from .symbols.buildid import check_build_id
 
 
 def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
         ticks = int(exits.max() - entries.min())
         duration_us = ticks * 1e6 / timer_freq_or_default(metadata and metadata.timer_freq)
     device_id = metadata.elf_build_id if metadata else None
-    match = None if device_id is None or elf_build_id is None else device_id == elf_build_id
+    match = check_build_id(device_id, elf_build_id).match
     return {
         "metadata": None
         if metadata is None
@@ -53,7 +54,8 @@ def _hex(value: int | None) -> str:
     return "unknown" if value is None else f"0x{value:08x}"
 
 
-def format_summary(name: str, size: int, s: dict[str, Any]) -> str:
+def format_summary(name: str, size: int, s: dict[str, Any], elf_note: str | None = None) -> str:
+    """``elf_note`` says why the ELF build ID is missing (no --elf, no .text)."""
     meta = s["metadata"]
     if meta is None:
         device = "no METADATA packet seen (timer assumed 1 MHz)"
@@ -64,7 +66,12 @@ def format_summary(name: str, size: int, s: dict[str, Any]) -> str:
         )
     packets = ", ".join(f"{k} {v:,}" for k, v in s["packets"].items())
     bid = s["build_id"]
-    verdict = {True: "match", False: "MISMATCH", None: "not checked"}[bid["match"]]
+    check = check_build_id(bid["device"], bid["elf"], elf_note)
+    verdict = check.message  # the mismatch message already shows both IDs
+    if check.state == "match":
+        verdict += f" (0x{bid['elf']:08x})"
+    elif check.state == "unknown":
+        verdict += f"; device {_hex(bid['device'])}, elf {_hex(bid['elf'])}"
     lines = [
         f"capture       {name} ({size:,} bytes)",
         f"device        {device}",
@@ -74,6 +81,6 @@ def format_summary(name: str, size: int, s: dict[str, Any]) -> str:
         f"errors        crc {s['crc_errors']:,}, malformed {s['malformed']:,}, "
         f"unsupported version {s['unsupported_version']:,}, "
         f"skipped {s['skipped_bytes']:,} bytes",
-        f"build id      device {_hex(bid['device'])}, elf {_hex(bid['elf'])}: {verdict}",
+        f"build id      {verdict}",
     ]
     return "\n".join(lines)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ..capture import read_capture
 from ..summary import format_summary, summarize
+from ..symbols import SymbolTable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,10 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     data = read_capture(args.capture)
-    elf_build_id = None  # filled from --elf once the symbols layer reads ELFs
+    elf_build_id = None
+    elf_note = "no ELF given; use --elf"
+    if args.elf:
+        table = SymbolTable.from_elf(args.elf)
+        for warning in table.warnings:
+            print(f"mcuprof: warning: {args.elf}: {warning}", file=sys.stderr)
+        elf_build_id, elf_note = table.build_id, table.build_id_note
     summary = summarize(data, elf_build_id)
     if args.json:
         print(json.dumps(summary))
     else:
-        print(format_summary(args.capture, len(data), summary))
+        print(format_summary(args.capture, len(data), summary, elf_note))
     return 0
