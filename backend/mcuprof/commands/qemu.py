@@ -1,0 +1,63 @@
+"""``mcuprof qemu --elf ELF --tcp PORT``: run firmware in QEMU with its UART on a TCP port."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from types import FrameType
+
+from ..errors import UserError
+from ..paths import default_elf
+from ..qemu import QemuProcess
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "qemu",
+        help="run firmware under qemu-system-arm (mps2-an386), UART on 127.0.0.1:PORT",
+        description=(
+            "Runs the firmware in QEMU until Ctrl-C or SIGTERM. The guest starts when the "
+            "first client connects, e.g. mcuprof serve --port socket://127.0.0.1:PORT."
+        ),
+    )
+    p.add_argument("--elf", help="firmware ELF (default: the bundled demo firmware)")
+    p.add_argument("--tcp", type=int, default=5555, metavar="PORT", help="TCP port (5555)")
+    p.set_defaults(func=run)
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def _echo(line: str) -> None:
+    if "has no peer" in line:  # the board's Ethernet controller, which the firmware never uses
+        return
+    sys.stderr.write(f"qemu: {line}")
+    sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    elf = args.elf or default_elf()
+    qemu = QemuProcess(elf, args.tcp or None, on_output=_echo)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        qemu.start()
+        print(
+            f"QEMU runs {qemu.elf} with its UART on {qemu.url}; the firmware starts when a "
+            f"client connects (mcuprof serve --port {qemu.url}). Ctrl-C stops it.",
+            flush=True,
+        )
+        code = qemu.wait()
+        tail = qemu.output.strip().splitlines()
+        raise UserError(f"QEMU exited with status {code}" + (f": {tail[-1]}" if tail else ""))
+    except (KeyboardInterrupt, _Terminated):
+        print("stopping QEMU", file=sys.stderr)
+        return 0
+    finally:
+        qemu.stop()
+        signal.signal(signal.SIGTERM, previous)
