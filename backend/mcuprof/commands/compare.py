@@ -1,0 +1,293 @@
+"""``mcuprof compare BASE NEW``: per-function regressions between two captures, and an
+exit status a CI job can gate on (0 = within threshold, 1 = regression, 2 = error)."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..diff import FunctionDelta, ProfileDiff, diff_profiles
+from ..diff.export import render_folded2, render_svg
+from ..diff.sources import Source, StoreOpener, resolve_source
+from ..errors import UserError
+from ..profile import LoadResult, load_capture
+from ..store import resolve_data_dir
+from ..store.model import metadata_to_dict
+from ..symbols import SymbolTable, check_build_id
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two captures; exit 1 when a function got slower (CI gate)",
+        description="Compare two captures (raw capture files or session ids) function by "
+        "function, normalised by capture length. Exit status: 0 no regression past the "
+        "threshold, 1 regression, 2 error.",
+    )
+    p.add_argument("base", metavar="BASE", help="baseline: capture file or session id")
+    p.add_argument("new", metavar="NEW", help="candidate: capture file or session id")
+    p.add_argument("--elf", help="ELF for BASE (and for NEW unless --elf-new is given)")
+    p.add_argument("--elf-new", help="ELF for NEW when it is a different build")
+    p.add_argument(
+        "--metric", choices=("self", "total"), default="self", help="time compared (default self)"
+    )
+    p.add_argument(
+        "--basis",
+        choices=("mean", "share"),
+        default="mean",
+        help="normalisation: time per call (mean, default) or share of the capture's "
+        "profiled time (share)",
+    )
+    p.add_argument(
+        "--threshold", default="10%", help="fail when a function grew more than this (10%%)"
+    )
+    p.add_argument(
+        "--min-delta-us",
+        type=float,
+        default=0.0,
+        metavar="US",
+        help="ignore growth smaller than this many µs (per call for --basis mean): a "
+        "noise floor for tiny functions (default 0)",
+    )
+    p.add_argument(
+        "--function",
+        action="extend",
+        nargs="+",
+        metavar="GLOB",
+        default=None,
+        help="only gate and report functions whose name matches a glob (repeatable)",
+    )
+    p.add_argument("--top", type=int, default=10, help="rows per table (default 10)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--diff-folded", metavar="FILE", help="write two-column folded stacks")
+    p.add_argument("--diff-svg", metavar="FILE", help="write a differential flame graph SVG")
+    p.add_argument("--data-dir", help="session store directory (for session ids)")
+    p.set_defaults(func=run)
+
+
+def parse_threshold(text: str) -> float:
+    raw = text.strip().removesuffix("%").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UserError(f"--threshold {text!r}: expected a percentage such as 10%") from None
+    if not value >= 0 or value == float("inf"):
+        raise UserError(f"--threshold {text!r}: must be a finite percentage >= 0")
+    return value
+
+
+def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
+    if elf_path:
+        return SymbolTable.from_elf(elf_path)
+    if source.elf is not None:
+        return SymbolTable.from_elf_bytes(source.elf, source.elf_name or "session ELF")
+    return SymbolTable.empty()
+
+
+def _describe(src: Source, cap: LoadResult, symbols: SymbolTable) -> dict[str, Any]:
+    meta = cap.metadata
+    check = check_build_id(meta.elf_build_id if meta else None, symbols.build_id)
+    return {
+        "source": src.label,
+        "session_id": src.session_id,
+        "records": int(cap.profile.n_records),
+        "duration_us": float(cap.profile.duration_us),
+        "metadata": metadata_to_dict(meta),
+        "build_check": {"state": check.state, "message": check.message},
+        "symbols": len(symbols.functions),
+    }
+
+
+def _matches(d: FunctionDelta, globs: list[str] | None) -> bool:
+    if not globs:
+        return True
+    return any(fnmatch.fnmatchcase(d.name, g) or fnmatch.fnmatchcase(d.key, g) for g in globs)
+
+
+def run(args: argparse.Namespace) -> int:
+    threshold = parse_threshold(args.threshold)
+    if args.top < 1:
+        raise UserError("--top must be at least 1")
+    if args.min_delta_us < 0:
+        raise UserError("--min-delta-us must be >= 0")
+    opener = StoreOpener(resolve_data_dir(args.data_dir))
+    try:
+        base_src = resolve_source(args.base, opener)
+        new_src = resolve_source(args.new, opener)
+    finally:
+        opener.close()
+    base_syms = _symbols(args.elf, base_src)
+    new_elf = args.elf_new or args.elf
+    same = new_elf == args.elf and new_src.elf == base_src.elf
+    new_syms = base_syms if same else _symbols(new_elf, new_src)
+    base_cap = load_capture(base_src.data, base_syms)
+    new_cap = load_capture(new_src.data, new_syms)
+    for label, cap in ((args.base, base_cap), (args.new, new_cap)):
+        if cap.profile.n_records == 0:
+            raise UserError(f"{label}: no profile records in this capture")
+    diff = diff_profiles(base_cap.profile, new_cap.profile)
+    report = build_report(
+        diff,
+        threshold=threshold,
+        metric=args.metric,
+        basis=args.basis,
+        globs=args.function,
+        min_delta_us=args.min_delta_us,
+    )
+    report["base"] = _describe(base_src, base_cap, base_syms)
+    report["new"] = _describe(new_src, new_cap, new_syms)
+    _write_exports(args, diff)
+    for side in ("base", "new"):
+        check = report[side]["build_check"]
+        if check["state"] == "mismatch":  # the names would be wrong: say so, loudly
+            print(f"mcuprof: warning: {side}: {check['message']}", file=sys.stderr)
+    print(json.dumps(report) if args.json else format_report(report, args.top))
+    return 1 if report["failed"] else 0
+
+
+def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
+    outputs = []
+    if args.diff_folded:
+        outputs.append((args.diff_folded, render_folded2(diff.base_folded, diff.new_folded)))
+    if args.diff_svg:
+        subtitle = f"{args.base} -> {args.new}: widths from NEW, red grew, blue shrank"
+        svg = render_svg(diff.base_folded, diff.new_folded, subtitle=subtitle)
+        outputs.append((args.diff_svg, svg))
+    for path, text in outputs:
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def build_report(
+    diff: ProfileDiff,
+    *,
+    threshold: float,
+    metric: str,
+    basis: str,
+    globs: list[str] | None,
+    min_delta_us: float,
+) -> dict[str, Any]:
+    selected = [d for d in diff.functions if _matches(d, globs)]
+    if globs and not selected:
+        raise UserError(f"--function {' '.join(globs)}: matches no function in either capture")
+    both = [d for d in selected if d.status == "both"]
+    # Below 1e-9 % a change is float rounding, not a measurement.
+    changes = {
+        d.key: _denoise(d.change(metric, basis))  # type: ignore[arg-type]
+        for d in both
+    }
+
+    def row(d: FunctionDelta) -> dict[str, Any]:
+        out = d.as_dict()
+        out["change_pct"] = changes.get(d.key)
+        out["growth_us"] = d.growth_us(metric, basis) if d.status == "both" else None  # type: ignore[arg-type]
+        return out
+
+    def significant(d: FunctionDelta) -> bool:
+        growth = d.growth_us(metric, basis)  # type: ignore[arg-type]
+        return growth is not None and abs(growth) >= min_delta_us
+
+    regressions = [d for d in both if (changes[d.key] or 0.0) > threshold and significant(d)]
+    improvements = [d for d in both if (changes[d.key] or 0.0) < -threshold and significant(d)]
+    regressions.sort(key=lambda d: (-(changes[d.key] or 0.0), d.key))
+    improvements.sort(key=lambda d: ((changes[d.key] or 0.0), d.key))
+    return {
+        "metric": metric,
+        "basis": basis,
+        "threshold_pct": threshold,
+        "min_delta_us": min_delta_us,
+        "functions": globs or [],
+        "selected": len(selected),
+        "compared": len(both),
+        "regressions": [row(d) for d in regressions],
+        "improvements": [row(d) for d in improvements],
+        "added": [d.key for d in selected if d.status == "added"],
+        "removed": [d.key for d in selected if d.status == "removed"],
+        "base_summary": diff.base_summary,
+        "new_summary": diff.new_summary,
+        "failed": bool(regressions),
+    }
+
+
+def _denoise(pct: float | None) -> float | None:
+    return 0.0 if pct is not None and abs(pct) < 1e-9 else pct
+
+
+def _metric_text(metric: str, basis: str) -> str:
+    what = "self time" if metric == "self" else "total time"
+    return f"{what} per call" if basis == "mean" else f"{what} share of the capture"
+
+
+def _value(row: dict[str, Any], metric: str, basis: str, side: str) -> str:
+    if basis == "mean":
+        v = row[f"{metric}_mean"][side]
+        return "-" if v is None else f"{v:,.{3 if abs(v) < 10 else 2}f} µs"
+    v = row[f"{metric}_share"][side]
+    return "-" if v is None else f"{v:.2f}%"
+
+
+def _change(pct: float) -> str:
+    # Small changes keep enough digits to be told from zero.
+    return f"{pct:+.{3 if abs(pct) < 0.1 else 1}f}%"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(rows: list[dict[str, Any]], metric: str, basis: str, top: int) -> list[str]:
+    lines = [f"  {'function':<44} {'base':>13} {'new':>13} {'change':>9} {'calls base→new':>20}"]
+    for r in rows[:top]:
+        calls = f"{r['calls']['base']:,}→{r['calls']['new']:,}"
+        lines.append(
+            f"  {_clip(r['key'], 44):<44} {_value(r, metric, basis, 'base'):>13} "
+            f"{_value(r, metric, basis, 'new'):>13} {_change(r['change_pct']):>9} {calls:>20}"
+        )
+    if len(rows) > top:
+        lines.append(f"  … {len(rows) - top} more (--top to show more, --json for all)")
+    return lines
+
+
+def format_report(report: dict[str, Any], top: int) -> str:
+    metric, basis = report["metric"], report["basis"]
+    what = _metric_text(metric, basis)
+    thr = report["threshold_pct"]
+    lines = []
+    for side in ("base", "new"):
+        s = report[side]
+        fw = s["metadata"]["fw_version"] if s["metadata"] else "?"
+        lines.append(
+            f"{side:<5} {s['source']}: {s['records']:,} records, "
+            f"{s['duration_us'] / 1e6:.3f} s, firmware {fw!r}"
+        )
+    lines.append(
+        f"compared {report['compared']} functions on {what}; threshold +{thr:g}%"
+        + (f", noise floor {report['min_delta_us']:g} µs" if report["min_delta_us"] else "")
+    )
+    lines.append("")
+    regs, imps = report["regressions"], report["improvements"]
+    lines.append(f"Regressions (grew more than {thr:g}%): {len(regs)}")
+    if regs:
+        lines.extend(_table(regs, metric, basis, top))
+    lines.append(f"Improvements (shrank more than {thr:g}%): {len(imps)}")
+    if imps:
+        lines.extend(_table(imps, metric, basis, top))
+    for kind in ("added", "removed"):
+        names = report[kind]
+        if names:
+            shown = ", ".join(names[:top]) + (
+                f", … {len(names) - top} more" if len(names) > top else ""
+            )
+            lines.append(f"{kind.capitalize()} functions ({len(names)}): {shown}")
+    lines.append("")
+    if report["failed"]:
+        lines.append(f"FAIL: {len(regs)} function(s) grew more than {thr:g}% ({what})")
+    else:
+        lines.append(f"OK: no function grew more than {thr:g}% ({what})")
+    return "\n".join(lines)

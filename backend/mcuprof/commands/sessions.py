@@ -1,0 +1,203 @@
+"""``mcuprof sessions``: list, show, rename, annotate, delete, import and export the
+captures kept in the session store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..capture import read_capture
+from ..diff.sources import session_id_of
+from ..errors import UserError
+from ..store import SessionInfo, SessionStore, resolve_data_dir
+from ..summary import summarize
+
+_DATA_DIR_HELP = "session store directory (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    # --data-dir works before or after the action. Parent parsers share their option
+    # objects, so the action-level copy must keep SUPPRESS as its own default (set_defaults
+    # on the outer parser would otherwise change it for every action).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", default=argparse.SUPPRESS, help=_DATA_DIR_HELP)
+    p = sub.add_parser("sessions", help="manage stored capture sessions")
+    p.add_argument("--data-dir", default=None, help=_DATA_DIR_HELP)
+    p.set_defaults(func=run_list, json=False)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+
+    a = actions.add_parser("list", help="list sessions, newest first", parents=[common])
+    a.add_argument("--json", action="store_true", help="print a JSON array")
+    a.set_defaults(func=run_list)
+
+    a = actions.add_parser("show", help="details of one session", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.set_defaults(func=run_show)
+
+    a = actions.add_parser("rename", help="rename a session", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("name", nargs="+", help="new name")
+    a.set_defaults(func=run_rename)
+
+    a = actions.add_parser("notes", help="set a session's notes", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("text", help="the notes; '-' reads them from stdin")
+    a.set_defaults(func=run_notes)
+
+    a = actions.add_parser("delete", help="delete sessions and their files", parents=[common])
+    a.add_argument("ids", nargs="+", metavar="ID", help="session ids")
+    a.set_defaults(func=run_delete)
+
+    a = actions.add_parser("import", help="store a raw capture file", parents=[common])
+    a.add_argument("capture", help="raw device-to-host byte stream")
+    a.add_argument("--name", help="session name (default: the file name)")
+    a.add_argument("--elf", help="firmware ELF to keep with the session")
+    a.add_argument("--notes", default="", help="notes")
+    a.add_argument("--json", action="store_true", help="print the new session as JSON")
+    a.set_defaults(func=run_import)
+
+    a = actions.add_parser("export", help="write a session's raw capture", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("output", help="file to write; '-' for stdout")
+    a.set_defaults(func=run_export)
+
+
+def _store(args: argparse.Namespace) -> SessionStore:
+    return SessionStore(resolve_data_dir(getattr(args, "data_dir", None)), autoflush=False)
+
+
+def _id(text: str) -> int:
+    sid = session_id_of(text)
+    if sid is None:
+        raise UserError(f"{text!r} is not a session id (a number such as 7)")
+    return sid
+
+
+def _when(t: float | None) -> str:
+    return "-" if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _length(info: SessionInfo) -> str:
+    if info.started_at is None or info.stopped_at is None:
+        return "-"
+    return f"{info.stopped_at - info.started_at:.1f} s"
+
+
+def _records(info: SessionInfo) -> str:
+    stats = info.link_stats or {}
+    return f"{stats['records']:,}" if isinstance(stats.get("records"), int) else "-"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        sessions = store.list()
+    if getattr(args, "json", False):
+        print(json.dumps([s.as_dict() for s in sessions]))
+        return 0
+    if not sessions:
+        print(f"no sessions in {resolve_data_dir(getattr(args, 'data_dir', None))}")
+        return 0
+    print(f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11}  name")
+    for s in sessions:
+        print(
+            f"{s.id:>5}  {s.status:<11} {_when(s.created_at):<19} {_length(s):>9} "
+            f"{_records(s):>11}  {s.name}"
+        )
+    return 0
+
+
+def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
+    info = store.get(sid)
+    out = info.as_dict()
+    out["raw_path"] = str(store.raw_path(sid))
+    elf = store.elf_path(sid)
+    out["elf_path"] = None if elf is None else str(elf)
+    out["capture"] = summarize(store.raw(sid))
+    return out
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        d = _show_dict(store, _id(args.id))
+    if args.json:
+        print(json.dumps(d))
+        return 0
+    cap = d["capture"]
+    meta = d["metadata"]
+    lines = [
+        f"session     {d['id']}: {d['name']}",
+        f"status      {d['status']} ({d['source']})",
+        f"recorded    {_when(d['started_at'])} -> {_when(d['stopped_at'])}",
+        f"raw         {d['raw_bytes']:,} bytes  {d['raw_path']}",
+        f"elf         {d['elf_name'] or '-'}  {d['elf_path'] or ''}".rstrip(),
+        "firmware    "
+        + (
+            f"{meta['fw_version']!r}, build id 0x{meta['elf_build_id']:08x}, "
+            f"timer {meta['timer_freq'] / 1e6:g} MHz"
+            if meta
+            else "no METADATA"
+        ),
+        f"records     {cap['records']:,} over {cap['duration_us'] / 1e6:.6f} s",
+        f"link        crc errors {cap['crc_errors']:,}, malformed {cap['malformed']:,}, "
+        f"skipped {cap['skipped_bytes']:,} bytes",
+    ]
+    if d["notes"]:
+        lines.append("notes       " + d["notes"].replace("\n", "\n            "))
+    print("\n".join(lines))
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        info = store.rename(_id(args.id), " ".join(args.name))
+    print(f"session {info.id} renamed to {info.name!r}")
+    return 0
+
+
+def run_notes(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    with _store(args) as store:
+        info = store.set_notes(_id(args.id), text)
+    print(f"session {info.id}: notes saved ({len(info.notes)} characters)")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    ids = [_id(t) for t in args.ids]
+    with _store(args) as store:
+        for sid in ids:
+            store.delete(sid)
+            print(f"deleted session {sid}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    data = read_capture(args.capture)
+    name = args.name or Path(args.capture).name
+    with _store(args) as store:
+        info = store.import_capture(name, data, args.elf, notes=args.notes)
+    if args.json:
+        print(json.dumps(info.as_dict()))
+    else:
+        print(f"imported session {info.id}: {info.name} ({info.raw_bytes:,} bytes)")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        data = store.raw(_id(args.id))
+    if args.output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        Path(args.output).write_bytes(data)
+    except OSError as exc:
+        raise UserError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+    print(f"wrote {len(data):,} bytes to {args.output}", file=sys.stderr)
+    return 0

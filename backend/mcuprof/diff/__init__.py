@@ -1,0 +1,74 @@
+"""Differential analysis of two captures: per-function deltas and differential flame
+graphs (widths from the newer capture, red grew, blue shrank)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..profile import Profile
+from .flame import DiffNode, build_tree, colour, flame_data
+from .table import (
+    Basis,
+    FunctionDelta,
+    Metric,
+    Side,
+    capture_span,
+    function_deltas,
+    pct_change,
+)
+
+
+@dataclass
+class ProfileDiff:
+    functions: list[FunctionDelta]
+    base_folded: dict[str, int]
+    new_folded: dict[str, int]
+    base_summary: dict[str, Any]
+    new_summary: dict[str, Any]
+
+    def flame(self, max_nodes: int = 5000) -> dict[str, Any]:
+        return flame_data(self.base_folded, self.new_folded, max_nodes)
+
+    def table(self) -> list[dict[str, Any]]:
+        return [f.as_dict() for f in self.functions]
+
+
+def diff_profiles(base: Profile, new: Profile) -> ProfileDiff:
+    """Deltas of ``new`` against ``base`` (whole captures, no time window)."""
+    base_stats = list(base.function_stats())
+    new_stats = list(new.function_stats())
+    base_span = capture_span(base_stats, float(base.duration_us))
+    new_span = capture_span(new_stats, float(new.duration_us))
+    return ProfileDiff(
+        functions=function_deltas(base_stats, new_stats, base_span, new_span),
+        base_folded=dict(base.folded()),
+        new_folded=dict(new.folded()),
+        base_summary=_summary(base, base_span),
+        new_summary=_summary(new, new_span),
+    )
+
+
+def _summary(profile: Profile, span: tuple[float, float]) -> dict[str, Any]:
+    return {
+        "records": int(profile.n_records),
+        "duration_us": span[1],
+        "profiled_us": span[0],
+    }
+
+
+__all__ = [
+    "Basis",
+    "DiffNode",
+    "FunctionDelta",
+    "Metric",
+    "ProfileDiff",
+    "Side",
+    "build_tree",
+    "capture_span",
+    "colour",
+    "diff_profiles",
+    "flame_data",
+    "function_deltas",
+    "pct_change",
+]

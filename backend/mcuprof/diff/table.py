@@ -1,0 +1,171 @@
+"""Per-function deltas between two profiles, normalised so captures of different length
+compare: per-call means, shares of the profiled time, and call rates.
+
+Functions are matched by label (demangled name, plus the file for statics), not by
+address: addresses move between builds, names do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Metric = Literal["self", "total"]
+Basis = Literal["mean", "share"]
+
+
+class StatLike(Protocol):
+    """The fields of ``mcuprof.profile.FunctionStat`` this module reads."""
+
+    name: str
+    label: str
+    calls: int
+    self_us: float
+    total_us: float
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One function in one capture; ``profiled_us`` is the capture's summed self time
+    (every µs spent in some recorded function), ``duration_us`` its wall-clock span."""
+
+    calls: int
+    self_us: float
+    total_us: float
+    profiled_us: float
+    duration_us: float
+
+    def mean(self, metric: Metric) -> float | None:
+        if self.calls == 0:
+            return None
+        return (self.self_us if metric == "self" else self.total_us) / self.calls
+
+    def share(self, metric: Metric) -> float | None:
+        """Fraction of the capture's profiled time (0..1; total time of a recursive or
+        nested function may exceed what its own self time suggests, never the capture)."""
+        if self.profiled_us <= 0:
+            return None
+        return (self.self_us if metric == "self" else self.total_us) / self.profiled_us
+
+    def calls_per_s(self) -> float | None:
+        if self.duration_us <= 0:
+            return None
+        return self.calls * 1e6 / self.duration_us
+
+    def value(self, metric: Metric, basis: Basis) -> float | None:
+        return self.mean(metric) if basis == "mean" else self.share(metric)
+
+
+def pct_change(base: float | None, new: float | None) -> float | None:
+    """Percent change; None when it has no finite value (no base, or a zero base)."""
+    if base is None or new is None:
+        return None
+    if base == 0:
+        return 0.0 if new == 0 else None
+    return (new - base) / base * 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDelta:
+    key: str  # the label both captures are matched on
+    name: str
+    base: Side | None  # None: the function does not appear in the base capture
+    new: Side | None
+
+    @property
+    def status(self) -> str:
+        if self.base is None:
+            return "added"
+        if self.new is None:
+            return "removed"
+        return "both"
+
+    def _pair(self, fn: str, *args: Any) -> tuple[float | None, float | None]:
+        b = getattr(self.base, fn)(*args) if self.base is not None else None
+        n = getattr(self.new, fn)(*args) if self.new is not None else None
+        return b, n
+
+    def raw(self, field: str) -> tuple[float, float]:
+        b = getattr(self.base, field) if self.base is not None else 0
+        n = getattr(self.new, field) if self.new is not None else 0
+        return b, n
+
+    def change(self, metric: Metric, basis: Basis) -> float | None:
+        """% change of the normalised metric: what the CI gate compares to its threshold."""
+        b, n = self._pair("value", metric, basis)
+        return pct_change(b, n)
+
+    def growth_us(self, metric: Metric, basis: Basis) -> float | None:
+        """The change in µs: per call (mean), or the share change expressed in µs of the
+        new capture's profiled time (share). Used as a noise floor next to the %."""
+        b, n = self._pair("value", metric, basis)
+        if b is None or n is None:
+            return None
+        if basis == "mean":
+            return n - b
+        assert self.new is not None
+        return (n - b) * self.new.profiled_us
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "name": self.name, "status": self.status}
+        for field, label in (("calls", "calls"), ("self_us", "self"), ("total_us", "total")):
+            b, n = self.raw(field)
+            out[label] = {"base": b, "new": n, "delta": n - b, "pct": _pct_present(self, b, n)}
+        for metric in ("self", "total"):
+            b, n = self._pair("mean", metric)
+            out[f"{metric}_mean"] = _entry(b, n)
+            b, n = self._pair("share", metric)
+            entry = _entry(b, n)
+            # Shares read best as percentages of the capture, deltas as points.
+            for k in ("base", "new", "delta"):
+                if entry[k] is not None:
+                    entry[k] *= 100.0
+            out[f"{metric}_share"] = entry
+        b, n = self._pair("calls_per_s")
+        out["calls_per_s"] = _entry(b, n)
+        return out
+
+
+def _pct_present(d: FunctionDelta, b: float, n: float) -> float | None:
+    # An added or removed function has no meaningful % for raw values.
+    return pct_change(b, n) if d.status == "both" else None
+
+
+def _entry(b: float | None, n: float | None) -> dict[str, float | None]:
+    delta = None if b is None or n is None else n - b
+    return {"base": b, "new": n, "delta": delta, "pct": pct_change(b, n)}
+
+
+def function_deltas(
+    base_stats: Iterable[StatLike],
+    new_stats: Iterable[StatLike],
+    base_span: tuple[float, float],
+    new_span: tuple[float, float],
+) -> list[FunctionDelta]:
+    """Deltas for the union of functions. ``*_span`` is (profiled_us, duration_us); pass
+    ``profiled_us=None``-free values (see ``capture_span``)."""
+    base = {s.label: s for s in base_stats}
+    new = {s.label: s for s in new_stats}
+    out: list[FunctionDelta] = []
+    for key in sorted(base.keys() | new.keys()):
+        b, n = base.get(key), new.get(key)
+        out.append(
+            FunctionDelta(
+                key=key,
+                name=(n or b).name,  # type: ignore[union-attr]
+                base=None if b is None else _side(b, base_span),
+                new=None if n is None else _side(n, new_span),
+            )
+        )
+    return out
+
+
+def capture_span(stats: Iterable[StatLike], duration_us: float) -> tuple[float, float]:
+    """(profiled_us, duration_us): the share denominator is the summed self time, which
+    is every recorded µs counted once whatever the nesting."""
+    return float(sum(s.self_us for s in stats)), float(duration_us)
+
+
+def _side(s: StatLike, span: tuple[float, float]) -> Side:
+    return Side(int(s.calls), float(s.self_us), float(s.total_us), span[0], span[1])

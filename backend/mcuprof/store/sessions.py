@@ -1,0 +1,568 @@
+"""The session store: one SQLite database (WAL) plus plain files, under a data directory.
+
+Layout::
+
+    sessions.db        one row per session, one per stored ELF
+    raw/<id>.raw       the device-to-host stream exactly as received, append-only
+    elf/<sha256>.elf   ELF files, content-addressed: sessions of one build share a copy
+
+Raw bytes go to a plain append-only file, not into SQLite chunks. An append is then one
+write(2), cheap enough for the reader thread on every chunk, and once it returns the bytes
+survive this process being killed; an fsync at most every second covers an unplug or power
+cut. Blob chunks would cost a transaction per chunk (or a buffer that SIGKILL loses), push
+megabytes through the WAL, and every replay or export would have to reassemble them. The
+database holds the byte count last fsync'd; it is reconciled with the file on open.
+
+A live writer holds an exclusive flock on its raw file. The kernel drops it when the process
+dies, which is how a later open tells a crashed writer from a live one in another process,
+without trusting PIDs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..protocol import LinkStats, Metadata, ResponseDecoder
+from .model import (
+    INTERRUPTED,
+    RECORDING,
+    SessionBusy,
+    SessionInfo,
+    SessionNotFound,
+    clean_name,
+    clean_notes,
+    metadata_from_json,
+    metadata_to_json,
+    stats_to_json,
+)
+from .span import CaptureSpan
+from .writer import SessionWriter
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no liveness check, see _writer_alive
+    fcntl = None  # type: ignore[assignment]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS elfs (
+    sha256   TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL,
+    added_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    notes      TEXT NOT NULL DEFAULT '',
+    status     TEXT NOT NULL CHECK (status IN ('recording', 'complete', 'interrupted')),
+    source     TEXT NOT NULL DEFAULT 'live',
+    created_at REAL NOT NULL,
+    started_at REAL,
+    stopped_at REAL,
+    raw_bytes  INTEGER NOT NULL DEFAULT 0,
+    elf_sha256 TEXT REFERENCES elfs(sha256),
+    elf_name   TEXT,
+    metadata   TEXT,
+    link_stats TEXT,
+    duration_us REAL
+);
+CREATE INDEX IF NOT EXISTS sessions_elf ON sessions(elf_sha256);
+"""
+_COLUMNS = (
+    "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
+    "elf_sha256, elf_name, metadata, link_stats, duration_us"
+)
+
+ElfInput = str | os.PathLike[str] | bytes | None
+
+
+class SessionStore:
+    """Sessions under ``data_dir``. Safe to share between threads; several processes may
+    open the same directory (SQLite WAL serialises writers, readers never wait)."""
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        flush_interval_s: float = 1.0,
+        autoflush: bool = True,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.raw_dir = self.data_dir / "raw"
+        self.elf_dir = self.data_dir / "elf"
+        self._clock = clock
+        self._wall = wall_clock
+        self._interval = flush_interval_s
+        self._autoflush = autoflush
+        self._lock = threading.RLock()
+        self._active: dict[int, SessionWriter] = {}
+        self._flusher: threading.Thread | None = None
+        self._stop = threading.Event()
+        # Notified after every flusher pass, so callers can wait for a sync, not for time.
+        self.flushed = threading.Condition()
+        try:
+            for d in (self.data_dir, self.raw_dir, self.elf_dir):
+                d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"cannot create data directory {self.data_dir}: {exc.strerror or exc}"
+            ) from None
+        self.db_path = self.data_dir / "sessions.db"
+        self._db = self._connect()
+        self.recover()
+
+    # ------------------------------------------------------------------ setup
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(
+                self.db_path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode keeps the database consistent after a kill or power cut;
+            # at worst the last commit is rolled back, and recover() repairs byte counts.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise UserError(
+                    f"{self.db_path}: written by a newer mcuprof (schema {version}); upgrade"
+                )
+            db.executescript(_SCHEMA)
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.db_path}: not a usable mcuprof database ({exc})") from None
+        return db
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken up front so concurrent writers queue, not deadlock."""
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise UserError(f"session database is busy ({exc})") from None
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            else:
+                db.execute("COMMIT")
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        """Close the database; writers still open are closed as 'interrupted'."""
+        self._stop.set()
+        for writer in list(self._active.values()):
+            with contextlib.suppress(UserError, OSError):
+                writer.abort()
+        if self._flusher is not None:
+            self._flusher.join(timeout=5)
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ recovery
+
+    def recover(self) -> list[int]:
+        """Mark sessions whose writer died as 'interrupted', with the byte length found on
+        disk; remove files no row refers to (left by a kill between two steps). Returns the
+        ids marked. Runs on open; cheap enough to call again."""
+        marked: list[int] = []
+        with self._write() as db:
+            rows = db.execute("SELECT id FROM sessions WHERE status = ?", (RECORDING,)).fetchall()
+            for (sid,) in rows:
+                if sid in self._active:
+                    continue
+                found = self._dead_writer_size(sid)
+                if found is None:
+                    continue
+                size, mtime = found
+                db.execute(
+                    "UPDATE sessions SET status = ?, raw_bytes = ?, "
+                    "stopped_at = COALESCE(stopped_at, ?) WHERE id = ?",
+                    (INTERRUPTED, size, mtime, sid),
+                )
+                marked.append(sid)
+            self._sweep(db)
+        return marked
+
+    def _dead_writer_size(self, sid: int) -> tuple[int, float | None] | None:
+        """(length, mtime) of a session file nobody writes any more; None while alive."""
+        path = self.raw_path(sid)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return 0, None
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return None
+            st = os.fstat(fd)
+            return st.st_size, st.st_mtime
+        finally:
+            os.close(fd)  # also drops the probe lock
+
+    def _sweep(self, db: sqlite3.Connection) -> None:
+        ids = {row[0] for row in db.execute("SELECT id FROM sessions")}
+        for path in self.raw_dir.glob("*.raw"):
+            if path.stem.isdigit() and int(path.stem) not in ids:
+                path.unlink(missing_ok=True)
+        db.execute(
+            "DELETE FROM elfs WHERE sha256 NOT IN "
+            "(SELECT elf_sha256 FROM sessions WHERE elf_sha256 IS NOT NULL)"
+        )
+        known = {row[0] for row in db.execute("SELECT sha256 FROM elfs")}
+        for path in self.elf_dir.iterdir():
+            # A .tmp is an ELF copy cut short by a kill; copies happen inside a write
+            # transaction, so none can be in progress while we hold ours.
+            stale = path.suffix == ".tmp" or (path.suffix == ".elf" and path.stem not in known)
+            if stale:
+                path.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ paths
+
+    def raw_path(self, session_id: int) -> Path:
+        return self.raw_dir / f"{int(session_id)}.raw"
+
+    def elf_path(self, session_id: int) -> Path | None:
+        info = self.get(session_id)
+        return None if info.elf_sha256 is None else self.elf_dir / f"{info.elf_sha256}.elf"
+
+    # ------------------------------------------------------------------ writing
+
+    def create(
+        self,
+        name: str,
+        elf_path: ElfInput = None,
+        metadata: Metadata | None = None,
+        *,
+        elf_name: str | None = None,
+        source: str = "live",
+        notes: str = "",
+        started_at: float | None = None,
+    ) -> SessionWriter:
+        """Start a session and return its writer. ``elf_path`` may be a path or the ELF's
+        bytes (then ``elf_name`` names it). The ELF is copied into the store."""
+        name = clean_name(name)
+        notes = clean_notes(notes)
+        elf_bytes, elf_label = _read_elf(elf_path, elf_name)
+        now = self._wall()
+        with self._write() as db:
+            sha = None if elf_bytes is None else self._add_elf(db, elf_bytes, now)
+            cur = db.execute(
+                "INSERT INTO sessions (name, notes, status, source, created_at, started_at, "
+                "elf_sha256, elf_name, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    notes,
+                    RECORDING,
+                    source,
+                    now,
+                    now if started_at is None else started_at,
+                    sha,
+                    elf_label,
+                    metadata_to_json(metadata),
+                ),
+            )
+            sid = int(cur.lastrowid or 0)
+            fd = self._open_raw(sid)
+            writer = SessionWriter(self, sid, fd, self._clock, self._interval)
+            self._active[sid] = writer
+        self._start_flusher()
+        return writer
+
+    def _open_raw(self, sid: int) -> int:
+        path = self.raw_path(sid)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise UserError(f"cannot create {path}: {exc.strerror or exc}") from None
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _fsync_dir(self.raw_dir)  # the file's name must survive a power cut too
+        return fd
+
+    def _add_elf(self, db: sqlite3.Connection, data: bytes, now: float) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        path = self.elf_dir / f"{sha}.elf"
+        if not path.exists():
+            tmp = path.with_name(f"{sha}.{os.getpid()}.tmp")
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise UserError(f"cannot store ELF: {exc.strerror or exc}") from None
+            _fsync_dir(self.elf_dir)
+        db.execute(
+            "INSERT OR IGNORE INTO elfs (sha256, size, added_at) VALUES (?, ?, ?)",
+            (sha, len(data), now),
+        )
+        return sha
+
+    def import_capture(
+        self,
+        name: str,
+        data: bytes | str | os.PathLike[str],
+        elf: ElfInput = None,
+        *,
+        elf_name: str | None = None,
+        notes: str = "",
+    ) -> SessionInfo:
+        """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
+        METADATA and link statistics are decoded from it, so it looks like a recording."""
+        decoder = ResponseDecoder()
+        span = CaptureSpan()
+        chunks = _chunks(data)
+        first = next(chunks, b"")
+        # The METADATA normally leads the stream; decode the first chunk before creating
+        # the session so the row has it from the start.
+        span.feed(decoder.feed(first))
+        writer = self.create(
+            name, elf, span.metadata, elf_name=elf_name, source="import", notes=notes
+        )
+        try:
+            writer.append(first)
+            for chunk in chunks:
+                span.feed(decoder.feed(chunk))
+                writer.append(chunk)
+            if span.metadata is not None:
+                writer.set_metadata(span.metadata)
+        except BaseException:
+            writer.abort()
+            self.delete(writer.id)
+            raise
+        return writer.finish(decoder.stats, duration_us=span.duration_us)
+
+    # callbacks from SessionWriter
+
+    def _set_raw_bytes(self, sid: int, n: int) -> None:
+        with self._write() as db:
+            db.execute("UPDATE sessions SET raw_bytes = ? WHERE id = ?", (n, sid))
+
+    def _set_metadata(self, sid: int, meta: Metadata) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE sessions SET metadata = ? WHERE id = ?", (metadata_to_json(meta), sid)
+            )
+
+    def _finish(
+        self,
+        sid: int,
+        status: str,
+        n: int,
+        stats: LinkStats | dict[str, Any] | None,
+        duration_us: float | None,
+    ) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE sessions SET status = ?, raw_bytes = ?, stopped_at = ?, "
+                "link_stats = COALESCE(?, link_stats), duration_us = COALESCE(?, duration_us) "
+                "WHERE id = ?",
+                (status, n, self._wall(), stats_to_json(stats), duration_us, sid),
+            )
+            self._active.pop(sid, None)
+
+    # ------------------------------------------------------------------ flusher
+
+    def _start_flusher(self) -> None:
+        if not self._autoflush or self._flusher is not None:
+            return
+        with self._lock:
+            if self._flusher is None:
+                self._flusher = threading.Thread(
+                    target=self._flush_loop, name="mcuprof-store-flush", daemon=True
+                )
+                self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        # Covers the tail of a capture that stops arriving: append() alone would never
+        # sync bytes that are followed by silence.
+        while not self._stop.wait(self._interval / 4):
+            self.flush_due()
+
+    def flush_due(self) -> None:
+        for writer in list(self._active.values()):
+            with contextlib.suppress(UserError):
+                writer.flush_if_due()
+        with self.flushed:
+            self.flushed.notify_all()
+
+    def writer(self, session_id: int) -> SessionWriter | None:
+        """The open writer of a session being recorded by this process, if any."""
+        return self._active.get(int(session_id))
+
+    # ------------------------------------------------------------------ reading
+
+    def list(self) -> list[SessionInfo]:
+        """All sessions, newest first."""
+        rows = self._read(f"SELECT {_COLUMNS} FROM sessions ORDER BY id DESC")
+        return [_info(r) for r in rows]
+
+    def get(self, session_id: int) -> SessionInfo:
+        rows = self._read(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (int(session_id),))
+        if not rows:
+            raise SessionNotFound(f"no session {session_id}")
+        return _info(rows[0])
+
+    def raw(self, session_id: int) -> bytes:
+        """The stored stream. For a session still recording, what has been written so far."""
+        self.get(session_id)
+        try:
+            return self.raw_path(session_id).read_bytes()
+        except FileNotFoundError:
+            return b""
+        except OSError as exc:
+            raise UserError(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+
+    def elf_bytes(self, session_id: int) -> bytes | None:
+        path = self.elf_path(session_id)
+        if path is None:
+            return None
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise UserError(
+                f"ELF of session {session_id} is missing ({exc.strerror or exc})"
+            ) from None
+
+    # ------------------------------------------------------------------ editing
+
+    def rename(self, session_id: int, name: str) -> SessionInfo:
+        name = clean_name(name)
+        with self._write() as db:
+            cur = db.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, int(session_id)))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id}")
+        return self.get(session_id)
+
+    def set_notes(self, session_id: int, notes: str) -> SessionInfo:
+        notes = clean_notes(notes)
+        with self._write() as db:
+            cur = db.execute("UPDATE sessions SET notes = ? WHERE id = ?", (notes, int(session_id)))
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id}")
+        return self.get(session_id)
+
+    def delete(self, session_id: int) -> None:
+        """Remove the session, its raw file, and its ELF when no other session uses it."""
+        sid = int(session_id)
+        with self._write() as db:
+            row = db.execute("SELECT status, elf_sha256 FROM sessions WHERE id = ?", (sid,))
+            found = row.fetchone()
+            if found is None:
+                raise SessionNotFound(f"no session {sid}")
+            status, sha = found
+            if sid in self._active or (status == RECORDING and self._dead_writer_size(sid) is None):
+                raise SessionBusy(f"session {sid} is still recording; stop it first")
+            db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            if sha is not None:
+                (users,) = db.execute(
+                    "SELECT COUNT(*) FROM sessions WHERE elf_sha256 = ?", (sha,)
+                ).fetchone()
+                if users == 0:
+                    db.execute("DELETE FROM elfs WHERE sha256 = ?", (sha,))
+                    # Inside the transaction: a concurrent create() of the same ELF waits
+                    # for us and then finds the file gone, so it writes it again.
+                    (self.elf_dir / f"{sha}.elf").unlink(missing_ok=True)
+        # Ids are never reused (AUTOINCREMENT), so nothing can claim this name meanwhile.
+        self.raw_path(sid).unlink(missing_ok=True)
+
+
+def _info(r: tuple[Any, ...]) -> SessionInfo:
+    import json
+
+    return SessionInfo(
+        id=r[0],
+        name=r[1],
+        notes=r[2],
+        status=r[3],
+        source=r[4],
+        created_at=r[5],
+        started_at=r[6],
+        stopped_at=r[7],
+        raw_bytes=r[8],
+        elf_sha256=r[9],
+        elf_name=r[10],
+        metadata=metadata_from_json(r[11]),
+        link_stats=json.loads(r[12]) if r[12] else None,
+        duration_us=r[13],
+    )
+
+
+_IMPORT_CHUNK = 1 << 22
+
+
+def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes]:
+    if isinstance(data, bytes | bytearray | memoryview):
+        view = memoryview(data)
+        for i in range(0, len(view), _IMPORT_CHUNK):
+            yield bytes(view[i : i + _IMPORT_CHUNK])
+        return
+    path = Path(data)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(_IMPORT_CHUNK):
+                yield chunk
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a capture file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | None]:
+    if elf is None:
+        return None, None
+    if isinstance(elf, bytes | bytearray):
+        return bytes(elf), elf_name or "firmware.elf"
+    path = Path(elf)
+    try:
+        return path.read_bytes(), elf_name or path.name
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such ELF file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not an ELF file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the data files are synced
+    finally:
+        os.close(fd)

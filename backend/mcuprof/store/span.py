@@ -1,0 +1,39 @@
+"""The time span of a capture, accumulated packet by packet while it streams past."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..profile.timebase import timer_freq_or_default, unwrap_exits
+from ..protocol import Metadata, ProfileData
+
+
+class CaptureSpan:
+    """First entry to last exit, unwrapped in stream order (CLARIFICATIONS), in µs at the
+    timer rate of the last METADATA seen (1 MHz without one)."""
+
+    def __init__(self) -> None:
+        self.metadata: Metadata | None = None
+        self._last_exit: int | None = None
+        self._lo: int | None = None
+        self._hi: int | None = None
+
+    def feed(self, events: Iterable[object]) -> None:
+        for event in events:
+            if isinstance(event, Metadata):
+                self.metadata = event
+            elif isinstance(event, ProfileData) and len(event.records):
+                recs = event.records
+                exits = unwrap_exits(recs["entry_time"], recs["duration"], self._last_exit)
+                self._last_exit = int(exits[-1])
+                lo = int((exits - recs["duration"].astype("int64")).min())
+                hi = int(exits.max())
+                self._lo = lo if self._lo is None else min(self._lo, lo)
+                self._hi = hi if self._hi is None else max(self._hi, hi)
+
+    @property
+    def duration_us(self) -> float | None:
+        if self._lo is None or self._hi is None:
+            return None
+        freq = timer_freq_or_default(self.metadata.timer_freq if self.metadata else None)
+        return (self._hi - self._lo) * 1e6 / freq

@@ -1,0 +1,96 @@
+"""/api/sessions/diff: two stored sessions, or a stored baseline against the live capture."""
+
+from __future__ import annotations
+
+import threading
+import xml.etree.ElementTree as ET
+
+import pytest
+from fastapi.testclient import TestClient
+
+from mcuprof.store import SessionStore
+from mcuprof.web.app import create_app
+from mcuprof.web.settings import Settings
+
+
+@pytest.fixture
+def env(tmp_path, firmware, kit):
+    store = SessionStore(tmp_path / "data", autoflush=False)
+    a = store.import_capture("before", firmware.capture(kit.demo_tree(), 40), firmware.elf)
+    b = store.import_capture("after", firmware.capture(kit.demo_tree(fir=65), 60), firmware.elf)
+    app = create_app(Settings(autoconnect=False, data_dir=tmp_path / "data"), store=store)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        yield client, store, a, b
+    store.close()
+
+
+def test_diff_of_two_sessions(env):
+    client, _, a, b = env
+    r = client.get("/api/sessions/diff", params={"base": a.id, "new": b.id})
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert d["base"]["name"] == f"session {a.id} (before)" and d["base"]["records"] == 240
+    # 60 back-to-back iterations of 105 µs.
+    assert d["new"]["duration_us"] == 60 * 105 and d["new"]["profiled_us"] == 60 * 105
+    rows = {f["key"]: f for f in d["functions"]}
+    fir = rows["fir_filter"]
+    assert fir["self_mean"]["base"] == 50.0 and fir["self_mean"]["new"] == 65.0
+    assert fir["self_mean"]["pct"] == pytest.approx(30.0)
+    assert fir["calls"] == {"base": 40, "new": 60, "delta": 20, "pct": 50.0}
+    tree = d["flame"]["tree"]
+    assert tree["value"] == 60 * 105 and tree["base"] == 40 * 90
+    [root] = tree["children"]
+    assert root["name"] == "control_iteration"
+    kids = {c["name"]: c for c in root["children"]}
+    # fir share 50/90 -> 65/105: grew; sensor_take 8/90 -> 8/105: shrank.
+    assert kids["fir_filter"]["delta"] == pytest.approx(65 / 105 - 50 / 90)
+    assert kids["sensor_take"]["delta"] < 0
+
+
+def test_diff_exports(env):
+    client, _, a, b = env
+    r = client.get(
+        "/api/sessions/diff/export", params={"base": a.id, "new": b.id, "format": "folded"}
+    )
+    assert r.status_code == 200
+    # base 40 x 50 µs scaled by 6300/3600 (the captures' totals) = 3500; new 60 x 65 µs.
+    assert "control_iteration;fir_filter 3500 3900\n" in r.text
+    r = client.get("/api/sessions/diff/export", params={"base": a.id, "new": b.id})
+    assert r.headers["content-type"].startswith("image/svg+xml")
+    ET.fromstring(r.content)
+    assert f"session {a.id} (before)" in r.text
+
+
+def test_diff_errors(env):
+    client, _, a, _ = env
+    for params, status in [
+        ({"base": a.id, "new": 999}, 404),
+        ({"base": "live", "new": a.id}, 400),
+        ({"base": "x;drop", "new": a.id}, 400),
+        ({"base": a.id}, 422),
+    ]:
+        r = client.get("/api/sessions/diff", params=params)
+        assert r.status_code == status, (params, r.text)
+        assert "\n" not in r.json()["error"]
+    r = client.get("/api/sessions/diff/export", params={"base": a.id, "new": a.id, "format": "pdf"})
+    assert r.status_code == 422
+
+
+def test_baseline_against_live(env):
+    client, _, a, b = env
+    live = client.app.state.live
+    assert client.post(f"/api/sessions/{b.id}/replay", json={"speed": "max"}).status_code == 200
+    tick = threading.Event()
+    for _ in range(6000):
+        live.ingest()
+        if live.profile_records() == 360:
+            break
+        tick.wait(0.01)
+    assert live.profile_records() == 360
+    r = client.get("/api/sessions/diff", params={"base": a.id, "new": "live"})
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert d["new"]["name"] == "live capture" and d["new"]["id"] is None
+    fir = next(f for f in d["functions"] if f["key"] == "fir_filter")
+    assert fir["self_mean"]["new"] == 65.0
+    client.post("/api/sessions/replay/stop")
