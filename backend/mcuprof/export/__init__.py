@@ -1,1 +1,3 @@
-"""mcuprof.export"""
+"""Exports: one module per format, each ``render(profile, **opts)`` a pure function."""
+
+FORMATS = ("folded", "speedscope", "chrome", "csv", "svg", "callgrind")

@@ -1,0 +1,337 @@
+"""Aggregates over the reconstructed call tree: stacks, folded lines, function stats.
+
+Stacks are interned per depth with one np.unique over (parent stack, frame) keys, so
+every per-record step is vectorised; only per-stack and per-frame work is Python.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .frames import UNKNOWN, UNKNOWN_FRAME, Frame
+
+if TYPE_CHECKING:
+    from .levels import Level
+    from .model import Profile, Window
+
+UNKNOWN_ID = -1  # frame id of the synthetic "[unknown]" root
+_MASK32 = (1 << 32) - 1
+
+
+@dataclass
+class Stacks:
+    """Interned stacks. Stack 0 is "[unknown]" (the root of orphans)."""
+
+    parent: np.ndarray  # int32 stack id, -1 at a root
+    frame: np.ndarray  # int32 frame id, UNKNOWN_ID for "[unknown]"
+    depth: np.ndarray  # int32
+    nested: np.ndarray  # bool: the frame also appears further up (recursion)
+    per_level: dict[int, np.ndarray]  # stack id of every record, by depth
+
+    @property
+    def size(self) -> int:
+        return len(self.parent)
+
+
+def stacks(profile: Profile) -> Stacks:
+    return _live(profile)[0]
+
+
+def _live(profile: Profile) -> tuple[Stacks, Sums]:
+    """Stacks and whole-capture sums, brought up to date incrementally."""
+    return profile.cached("live", lambda: profile.aggregator.update(profile))
+
+
+def build_stacks(profile: Profile) -> Stacks:
+    """Stacks from scratch (the reference for the incremental aggregator)."""
+    parents: list[np.ndarray] = [np.array([-1], np.int64)]
+    frames: list[np.ndarray] = [np.array([UNKNOWN_ID], np.int64)]
+    depths: list[np.ndarray] = [np.array([-1], np.int64)]
+    per_level: dict[int, np.ndarray] = {}
+    count = 1
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        frame = profile.frame_ids(lv).astype(np.int64)
+        if d == 0:
+            pst = np.full(lv.n, -1, np.int64)
+        else:
+            p = lv.parent
+            up = per_level.get(d - 1)
+            pst = np.zeros(lv.n, np.int64)  # orphans hang under stack 0, "[unknown]"
+            if up is not None:
+                has = p >= 0
+                pst[has] = up[p[has]]
+        keys, inv = np.unique((pst << 32) | frame, return_inverse=True)
+        per_level[d] = (inv + count).astype(np.int32)
+        parents.append(keys >> 32)
+        frames.append(keys & _MASK32)
+        depths.append(np.full(len(keys), d, np.int64))
+        count += len(keys)
+    parent = np.concatenate(parents).astype(np.int32)
+    frame = np.concatenate(frames).astype(np.int32)
+    nested = np.zeros(count, bool)
+    anc = parent.copy()
+    while True:
+        live = anc >= 0
+        if not live.any():
+            break
+        nested[live] |= frame[anc[live]] == frame[live]
+        anc[live] = parent[anc[live]]
+    return Stacks(parent, frame, np.concatenate(depths).astype(np.int32), nested, per_level)
+
+
+def frame_info(profile: Profile, fid: int) -> Frame:
+    return UNKNOWN_FRAME if fid == UNKNOWN_ID else profile.frames[fid]
+
+
+class StackNames:
+    """Folded path strings of the interned stacks, kept up to date as stacks are added.
+    Stacks whose paths read the same (same-name statics) share one string id."""
+
+    def __init__(self) -> None:
+        self.path: list[str] = []  # per stack id
+        self.ids: list[int] = []  # per stack id: index into ``strings``
+        self.strings: list[str] = []
+        self._index: dict[str, int] = {}
+        self._sorted_keys: list[bytes] = []
+        self._sorted_ids: list[int] = []
+        self._order: np.ndarray = np.empty(0, np.int64)
+
+    def update(self, profile: Profile, st: Stacks) -> None:
+        frames = profile.frames
+        path, ids, index, strings = self.path, self.ids, self._index, self.strings
+        parents = st.parent[len(path) :].tolist()
+        fids = st.frame[len(path) :].tolist()
+        for p, f in zip(parents, fids, strict=True):
+            name = UNKNOWN if f == UNKNOWN_ID else frames[f].name
+            full = name if p < 0 else f"{path[p]};{name}"
+            path.append(full)
+            sid = index.get(full)
+            if sid is None:
+                sid = index[full] = len(strings)
+                strings.append(full)
+            ids.append(sid)
+
+    def order(self) -> np.ndarray:
+        """String ids sorted by the strings' UTF-8 bytes (cached until strings are added)."""
+        if len(self._order) != len(self.strings):
+            keys, ids = self._sorted_keys, self._sorted_ids
+            new = range(len(keys), len(self.strings))
+            if len(new) < 256:  # live: a few new stacks per update
+                for sid in new:
+                    key = self.strings[sid].encode("utf-8")
+                    at = bisect.bisect_right(keys, key)
+                    keys.insert(at, key)
+                    ids.insert(at, sid)
+            else:  # timsort merges the sorted run with the new ones
+                pairs = list(zip(keys, ids, strict=True))
+                pairs += [(self.strings[sid].encode("utf-8"), sid) for sid in new]
+                pairs.sort()
+                self._sorted_keys = [k for k, _ in pairs]
+                self._sorted_ids = ids = [i for _, i in pairs]
+            self._order = np.array(ids, np.int64)
+        return self._order
+
+
+def stack_names(profile: Profile) -> StackNames:
+    def build() -> StackNames:
+        st = stacks(profile)
+        names = profile.aggregator.names
+        names.update(profile, st)
+        return names
+
+    return profile.cached("stack_names", build)
+
+
+@dataclass
+class Sums:
+    """Per-stack and per-frame sums for one window, in ticks."""
+
+    calls: np.ndarray  # per stack
+    total: np.ndarray  # per stack, inclusive (float64 ticks)
+    self_: np.ndarray  # per stack
+    f_calls: np.ndarray  # per frame
+    f_total: np.ndarray  # per frame, outermost calls only (recursion counted once)
+    f_self: np.ndarray
+    f_min: np.ndarray
+    f_max: np.ndarray
+    f_sum: np.ndarray  # per frame, every call's inclusive time (for the mean)
+    span: float  # ticks covered: capture length or window length
+
+
+def window_ticks(profile: Profile, window: Window) -> tuple[float, float] | None:
+    if window is None:
+        return None
+    a, b = sorted((float(window[0]), float(window[1])))
+    return profile.ticks(a), profile.ticks(b)
+
+
+def sums(profile: Profile, window: Window = None) -> Sums:
+    if window is None:
+        return _live(profile)[1]
+    key = ("sums", float(window[0]), float(window[1]))
+    return profile.cached(key, lambda: full_sums(profile, window_ticks(profile, window)))
+
+
+def _slice(level: Level, win: tuple[float, float] | None) -> tuple[int, int]:
+    if win is None:
+        return 0, level.n
+    lo = int(np.searchsorted(level.entry, math.floor(win[0]) - level.max_dur, side="left"))
+    hi = int(np.searchsorted(level.entry, math.ceil(win[1]), side="right"))
+    return lo, max(lo, hi)
+
+
+def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | None = None) -> Sums:
+    """Sums over every record (in the window), computed from scratch."""
+    st = st or stacks(profile)
+    n_frames = len(profile.frames)
+    depths = sorted(profile.levels)
+    spans = {d: _slice(profile.levels[d], win) for d in depths}
+    eff: dict[int, np.ndarray] = {}
+    inwin: dict[int, np.ndarray] = {}
+    for d in depths:
+        lv = profile.levels[d]
+        lo, hi = spans[d]
+        e = lv.entry[lo:hi]
+        dur = lv.dur[lo:hi]
+        if win is None:
+            eff[d] = dur.astype(np.float64)
+            inwin[d] = np.ones(hi - lo, bool)
+        else:
+            ef = e.astype(np.float64)
+            xf = ef + dur
+            eff[d] = np.clip(np.minimum(xf, win[1]) - np.maximum(ef, win[0]), 0.0, None)
+            inwin[d] = (ef <= win[1]) & (xf >= win[0])
+    calls = np.zeros(st.size, np.int64)
+    total = np.zeros(st.size)
+    self_ = np.zeros(st.size)
+    f_calls = np.zeros(n_frames, np.int64)
+    f_total = np.zeros(n_frames)
+    f_self = np.zeros(n_frames)
+    f_sum = np.zeros(n_frames)
+    f_min = np.full(n_frames, np.inf)
+    f_max = np.zeros(n_frames)
+    for d in depths:
+        lv = profile.levels[d]
+        lo, hi = spans[d]
+        child_sum = np.zeros(hi - lo)
+        below = profile.levels.get(d + 1)
+        if below is not None:
+            blo, bhi = spans[d + 1]
+            p = below.parent[blo:bhi]
+            use = (p >= 0) & inwin[d + 1]
+            # In-window children always have in-window parents, so they fall in [lo, hi).
+            child_sum = np.bincount(p[use] - lo, weights=eff[d + 1][use], minlength=hi - lo)
+        m = inwin[d]
+        sid = st.per_level[d][lo:hi][m]
+        fid = profile.frame_ids(lv)[lo:hi][m]
+        ef = eff[d][m]
+        sf = np.maximum(ef - child_sum[m], 0.0)
+        calls += np.bincount(sid, minlength=st.size)
+        total += np.bincount(sid, weights=ef, minlength=st.size)
+        self_ += np.bincount(sid, weights=sf, minlength=st.size)
+        f_calls += np.bincount(fid, minlength=n_frames)
+        f_self += np.bincount(fid, weights=sf, minlength=n_frames)
+        f_sum += np.bincount(fid, weights=ef, minlength=n_frames)
+        outer = ~st.nested[sid]
+        f_total += np.bincount(fid[outer], weights=ef[outer], minlength=n_frames)
+        np.minimum.at(f_min, fid, ef)
+        np.maximum.at(f_max, fid, ef)
+    f_min[f_calls == 0] = 0.0
+    span = float(profile.t1_ticks - profile.t0_ticks) if win is None else win[1] - win[0]
+    return Sums(calls, total, self_, f_calls, f_total, f_self, f_min, f_max, f_sum, span)
+
+
+def round_us(profile: Profile, ticks: float) -> int:
+    """Whole microseconds, rounded half up, once."""
+    f = profile.timer_freq
+    if float(ticks).is_integer():
+        return (int(ticks) * 2_000_000 + f) // (2 * f)
+    return math.floor(ticks * 1e6 / f + 0.5)
+
+
+def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
+    s = sums(profile, window)
+    names = stack_names(profile)
+    ids = np.asarray(names.ids, np.int64)
+    return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names.strings))
+
+
+def folded_ticks(profile: Profile, window: Window = None) -> dict[str, float]:
+    """Self ticks per folded stack string (unrounded, unsorted, no zero lines)."""
+    names, ticks = _per_string(profile, window)
+    return {names.strings[i]: float(ticks[i]) for i in np.flatnonzero(ticks > 0).tolist()}
+
+
+def folded(profile: Profile, window: Window = None) -> dict[str, int]:
+    """Folded stacks per CLARIFICATIONS: stack string -> whole µs, zero lines dropped,
+    sorted by byte order. Same-name functions (statics) share a frame string, so their
+    stacks are summed as strings before rounding."""
+    names, ticks = _per_string(profile, window)
+    f = profile.timer_freq
+    whole = ticks == np.floor(ticks)
+    if whole.all() and (len(ticks) == 0 or ticks.max() < 2**62 / 2_000_000):
+        us = (ticks.astype(np.int64) * 2_000_000 + f) // (2 * f)
+    else:
+        us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
+    order = names.order()
+    keep = order[us[order] > 0]
+    strings = names.strings
+    return dict(zip([strings[i] for i in keep.tolist()], us[keep].tolist(), strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionStat:
+    frame: int  # frame id (stable for the life of the profile)
+    name: str
+    label: str
+    file: str | None
+    line: int | None
+    calls: int
+    total_us: float  # inclusive; nested recursive calls counted once
+    self_us: float
+    min_us: float  # per call, inclusive
+    max_us: float
+    mean_us: float
+    pct: float  # total_us / capture (or window) length, in %
+    self_pct: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat]:
+    """Per-function statistics, sorted by self time, then total, then label."""
+    s = sums(profile, window)
+    us = 1e6 / profile.timer_freq
+    span = s.span if s.span > 0 else 0.0
+    out: list[FunctionStat] = []
+    for fid in np.flatnonzero(s.f_calls).tolist():
+        fr = profile.frames[fid]
+        calls = int(s.f_calls[fid])
+        total = float(s.f_total[fid])
+        self_t = float(s.f_self[fid])
+        out.append(
+            FunctionStat(
+                frame=fid,
+                name=fr.name,
+                label=fr.label,
+                file=fr.file,
+                line=fr.line,
+                calls=calls,
+                total_us=total * us,
+                self_us=self_t * us,
+                min_us=float(s.f_min[fid]) * us,
+                max_us=float(s.f_max[fid]) * us,
+                mean_us=float(s.f_sum[fid]) * us / calls,
+                pct=100.0 * total / span if span else 0.0,
+                self_pct=100.0 * self_t / span if span else 0.0,
+            )
+        )
+    out.sort(key=lambda f: (-f.self_us, -f.total_us, f.label))
+    return out

@@ -1,0 +1,95 @@
+"""Raw addresses -> frames (functions). Each distinct raw address is stored once; a
+frame is a function of the symbol table, or a raw address that resolves to none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+UNKNOWN = "[unknown]"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    name: str  # folded/flame frame: demangled name or "0x%08x" of the raw address
+    label: str  # unique among functions with the same name (statics carry their file)
+    file: str | None
+    line: int | None
+    start: int  # function start, or the raw address for unresolved frames
+    symbol: int  # index into SymbolTable.functions, -1 when unresolved
+
+
+UNKNOWN_FRAME = Frame(UNKNOWN, UNKNOWN, None, None, 0, -1)
+
+
+class AddressTable:
+    """Interns raw u32 addresses to dense int32 ids, and maps ids to frame ids."""
+
+    def __init__(self, symbols: Any | None = None) -> None:
+        self.symbols = symbols
+        self.addrs = np.empty(0, np.uint32)  # by id
+        self._sorted = np.empty(0, np.uint32)
+        self._sorted_ids = np.empty(0, np.int32)
+        self.frame_of = np.empty(0, np.int32)  # by id
+        self.frames: list[Frame] = []
+        self._frame_key: dict[tuple[int, int], int] = {}
+
+    @property
+    def nbytes(self) -> int:
+        return (
+            self.addrs.nbytes + self._sorted.nbytes + self._sorted_ids.nbytes + self.frame_of.nbytes
+        )
+
+    def ids(self, raw: np.ndarray) -> np.ndarray:
+        raw = np.asarray(raw, np.uint32)
+        pos = np.searchsorted(self._sorted, raw)
+        pos_c = np.minimum(pos, max(len(self._sorted) - 1, 0))
+        hit = self._sorted[pos_c] == raw if len(self._sorted) else np.zeros(len(raw), bool)
+        if not hit.all():
+            self._grow(np.unique(raw[~hit]))
+            pos_c = np.searchsorted(self._sorted, raw)
+        return self._sorted_ids[pos_c]
+
+    def _grow(self, new: np.ndarray) -> None:
+        first = len(self.addrs)
+        new_ids = np.arange(first, first + len(new), dtype=np.int32)
+        self.addrs = np.concatenate([self.addrs, new])
+        merged = np.concatenate([self._sorted, new])
+        merged_ids = np.concatenate([self._sorted_ids, new_ids])
+        order = np.argsort(merged, kind="stable")
+        self._sorted, self._sorted_ids = merged[order], merged_ids[order]
+        self.frame_of = np.concatenate([self.frame_of, self._frames_for(new)])
+
+    def set_symbols(self, symbols: Any | None) -> None:
+        self.symbols = symbols
+        self.frames = []
+        self._frame_key = {}
+        self.frame_of = self._frames_for(self.addrs)
+
+    def _frames_for(self, addrs: np.ndarray) -> np.ndarray:
+        if len(addrs) == 0:
+            return np.empty(0, np.int32)
+        if self.symbols is None:
+            idx = np.full(len(addrs), -1, np.int64)
+        else:
+            idx = np.asarray(self.symbols.lookup(addrs.astype(np.uint32)), np.int64)
+        out = np.empty(len(addrs), np.int32)
+        functions = self.symbols.functions if self.symbols is not None else []
+        for i, (a, s) in enumerate(zip(addrs.tolist(), idx.tolist(), strict=True)):
+            key = (s, 0) if s >= 0 else (-1, a)
+            fid = self._frame_key.get(key)
+            if fid is None:
+                fid = len(self.frames)
+                self._frame_key[key] = fid
+                if s >= 0:
+                    f = functions[s]
+                    label = getattr(f, "label", f.name)
+                    frame = Frame(f.name, label, f.file, f.line, int(f.start), s)
+                else:
+                    name = f"0x{a:08x}"
+                    frame = Frame(name, name, None, None, a, -1)
+                self.frames.append(frame)
+            out[i] = fid
+        return out

@@ -1,0 +1,254 @@
+"""Aggregates that follow a live capture without recomputing the whole of it.
+
+Records whose exit is older than a commit time T have their stack and self time
+folded into running sums once; each query recomputes only the rest (the tail).
+That is exact as long as no record arrives whose entry is before T: only such a
+record can contain (adopt) a committed record or be contained by one. When one does,
+everything is rebuilt, and T keeps twice the longest duration seen behind the newest
+exit, so in a sane stream this happens a handful of times per capture at most.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums
+
+if TYPE_CHECKING:
+    from .model import Profile
+
+_MASK32 = (1 << 32) - 1
+
+
+class _Grow:
+    """A 1-D numpy array with amortised appends."""
+
+    def __init__(self, dtype: type, fill: float = 0) -> None:
+        self.a = np.full(16, fill, dtype)
+        self.n = 0
+        self.fill = fill
+
+    def resize(self, n: int) -> None:
+        if n > len(self.a):
+            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
+            new[: self.n] = self.a[: self.n]
+            self.a = new
+        self.n = max(self.n, n)
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class Aggregator:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.commit_t: int | None = None  # committed records all exit before this tick
+        self.committed: dict[int, int] = {}  # per depth, committed prefix length
+        self.stack_of: dict[int, np.ndarray] = {}  # per depth, stack id per record
+        # Interned (parent stack << 32 | frame) keys, sorted, with their stack ids.
+        self.key_sorted = np.empty(0, np.int64)
+        self.key_ids = np.empty(0, np.int32)
+        self.st_parent = _Grow(np.int32)
+        self.st_frame = _Grow(np.int32)
+        self.st_depth = _Grow(np.int32)
+        self.st_nested = _Grow(np.bool_)
+        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID), (self.st_depth, -1)):
+            g.resize(1)
+            g.a[0] = v  # stack 0: "[unknown]", the root of orphans
+        self.names = StackNames()
+        # Running sums over committed records, in ticks.
+        self.calls = _Grow(np.int64)
+        self.total = _Grow(np.float64)
+        self.self_ = _Grow(np.float64)
+        self.f_calls = _Grow(np.int64)
+        self.f_total = _Grow(np.float64)
+        self.f_self = _Grow(np.float64)
+        self.f_sum = _Grow(np.float64)
+        self.f_min = _Grow(np.float64, np.inf)
+        self.f_max = _Grow(np.float64)
+        self.resets = getattr(self, "resets", -1) + 1
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.stack_of.values())
+
+    def check(self, min_entry: int) -> None:
+        """Called by Profile.add with the smallest new entry tick."""
+        if self.commit_t is not None and min_entry < self.commit_t:
+            self.reset()
+
+    # -------------------------------------------------------------- stacks
+
+    def _intern(self, keys: np.ndarray, depth: int) -> np.ndarray:
+        uniq, inv = np.unique(keys, return_inverse=True)
+        pos = np.searchsorted(self.key_sorted, uniq)
+        known = pos < len(self.key_sorted)
+        known[known] = self.key_sorted[pos[known]] == uniq[known]
+        ids = np.empty(len(uniq), np.int32)
+        ids[known] = self.key_ids[pos[known]]
+        new = uniq[~known]
+        if len(new):
+            first = self.st_parent.n
+            new_ids = np.arange(first, first + len(new), dtype=np.int32)
+            ids[~known] = new_ids
+            parent = (new >> 32).astype(np.int32)
+            frame = (new & _MASK32).astype(np.int32)
+            for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
+                g.resize(first + len(new))
+            self.st_parent.a[first : first + len(new)] = parent
+            self.st_frame.a[first : first + len(new)] = frame
+            self.st_depth.a[first : first + len(new)] = depth
+            # Recursion: does the frame appear among the ancestors (all interned already)?
+            nested = np.zeros(len(new), bool)
+            anc = parent.copy()
+            all_parent, all_frame = self.st_parent.a, self.st_frame.a
+            live = anc >= 0
+            while live.any():
+                nested[live] |= all_frame[anc[live]] == frame[live]
+                anc[live] = all_parent[anc[live]]
+                live = anc >= 0
+            self.st_nested.a[first : first + len(new)] = nested
+            merged = np.concatenate([self.key_sorted, new])
+            merged_ids = np.concatenate([self.key_ids, new_ids])
+            order = np.argsort(merged, kind="stable")
+            self.key_sorted, self.key_ids = merged[order], merged_ids[order]
+        return ids[inv]
+
+    def update(self, profile: Profile) -> tuple[Stacks, Sums]:
+        levels = profile.levels
+        frame_of = profile._addrs.frame_of
+        depths = sorted(levels)
+        starts = {d: self.committed.get(d, 0) for d in depths}
+        tail_stack: dict[int, np.ndarray] = {}
+        # Stack ids of every record not yet committed, shallowest depth first.
+        for d in depths:
+            lv = levels[d]
+            c = starts[d]
+            arr = self.stack_of.get(d)
+            if arr is None or len(arr) < lv.n:
+                grown = np.empty(
+                    max(lv.n, int(0 if arr is None else len(arr) * 1.5) + 64), np.int32
+                )
+                if arr is not None:
+                    grown[:c] = arr[:c]
+                arr = self.stack_of[d] = grown
+            frame = frame_of[lv.addr[c:]].astype(np.int64)
+            if d == 0:
+                pst = np.full(lv.n - c, -1, np.int64)
+            else:
+                p = lv.parent[c:]
+                pst = np.zeros(lv.n - c, np.int64)  # orphans: under "[unknown]" (stack 0)
+                up = self.stack_of.get(d - 1)
+                if up is not None:
+                    has = p >= 0
+                    pst[has] = up[p[has]]
+            ids = self._intern((pst << 32) | frame, d) if lv.n > c else np.empty(0, np.int32)
+            arr[c : lv.n] = ids
+            tail_stack[d] = ids
+        n_st = self.st_parent.n
+        n_fr = len(profile.frames)
+        for g in (self.calls, self.total, self.self_):
+            g.resize(n_st)
+        for g in (self.f_calls, self.f_total, self.f_self, self.f_sum, self.f_min, self.f_max):
+            g.resize(n_fr)
+        nested = self.st_nested.v.copy()
+        latest_exit = profile.t1_ticks
+        horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
+        commit_t = latest_exit - horizon
+        if self.commit_t is not None:
+            commit_t = max(commit_t, self.commit_t)
+        # Tail contributions; the part that exits before commit_t is folded in for good.
+        q_calls = np.zeros(n_st, np.int64)
+        q_total = np.zeros(n_st)
+        q_self = np.zeros(n_st)
+        q_fc = np.zeros(n_fr, np.int64)
+        q_ft = np.zeros(n_fr)
+        q_fs = np.zeros(n_fr)
+        q_fsum = np.zeros(n_fr)
+        q_fmin = np.full(n_fr, np.inf)
+        q_fmax = np.zeros(n_fr)
+        for d in depths:
+            lv = levels[d]
+            c = starts[d]
+            if lv.n == c:
+                continue
+            entry = lv.entry[c:]
+            dur = lv.dur[c:].astype(np.float64)
+            child_sum = np.zeros(lv.n - c)
+            below = levels.get(d + 1)
+            if below is not None:
+                # A child enters no earlier than its parent: only this suffix can hold
+                # children of the tail.
+                lo = int(np.searchsorted(below.entry, entry[0], side="left"))
+                p = below.parent[lo:]
+                use = p >= c
+                child_sum = np.bincount(p[use] - c, weights=below.dur[lo:][use], minlength=lv.n - c)
+            self_t = np.maximum(dur - child_sum, 0.0)
+            sid = tail_stack[d]
+            fid = frame_of[lv.addr[c:]]
+            outer = ~nested[sid]
+            exits = entry + lv.dur[c:]
+            late = np.flatnonzero(exits >= commit_t)
+            k = int(late[0]) if len(late) else lv.n - c
+            for part, (calls, total, self_, fc, ft, fs, fsum, fmin, fmax) in (
+                (
+                    slice(0, k),
+                    (
+                        self.calls.a,
+                        self.total.a,
+                        self.self_.a,
+                        self.f_calls.a,
+                        self.f_total.a,
+                        self.f_self.a,
+                        self.f_sum.a,
+                        self.f_min.a,
+                        self.f_max.a,
+                    ),
+                ),
+                (
+                    slice(k, None),
+                    (q_calls, q_total, q_self, q_fc, q_ft, q_fs, q_fsum, q_fmin, q_fmax),
+                ),
+            ):
+                s_, f_, du, sf, ou = sid[part], fid[part], dur[part], self_t[part], outer[part]
+                if len(s_) == 0:
+                    continue
+                calls[:n_st] += np.bincount(s_, minlength=n_st)
+                total[:n_st] += np.bincount(s_, weights=du, minlength=n_st)
+                self_[:n_st] += np.bincount(s_, weights=sf, minlength=n_st)
+                fc[:n_fr] += np.bincount(f_, minlength=n_fr)
+                fs[:n_fr] += np.bincount(f_, weights=sf, minlength=n_fr)
+                fsum[:n_fr] += np.bincount(f_, weights=du, minlength=n_fr)
+                ft[:n_fr] += np.bincount(f_[ou], weights=du[ou], minlength=n_fr)
+                np.minimum.at(fmin, f_, du)
+                np.maximum.at(fmax, f_, du)
+            self.committed[d] = c + k
+        self.commit_t = commit_t
+        f_min = np.minimum(self.f_min.v, q_fmin)
+        f_calls = self.f_calls.v + q_fc
+        f_min[f_calls == 0] = 0.0
+        sums = Sums(
+            calls=self.calls.v + q_calls,
+            total=self.total.v + q_total,
+            self_=self.self_.v + q_self,
+            f_calls=f_calls,
+            f_total=self.f_total.v + q_ft,
+            f_self=self.f_self.v + q_fs,
+            f_min=f_min,
+            f_max=np.maximum(self.f_max.v, q_fmax),
+            f_sum=self.f_sum.v + q_fsum,
+            span=float(profile.t1_ticks - profile.t0_ticks),
+        )
+        stacks = Stacks(
+            parent=self.st_parent.v.copy(),
+            frame=self.st_frame.v.copy(),
+            depth=self.st_depth.v.copy(),
+            nested=nested,
+            per_level={d: self.stack_of[d][: levels[d].n] for d in depths},
+        )
+        return stacks, sums

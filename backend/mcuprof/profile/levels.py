@@ -1,0 +1,184 @@
+"""Per-depth columnar storage and the parent search of the call-tree rule.
+
+Records are kept per depth, sorted by (entry, stream position). Within one depth a
+sane trace has disjoint intervals, so exit order (the stream order) is also entry
+order and new records are plain appends; anything else is merged in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_GROWTH = 1.5
+_BLOCK = 256
+_STEPS = 16
+_CHUNK = 4096
+
+
+class Level:
+    """All records at one depth: entry (unwrapped ticks), duration (ticks), address id
+    and parent (position in the level one up, -1 for none)."""
+
+    __slots__ = ("_addr", "_bmax", "_dur", "_entry", "_parent", "max_dur", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.max_dur = 0
+        self._entry = np.empty(0, np.int64)
+        self._dur = np.empty(0, np.uint32)
+        self._addr = np.empty(0, np.int32)
+        self._parent = np.empty(0, np.int32)
+        self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
+
+    @property
+    def block_max(self) -> np.ndarray:
+        return self._bmax
+
+    def _update_block_max(self, start: int) -> None:
+        """Recompute the block maxima from the block holding position ``start`` on."""
+        first = start // _BLOCK
+        n_blocks = -(-self.n // _BLOCK)
+        lo = first * _BLOCK
+        exits = self._entry[lo : self.n] + self._dur[lo : self.n]
+        pad = (n_blocks - first) * _BLOCK - len(exits)
+        if pad:
+            exits = np.concatenate([exits, np.full(pad, np.iinfo(np.int64).min, np.int64)])
+        tail = exits.reshape(-1, _BLOCK).max(axis=1)
+        self._bmax = np.concatenate([self._bmax[:first], tail])
+
+    @property
+    def entry(self) -> np.ndarray:
+        return self._entry[: self.n]
+
+    @property
+    def dur(self) -> np.ndarray:
+        return self._dur[: self.n]
+
+    @property
+    def addr(self) -> np.ndarray:
+        return self._addr[: self.n]
+
+    @property
+    def parent(self) -> np.ndarray:
+        return self._parent[: self.n]
+
+    @property
+    def nbytes(self) -> int:
+        return self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
+
+    def _reserve(self, need: int) -> None:
+        cap = len(self._entry)
+        if need <= cap:
+            return
+        # 1.5x growth keeps the slack (and so bytes/record) bounded while staying amortised O(1).
+        new_cap = max(need, int(cap * _GROWTH) + 64)
+        for name in ("_entry", "_dur", "_addr", "_parent"):
+            old = getattr(self, name)
+            grown = np.empty(new_cap, old.dtype)
+            grown[: self.n] = old[: self.n]
+            setattr(self, name, grown)
+
+    def insert(
+        self, entry: np.ndarray, dur: np.ndarray, addr: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Add records (given in stream order). Returns their new positions and, when they
+        were merged rather than appended, the insertion points in old coordinates (so the
+        level below can shift its parent pointers)."""
+        k = len(entry)
+        n = self.n
+        if k:
+            self.max_dur = max(self.max_dur, int(dur.max()))
+        in_order = k < 2 or bool(np.all(entry[1:] >= entry[:-1]))
+        if in_order and (n == 0 or k == 0 or entry[0] >= self._entry[n - 1]):
+            self._reserve(n + k)
+            self._entry[n : n + k] = entry
+            self._dur[n : n + k] = dur
+            self._addr[n : n + k] = addr
+            self._parent[n : n + k] = -1
+            self.n = n + k
+            self._update_block_max(n)
+            return np.arange(n, n + k), None
+        # Stable sort: equal entries keep stream order, and side="right" puts them after
+        # the (earlier-streamed) records already stored with that entry.
+        order = np.argsort(entry, kind="stable")
+        entry, dur, addr = entry[order], dur[order], addr[order]
+        points = np.searchsorted(self.entry, entry, side="right")
+        new_pos = points + np.arange(k)
+        keep = np.ones(n + k, bool)
+        keep[new_pos] = False
+        self._reserve(n + k)
+        for name, new in (("_entry", entry), ("_dur", dur), ("_addr", addr)):
+            col = getattr(self, name)
+            old = col[:n].copy()
+            col[: n + k][keep] = old
+            col[new_pos] = new
+        old_parent = self._parent[:n].copy()
+        self._parent[: n + k][keep] = old_parent
+        self._parent[new_pos] = -1
+        self.n = n + k
+        self._update_block_max(int(new_pos[0]))
+        return new_pos, points
+
+    def shift_parents(self, points: np.ndarray) -> None:
+        """The level above had records inserted before ``points`` (old coordinates)."""
+        p = self.parent
+        has = p >= 0
+        p[has] += np.searchsorted(points, p[has], side="right").astype(np.int32)
+
+
+def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarray:
+    """Position in ``up`` of each child's parent per CLARIFICATIONS: the record whose
+    [entry, entry + duration] contains the child's interval, entered last; -1 if none."""
+    m = len(c_entry)
+    result = np.full(m, -1, np.int32)
+    if up.n == 0 or m == 0:
+        return result
+    entry = up.entry
+    dur = up.dur
+    j = np.searchsorted(entry, c_entry, side="right") - 1
+    pending = np.flatnonzero(j >= 0)
+    jj = j[pending]
+    # A sane trace resolves in the first step; overlapping same-depth records (corrupt
+    # streams, device resets) walk back a few more, and the rest fall to a block search.
+    for _ in range(_STEPS):
+        if len(pending) == 0:
+            return result
+        ok = entry[jj] + dur[jj] >= c_exit[pending]
+        result[pending[ok]] = jj[ok]
+        pending = pending[~ok]
+        jj = jj[~ok] - 1
+        alive = jj >= 0
+        pending, jj = pending[alive], jj[alive]
+    # Chunks bound the (children x block) gather below to a few MB.
+    for k in range(0, len(pending), _CHUNK):
+        _far_search(up, c_exit, pending[k : k + _CHUNK], jj[k : k + _CHUNK], result)
+    return result
+
+
+def _far_search(
+    up: Level, c_exit: np.ndarray, pending: np.ndarray, start: np.ndarray, result: np.ndarray
+) -> None:
+    """For children whose candidates so far failed: the last record at or before
+    ``start`` that still contains them. Block maxima rule most out at once (the usual
+    case: an orphan whose parent has not arrived)."""
+    x = c_exit[pending]
+    block = start // _BLOCK
+    # The rest of each child's own block, as a (children x _BLOCK) gather.
+    cols = block[:, None] * _BLOCK + np.arange(_BLOCK)
+    inside = cols <= start[:, None]
+    cols = np.where(inside, cols, 0)
+    hits = inside & (up.entry[cols] + up.dur[cols] >= x[:, None])
+    any_hit = hits.any(axis=1)
+    last = _BLOCK - 1 - np.argmax(hits[:, ::-1], axis=1)
+    result[pending[any_hit]] = (block * _BLOCK + last)[any_hit].astype(np.int32)
+    prefix = np.maximum.accumulate(up.block_max)
+    before = ~any_hit & (block > 0)
+    before[before] = prefix[block[before] - 1] >= x[before]
+    bmax = up.block_max
+    for i, b, xi in zip(
+        pending[before].tolist(), block[before].tolist(), x[before].tolist(), strict=True
+    ):
+        blk = int(np.flatnonzero(bmax[:b] >= xi)[-1])
+        lo = blk * _BLOCK
+        seg = up.entry[lo : lo + _BLOCK] + up.dur[lo : lo + _BLOCK]
+        result[i] = lo + int(np.flatnonzero(seg >= xi)[-1])

@@ -1,0 +1,54 @@
+"""Raw capture bytes -> Profile."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..protocol import LinkStats, Metadata, ProfileData, ResponseDecoder
+from .model import Profile
+
+Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
+
+_CHUNK = 1 << 22
+
+
+@dataclass
+class LoadResult:
+    profile: Profile
+    metadata: Metadata | None
+    stats: LinkStats
+
+
+def load_capture(
+    data: bytes,
+    symbols: Any | None = None,
+    progress: Progress | None = None,
+    chunk: int = _CHUNK,
+) -> LoadResult:
+    """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
+    last METADATA packet before each batch of records (1 MHz without one)."""
+    profile = Profile(symbols)
+    decoder = ResponseDecoder()
+    metadata: Metadata | None = None
+    view = memoryview(data)
+    total = len(data)
+    for start in range(0, max(total, 1), chunk):
+        batch: list[np.ndarray] = []
+        for event in decoder.feed(view[start : start + chunk]):
+            if isinstance(event, ProfileData):
+                batch.append(event.records)
+            elif isinstance(event, Metadata):
+                if batch:
+                    profile.add(np.concatenate(batch))
+                    batch = []
+                metadata = event
+                profile.set_timer_freq(event.timer_freq)
+        if batch:
+            profile.add(np.concatenate(batch))
+        if progress is not None:
+            progress(min(start + chunk, total), total, profile.n_records)
+    return LoadResult(profile, metadata, decoder.stats)

@@ -1,0 +1,278 @@
+"""The profile: a columnar record store with incremental call-tree reconstruction."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
+from .frames import AddressTable, Frame
+from .incremental import Aggregator
+from .levels import Level, find_parents
+from .timebase import unwrap_exits
+
+Window = tuple[float, float] | None
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """The link's reader thread adds while the web layer queries: one lock per profile."""
+
+    @functools.wraps(method)
+    def wrapper(self: Profile, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class Profile:
+    """Records in, call tree and aggregates out.
+
+    ``add`` takes records in stream order, in any split: the reconstruction after any
+    sequence of ``add`` calls equals the one of a single call with all records.
+    Aggregates are computed on demand and cached until the next change (``generation``);
+    whole-capture ones are maintained incrementally (see incremental.py), so a live
+    query costs about the records added since the last one. Windows are (t0_us, t1_us)
+    on the same clock as ``t0_us``/``t1_us``. Every public method holds ``lock``.
+    """
+
+    def __init__(self, symbols: Any | None = None, timer_freq: int = DEFAULT_TIMER_FREQ) -> None:
+        self._addrs = AddressTable(symbols)
+        self.timer_freq = int(timer_freq) if timer_freq else DEFAULT_TIMER_FREQ
+        self.levels: dict[int, Level] = {}
+        self.n_records = 0
+        self.generation = 0
+        self._last_exit: int | None = None
+        self._t0: int | None = None
+        self._t1: int | None = None
+        self._cache: dict[Any, Any] = {}
+        self.lock = threading.RLock()
+        self.aggregator = Aggregator()
+
+    # ------------------------------------------------------------------ settings
+
+    @property
+    def symbols(self) -> Any | None:
+        return self._addrs.symbols
+
+    @_locked
+    def set_symbols(self, symbols: Any | None) -> None:
+        self._addrs.set_symbols(symbols)
+        self.aggregator.reset()
+        self._changed()
+
+    @_locked
+    def set_timer_freq(self, hz: int) -> None:
+        hz = int(hz) if hz else DEFAULT_TIMER_FREQ
+        if hz != self.timer_freq:
+            self.timer_freq = hz
+            self._changed()
+
+    def _changed(self) -> None:
+        self.generation += 1
+        self._cache.clear()
+
+    # ------------------------------------------------------------------ time
+
+    def us(self, ticks: Any) -> Any:
+        """Ticks (scalar or array) to microseconds."""
+        return ticks * (1e6 / self.timer_freq)
+
+    def ticks(self, us: float) -> float:
+        return us * self.timer_freq / 1e6
+
+    @property
+    def t0_ticks(self) -> int:
+        return self._t0 or 0
+
+    @property
+    def t1_ticks(self) -> int:
+        return self._t1 or 0
+
+    @property
+    def t0_us(self) -> float:
+        return float(self.us(self.t0_ticks))
+
+    @property
+    def t1_us(self) -> float:
+        return float(self.us(self.t1_ticks))
+
+    @property
+    def duration_us(self) -> float:
+        return self.t1_us - self.t0_us
+
+    # ------------------------------------------------------------------ frames
+
+    @property
+    def frames(self) -> list[Frame]:
+        return self._addrs.frames
+
+    def frame_ids(self, level: Level) -> np.ndarray:
+        return self._addrs.frame_of[level.addr]
+
+    def raw_addrs(self, level: Level) -> np.ndarray:
+        return self._addrs.addrs[level.addr]
+
+    @property
+    def max_depth(self) -> int:
+        return max(self.levels, default=-1)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held per record: the store (capacity included), the address table and
+        the aggregator's stack id per record."""
+        store = sum(lv.nbytes for lv in self.levels.values())
+        return store + self._addrs.nbytes + self.aggregator.nbytes
+
+    # ------------------------------------------------------------------ ingest
+
+    @_locked
+    def add(self, records: np.ndarray) -> None:
+        """Append records (RECORD_DTYPE or any array with its fields), in stream order."""
+        recs = np.asarray(records)
+        if recs.dtype != RECORD_DTYPE:
+            recs = recs.astype(RECORD_DTYPE)
+        k = len(recs)
+        if k == 0:
+            return
+        dur = recs["duration"].astype(np.uint32)
+        exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
+        self._last_exit = int(exits[-1])
+        entry = exits - dur
+        lo, hi = int(entry.min()), int(exits.max())
+        self.aggregator.check(lo)
+        self._t0 = lo if self._t0 is None else min(self._t0, lo)
+        self._t1 = hi if self._t1 is None else max(self._t1, hi)
+        addr = self._addrs.ids(recs["func_addr"])
+        depth = recs["depth"]
+        order = np.argsort(depth, kind="stable")
+        sorted_depth = depth[order]
+        cuts = np.flatnonzero(np.diff(sorted_depth)) + 1
+        new_pos: dict[int, np.ndarray] = {}
+        min_entry: dict[int, int] = {}
+        for idx in np.split(order, cuts):
+            d = int(depth[idx[0]])
+            level = self.levels.get(d)
+            if level is None:
+                level = self.levels[d] = Level()
+            e = entry[idx]
+            pos, points = level.insert(e, dur[idx], addr[idx])
+            below = self.levels.get(d + 1)
+            if points is not None and below is not None:
+                below.shift_parents(points)
+            new_pos[d] = pos
+            min_entry[d] = int(e.min())
+        todo = {d for d in new_pos if d > 0} | {d + 1 for d in min_entry if d + 1 in self.levels}
+        for d in sorted(todo):
+            self._reparent(d, new_pos.get(d), min_entry.get(d - 1))
+        self.n_records += k
+        self._changed()
+
+    def _reparent(self, d: int, fresh: np.ndarray | None, up_min_entry: int | None) -> None:
+        """Recompute parents at depth d for every record whose answer may have changed:
+        the new ones, and (when depth d-1 got records entered at E or later) those
+        entered at E or later, since only they can be contained by the newcomers."""
+        level = self.levels[d]
+        if up_min_entry is None:
+            targets = fresh
+        else:
+            start = int(np.searchsorted(level.entry, up_min_entry, side="left"))
+            if fresh is None or len(fresh) == 0 or int(fresh.min()) >= start:
+                targets = np.arange(start, level.n)
+            else:
+                targets = np.union1d(np.arange(start, level.n), fresh)
+        if targets is None or len(targets) == 0:
+            return
+        up = self.levels.get(d - 1)
+        parent = level.parent
+        if up is None:
+            parent[targets] = -1
+            return
+        c_entry = level.entry[targets]
+        c_exit = c_entry + level.dur[targets]
+        parent[targets] = find_parents(up, c_entry, c_exit)
+
+    # ------------------------------------------------------------------ views
+
+    @_locked
+    def table(self) -> dict[str, np.ndarray]:
+        """Every record with its reconstructed parent, depth-major then by entry:
+        depth, entry (unwrapped ticks), duration (ticks), func_addr (raw), frame,
+        parent (row in this table, -1 for roots and orphans), orphan (bool)."""
+        cols: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("depth", "entry", "duration", "func_addr", "frame", "parent", "orphan")
+        }
+        base: dict[int, int] = {}
+        row = 0
+        for d in sorted(self.levels):
+            base[d] = row
+            row += self.levels[d].n
+        for d in sorted(self.levels):
+            lv = self.levels[d]
+            p = lv.parent.astype(np.int64)
+            has = p >= 0
+            glob = np.where(has, p + base.get(d - 1, 0), -1)
+            cols["depth"].append(np.full(lv.n, d, np.int64))
+            cols["entry"].append(lv.entry.copy())
+            cols["duration"].append(lv.dur.astype(np.int64))
+            cols["func_addr"].append(self.raw_addrs(lv))
+            cols["frame"].append(self.frame_ids(lv))
+            cols["parent"].append(glob)
+            cols["orphan"].append(~has if d > 0 else np.zeros(lv.n, bool))
+        empty = {"func_addr": np.uint32, "orphan": bool, "frame": np.int32}
+        return {
+            k: np.concatenate(v) if v else np.empty(0, empty.get(k, np.int64))
+            for k, v in cols.items()
+        }
+
+    @property
+    @_locked
+    def n_orphans(self) -> int:
+        return sum(int(np.count_nonzero(lv.parent < 0)) for d, lv in self.levels.items() if d > 0)
+
+    # Aggregates live in their own modules; these are the stable entry points.
+
+    @_locked
+    def folded(self, window: Window = None) -> dict[str, int]:
+        from .aggregate import folded
+
+        return folded(self, window)
+
+    @_locked
+    def function_stats(self, window: Window = None) -> list[Any]:
+        from .aggregate import function_stats
+
+        return function_stats(self, window)
+
+    @_locked
+    def top_down(self, window: Window = None) -> Any:
+        from .trees import top_down
+
+        return top_down(self, window)
+
+    @_locked
+    def bottom_up(self, window: Window = None) -> Any:
+        from .trees import bottom_up
+
+        return bottom_up(self, window)
+
+    @_locked
+    def timeline(self, t0_us: float, t1_us: float, width_px: int) -> dict[str, Any]:
+        from .timeline import timeline
+
+        return timeline(self, t0_us, t1_us, width_px)
+
+    @_locked
+    def cached(self, key: Any, compute: Any) -> Any:
+        """Memoise ``compute()`` until the profile changes."""
+        if key not in self._cache:
+            if len(self._cache) > 32:
+                self._cache.clear()
+            self._cache[key] = compute()
+        return self._cache[key]

@@ -1,0 +1,95 @@
+"""Timeline level of detail: only what is visible at pixel resolution."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .model import Profile
+
+
+def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dict[str, Any]:
+    """Rectangles for the visible range [t0_us, t1_us] drawn ``width_px`` wide.
+
+    Calls at least one pixel wide come back one by one. Narrower calls of one depth
+    row are merged per pixel column into one rectangle spanning them, with ``count`` > 1
+    and the name of the first; so the answer stays O(width x depth) for any capture.
+    Columns: depth, start_us, dur_us, frame (index into ``names``), count.
+    """
+    if t1_us < t0_us:
+        t0_us, t1_us = t1_us, t0_us
+    width = max(1, int(width_px))
+    a, b = profile.ticks(t0_us), profile.ticks(t1_us)
+    px = max((b - a) / width, 1e-12)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("depth", "start", "end", "frame", "count")}
+    total = 0
+    frame_of = profile._addrs.frame_of
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        lo = int(np.searchsorted(lv.entry, math.floor(a) - lv.max_dur, side="left"))
+        hi = int(np.searchsorted(lv.entry, math.ceil(b), side="right"))
+        if hi <= lo:
+            continue
+        e = lv.entry[lo:hi]
+        dur = lv.dur[lo:hi]
+        # Only calls entered before the view can end before it.
+        k0 = int(np.searchsorted(e, math.ceil(a), side="left"))
+        head = np.flatnonzero(e[:k0] + dur[:k0] >= a)
+        if k0:
+            keep = np.concatenate([head, np.arange(k0, len(e))])
+            e, dur, addr = e[keep], dur[keep], lv.addr[lo:hi][keep]
+        else:
+            addr = lv.addr[lo:hi]
+        if len(e) == 0:
+            continue
+        total += len(e)
+        wide = dur >= px
+        if wide.any():
+            we = e[wide].astype(np.float64)
+            _put(cols, d, we, we + dur[wide], frame_of[addr[wide]], np.ones(len(we), np.int64))
+        narrow = np.flatnonzero(~wide)
+        if len(narrow):
+            ne = e[narrow].astype(np.float64)
+            nx = ne + dur[narrow]
+            column = np.floor((ne - a) / px).astype(np.int64)
+            # Entries are sorted, so each column's calls are one contiguous run.
+            starts = np.flatnonzero(np.diff(column, prepend=column[0] - 1))
+            counts = np.diff(np.append(starts, len(ne)))
+            ends = np.maximum.reduceat(nx, starts)
+            _put(cols, d, ne[starts], ends, frame_of[addr[narrow[starts]]], counts)
+    cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
+    frames = cat["frame"].astype(np.int64)
+    used, idx = np.unique(frames, return_inverse=True)
+    names = [profile.frames[f].name for f in used.tolist()]
+    to_us = 1e6 / profile.timer_freq
+    start = cat["start"]
+    return {
+        "t0_us": t0_us,
+        "t1_us": t1_us,
+        "width_px": width,
+        "records": total,
+        "names": names,
+        "depth": cat["depth"].astype(np.int64).tolist(),
+        "start_us": (start * to_us).tolist(),
+        "dur_us": ((cat["end"] - start) * to_us).tolist(),
+        "frame": idx.astype(np.int64).tolist(),
+        "count": cat["count"].astype(np.int64).tolist(),
+    }
+
+
+def _put(
+    cols: dict[str, list[np.ndarray]],
+    depth: int,
+    start: np.ndarray,
+    end: np.ndarray,
+    frame: np.ndarray,
+    count: np.ndarray,
+) -> None:
+    cols["depth"].append(np.full(len(start), depth))
+    cols["start"].append(start)
+    cols["end"].append(end)
+    cols["frame"].append(frame)
+    cols["count"].append(count)

@@ -1,0 +1,148 @@
+"""``mcuprof export`` end to end, on capture files and the sample ELF."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcuprof.cli import main
+from mcuprof.commands.export import Progress
+from mcuprof.paths import default_elf
+from mcuprof.profile.synth import addresses, generate
+from mcuprof.protocol import Metadata, encode_metadata, encode_profile_data
+from mcuprof.symbols import SymbolTable
+from tests.export.validators import validate_speedscope
+
+
+@pytest.fixture(scope="module")
+def elf() -> Path:
+    path = default_elf()
+    assert path.is_file(), f"sample ELF missing: {path}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory: pytest.TempPathFactory, elf: Path) -> Path:
+    table = SymbolTable.from_elf(elf)
+    ranges = [(f.start, f.end) for f in table.functions]
+    rng = random.Random(9)
+    trace = generate(rng, len(ranges), 800, start_tick=(1 << 32) - 500)
+    recs = trace.records(addresses(rng, trace, ranges, style="mixed", thumb=True))
+    data = encode_metadata(Metadata(168_000_000, 1_000_000, table.build_id or 0, "t"))
+    data += b"".join(encode_profile_data(recs[i : i + 50]) for i in range(0, len(recs), 50))
+    path = tmp_path_factory.mktemp("cap") / "cap.bin"
+    path.write_bytes(data)
+    return path
+
+
+def test_folded_to_stdout_uses_elf_names(capture, elf, capsys) -> None:
+    assert main(["export", str(capture), "--elf", str(elf), "--format", "folded"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("\n")
+    names = {f.name for f in SymbolTable.from_elf(elf).functions}
+    frames = {fr for line in out.splitlines() for fr in line.rsplit(" ", 1)[0].split(";")}
+    assert frames and frames <= names
+
+
+def test_output_file(capture, elf, tmp_path, capsys) -> None:
+    out = tmp_path / "p.speedscope.json"
+    rc = main(["export", str(capture), "--elf", str(elf), "-f", "speedscope", "-o", str(out)])
+    assert rc == 0
+    assert capsys.readouterr().out == ""
+    validate_speedscope(out.read_text())
+    assert not (tmp_path / "p.speedscope.json.part").exists()
+
+
+def test_without_elf_frames_are_hex(capture, capsys) -> None:
+    assert main(["export", str(capture), "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("function,label,file,line,calls")
+    assert out.splitlines()[1].split(",")[0].startswith("0x")
+
+
+@pytest.mark.parametrize("bad", ["not an elf at all", "\x7fELF\x01\x01\x01"])
+def test_bad_elf_is_one_line_error(capture, tmp_path, bad) -> None:
+    elf = tmp_path / "bad.elf"
+    elf.write_bytes(bad.encode("latin-1"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcuprof", "export", str(capture), "--elf", str(elf), "-f", "svg"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcuprof: error: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_capture_and_unwritable_output(capture, tmp_path, capsys) -> None:
+    assert main(["export", str(tmp_path / "nope.bin"), "-f", "folded"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    rc = main(["export", str(capture), "-f", "chrome", "-o", str(tmp_path / "no" / "x.json")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mcuprof: error: ") and err.count("\n") == 1
+
+
+def test_chrome_export_is_json(capture, capsys) -> None:
+    assert main(["export", str(capture), "-f", "chrome"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any(e["ph"] == "X" for e in doc["traceEvents"])
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_silent_for_short_jobs() -> None:
+    clock = _Clock()
+    err = io.StringIO()
+    prog = Progress(err, clock)
+    for i in range(10):
+        clock.t = i * 0.05
+        prog(i, 10, i * 1000)
+    prog.step("rendering")
+    prog.finish()
+    assert err.getvalue() == ""
+
+
+def test_progress_lines_when_not_a_tty() -> None:
+    clock = _Clock()
+    err = io.StringIO()
+    prog = Progress(err, clock)
+    for i in range(1, 101):
+        clock.t = i * 0.5  # 50 s job
+        prog(i, 100, i * 10)
+    lines = err.getvalue().splitlines()
+    assert "\r" not in err.getvalue()
+    assert 5 <= len(lines) <= 15  # occasional lines, not one per update
+    assert lines[-1].startswith("mcuprof: reading capture 100.0%")
+
+
+def test_progress_carriage_returns_on_a_tty() -> None:
+    clock = _Clock()
+    err = _Tty()
+    prog = Progress(err, clock)
+    prog(1, 10, 2_000_000)  # many records: show at once
+    clock.t = 0.1
+    prog(2, 10, 4_000_000)
+    prog.finish()
+    text = err.getvalue()
+    assert text.count("\r") == 2 and text.endswith("\n")

@@ -1,0 +1,64 @@
+"""The SVG flame graph in a real Chromium: hover, zoom, reset and search work offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from mcuprof.export import svg
+from mcuprof.profile import Profile
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.mark.browser
+def test_svg_interaction(profile: Profile, tmp_path: Path) -> None:
+    path = tmp_path / "flame.svg"
+    path.write_text(svg.render(profile), encoding="utf-8")
+    requests: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri())
+            clamp = page.locator('g.f[data-n="int app::clamp<int>(int, int, int)"]').first
+            before = float(clamp.locator("rect").get_attribute("width"))
+            assert before > 0
+            # Hover: the details line names the frame with its time and share.
+            clamp.dispatch_event("mouseover")
+            details = page.locator("#details").text_content()
+            assert details.startswith("int app::clamp<int>(int, int, int) (")
+            assert "µs" in details and details.endswith("%)")
+            # Click zooms: the frame fills the width, siblings elsewhere are hidden.
+            clamp.dispatch_event("click")
+            after = float(clamp.locator("rect").get_attribute("width"))
+            assert after > before
+            assert page.locator("#reset").get_attribute("visibility") == "visible"
+            page.locator("#reset").dispatch_event("click")
+            assert float(clamp.locator("rect").get_attribute("width")) == pytest.approx(before)
+            # Search highlights every match and reports the matched share.
+            page.fill("#q", "helper")
+            hits = page.locator("g.f.hl")
+            assert hits.count() == page.locator('g.f[data-n="helper"]').count() > 0
+            matched = page.locator("#matched").text_content()
+            assert matched.startswith("Matched: ") and matched.endswith("%")
+            share = float(matched[len("Matched: ") : -1])
+            assert 0 < share <= 100
+            page.fill("#q", "")
+            assert page.locator("g.f.hl").count() == 0
+            assert errors == []
+        finally:
+            browser.close()
+    assert all(u.startswith("file://") for u in requests)
