@@ -1,0 +1,124 @@
+"""``mcuprof serve``: the dashboard. With no --port it profiles the simulated device."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import threading
+import webbrowser
+from pathlib import Path
+
+from ..errors import UserError
+from ..web.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the live dashboard in your browser",
+        description="Serve the dashboard on http://127.0.0.1:8000. Without --port it connects "
+        "to a simulated device running the sample ELF.",
+    )
+    p.add_argument(
+        "--port",
+        help="device: /dev/ttyACM0, socket://HOST:PORT or sim://[?options] (default: simulated)",
+    )
+    p.add_argument("--baud", type=int, default=115200, help="serial baud rate (115200)")
+    p.add_argument("--elf", help="firmware ELF for symbols (default: the bundled sample ELF)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    p.add_argument("--http-port", type=int, default=8000, help="dashboard TCP port (8000)")
+    p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host; every request then needs the printed token",
+    )
+    p.add_argument(
+        "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
+    )
+    p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
+    p.add_argument(
+        "--no-connect", action="store_true", help="do not connect to the device at start-up"
+    )
+    p.set_defaults(func=run)
+
+
+def _check_bindable(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+                "(another mcuprof serve? try --http-port)"
+            ) from None
+
+
+def build_settings(args: argparse.Namespace) -> Settings:
+    from ..link import validate_port
+    from ..store.location import resolve_data_dir
+
+    if not 1 <= args.http_port <= 65535:
+        raise UserError(f"--http-port {args.http_port}: not a TCP port number")
+    if not 300 <= args.baud <= 20_000_000:
+        raise UserError(f"--baud {args.baud}: must be between 300 and 20000000")
+    port = validate_port(args.port) if args.port else None
+    elf = None
+    if args.elf:
+        elf = Path(args.elf).expanduser()
+        if not elf.is_file():
+            raise UserError(f"{args.elf}: no such ELF file")
+        elf = elf.resolve()
+    if args.sim_rate is not None and not 1 <= args.sim_rate <= 5_000_000:
+        raise UserError("--sim-rate must be between 1 and 5000000")
+    return Settings(
+        host=args.host,
+        http_port=args.http_port,
+        port=port,
+        baud=args.baud,
+        elf=elf,
+        allow_remote=args.allow_remote,
+        data_dir=resolve_data_dir(args.data_dir),
+        autoconnect=not args.no_connect,
+        sim_rate=args.sim_rate,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..web.app import create_app
+
+    settings = build_settings(args)
+    _check_bindable(settings.host, settings.http_port)
+    shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    if settings.host in ("0.0.0.0", "::"):
+        shown_host = "127.0.0.1"
+    url = f"http://{shown_host}:{settings.http_port}/"
+    if settings.token:
+        url += f"?token={settings.token}"
+    app = create_app(settings)
+    device = "Simulated device" if settings.simulated else settings.device_port()
+    print(f"mcuprof: dashboard on {url}  ({device})", flush=True)
+    if settings.token:
+        print(
+            "mcuprof: remote access is on; the token in that URL is required on every request",
+            flush=True,
+        )
+    if args.open:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.http_port,
+        log_level="warning",
+        access_log=False,
+        ws_max_size=1 << 20,
+        proxy_headers=False,  # nothing sits in front of us; never trust X-Forwarded-*
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    return 0

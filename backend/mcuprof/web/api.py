@@ -1,0 +1,176 @@
+"""JSON routes under /api: device control, views of the profile, ELF choice, log, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from ..errors import UserError
+from ..link import list_ports
+from . import views
+from .deps import CatalogDep, LiveDep, SettingsDep, WindowDep
+from .uploads import receive_file
+
+router = APIRouter(prefix="/api")
+
+
+class ConnectBody(BaseModel):
+    port: str | None = Field(default=None, max_length=512)
+    baud: int | None = None
+
+
+class SelectElfBody(BaseModel):
+    id: str = Field(max_length=200)
+
+
+@router.get("/state")
+async def state(live: LiveDep) -> dict[str, Any]:
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.get("/ports")
+async def ports(settings: SettingsDep) -> dict[str, Any]:
+    found = await asyncio.to_thread(list_ports)
+    return {
+        "ports": [
+            {"device": p.device, "description": p.description, "vid_pid": p.vid_pid} for p in found
+        ],
+        "simulated": {"port": "sim://", "label": "Simulated device"},
+        "default": settings.device_port(),
+    }
+
+
+@router.get("/elfs")
+async def elfs(catalog: CatalogDep, live: LiveDep) -> dict[str, Any]:
+    return {
+        "elfs": [c.as_dict() for c in catalog.choices()],
+        "selected": live.elf.id if live.elf else None,
+        "max_bytes": catalog.settings.max_elf_bytes,
+    }
+
+
+@router.post("/elfs")
+async def upload_elf(
+    request: Request,
+    catalog: CatalogDep,
+    live: LiveDep,
+    settings: SettingsDep,
+    name: Annotated[str, Query(max_length=255)] = "upload.elf",
+) -> dict[str, Any]:
+    """The raw ELF bytes are the request body (no multipart): streamed, capped, then parsed."""
+    path = await receive_file(request, settings.upload_dir, settings.max_elf_bytes)
+    choice = catalog.add_upload(path, name)
+    try:
+        await asyncio.to_thread(live.select_elf, choice)
+    except UserError:
+        catalog.forget(choice)
+        raise
+    return {"elf": choice.as_dict(), "state": await asyncio.to_thread(live.state_dict)}
+
+
+@router.post("/elfs/select")
+async def select_elf(body: SelectElfBody, catalog: CatalogDep, live: LiveDep) -> dict[str, Any]:
+    choice = catalog.get(body.id)
+    await asyncio.to_thread(live.select_elf, choice)
+    return {"elf": choice.as_dict(), "state": await asyncio.to_thread(live.state_dict)}
+
+
+@router.post("/connect")
+async def connect(body: ConnectBody, live: LiveDep) -> dict[str, Any]:
+    await asyncio.to_thread(live.connect, body.port, body.baud)
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.post("/disconnect")
+async def disconnect(live: LiveDep) -> dict[str, Any]:
+    await asyncio.to_thread(live.disconnect)
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.post("/start")
+async def start(live: LiveDep) -> dict[str, Any]:
+    await asyncio.to_thread(live.start)
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.post("/stop")
+async def stop(live: LiveDep) -> dict[str, Any]:
+    await asyncio.to_thread(live.stop)
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.post("/reset")
+async def reset(live: LiveDep) -> dict[str, Any]:
+    await asyncio.to_thread(live.reset_buffers)
+    return await asyncio.to_thread(live.state_dict)
+
+
+@router.post("/status")
+async def refresh_status(live: LiveDep) -> dict[str, Any]:
+    status = await asyncio.to_thread(live.refresh_status)
+    return {
+        "status": {
+            "is_profiling": status.is_profiling,
+            "buffer_overflows": status.buffer_overflows,
+            "records_captured": status.records_captured,
+            "buffer_usage_percent": status.buffer_usage_percent,
+        },
+        "state": await asyncio.to_thread(live.state_dict),
+    }
+
+
+@router.get("/log")
+async def log(live: LiveDep, since: int = 0) -> dict[str, Any]:
+    return {"entries": live.log_since(since)}
+
+
+def _query(live: Any, fn: Any, *args: Any) -> Any:
+    with live._profile_lock:
+        live.ingest()
+        return fn(live.profile, *args)
+
+
+@router.get("/flame")
+async def flame(
+    live: LiveDep,
+    settings: SettingsDep,
+    window: WindowDep,
+    max_nodes: Annotated[int | None, Query(ge=10, le=20000)] = None,
+) -> dict[str, Any]:
+    budget = max_nodes or settings.icicle_max_nodes
+    return await asyncio.to_thread(_query, live, views.icicle, window, budget)
+
+
+@router.get("/functions")
+async def functions(live: LiveDep, window: WindowDep) -> dict[str, Any]:
+    return await asyncio.to_thread(_query, live, views.functions, window)
+
+
+@router.get("/tree")
+async def tree(
+    live: LiveDep,
+    settings: SettingsDep,
+    window: WindowDep,
+    mode: Annotated[str, Query(pattern="^(top-down|bottom-up)$")] = "top-down",
+) -> dict[str, Any]:
+    return await asyncio.to_thread(
+        _query, live, views.call_tree, mode, window, settings.tree_max_nodes
+    )
+
+
+@router.get("/timeline")
+async def timeline(
+    live: LiveDep,
+    t0: float | None = None,
+    t1: float | None = None,
+    width: Annotated[int, Query(ge=10, le=10000)] = 1200,
+) -> dict[str, Any]:
+    return await asyncio.to_thread(_query, live, views.timeline, t0, t1, width)
+
+
+@router.get("/metrics")
+async def metrics(live: LiveDep) -> dict[str, Any]:
+    return live.metrics()

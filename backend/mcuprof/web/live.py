@@ -1,0 +1,637 @@
+"""The one live session the dashboard shows: a DeviceSession, the Profile it feeds, and
+the capture being written to the session store.
+
+Threads: the link's reader thread calls the ``on_*`` listener methods. They only append to
+a queue or a file and return, so the reader never waits for the profile, a query or a
+browser. The 10 Hz ticker (``tick``, run in a worker thread) and the REST queries drain
+that queue into the profile under ``_profile_lock``. Device commands are serialised by
+``_command_lock`` and run in worker threads, since each one waits for the device.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from ..link import DeviceSession, validate_port
+from ..link.simulator import SimOptions
+from ..profile import Profile
+from ..protocol import Metadata, Status, encode_metadata
+from ..store import SessionStore
+from ..symbols import SymbolTable, check_build_id
+from . import views
+from .elfs import ElfCatalog, ElfChoice
+from .settings import SIM_PORT, Settings
+
+LOG_LIMIT = 1000
+RATE_WINDOW_S = 2.0
+OVERFLOW_WARN_S = 10.0
+
+
+@dataclass
+class LogEntry:
+    seq: int
+    t: float  # wall clock, seconds
+    level: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "t": self.t, "level": self.level, "message": self.message}
+
+
+class LiveSession:
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: ElfCatalog,
+        store: SessionStore | None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        session_factory: Callable[..., DeviceSession] = DeviceSession,
+    ) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.store = store
+        self.clock = clock
+        self.wall = wall
+        self.session_factory = session_factory
+        self._command_lock = threading.Lock()
+        self._profile_lock = threading.RLock()
+        self._state_lock = threading.Lock()
+        self._pending: collections.deque[tuple[str, Any, float]] = collections.deque()
+        self.session: DeviceSession | None = None
+        self.port: str | None = None
+        self.port_label: str | None = None  # shown instead of the port (replays)
+        self.baud = settings.baud
+        self.state = "disconnected"
+        self.reason: str | None = None
+        self.metadata: Metadata | None = None
+        self.last_status: Status | None = None
+        self.log: collections.deque[LogEntry] = collections.deque(maxlen=LOG_LIMIT)
+        self._log_seq = 0
+        self.elf: ElfChoice | None = catalog.default()
+        self.symbols: SymbolTable = SymbolTable.empty()
+        self.elf_error: str | None = None
+        self.profile = Profile(self.symbols)
+        self.capture_started: float | None = None  # wall clock of the last Start
+        self.writer: Any = None  # the store's SessionWriter of the capture in progress
+        self.capture_id: int | None = None
+        self.version = 0  # bumped whenever the profile gains data or is replaced
+        self._published_version = -1
+        self._rates: collections.deque[tuple[float, int, int]] = collections.deque()
+        self._overflow_seen: int | None = None
+        self._overflow_grew_at: float | None = None
+        self._errors_seen = (0, 0)
+        self._oldest_unpublished: float | None = None
+        self._next_icicle_at = 0.0
+        self.latencies_ms: collections.deque[float] = collections.deque(maxlen=20000)
+        self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
+        self.seq = 0
+        self._last_health: str = ""
+        self._last_health_at = 0.0
+        if self.elf is not None:
+            try:
+                self.symbols = catalog.load(self.elf)
+                self.profile = Profile(self.symbols)
+            except UserError as exc:
+                self.elf_error = str(exc)
+                self._log("error", f"ELF {self.elf.label}: {exc}")
+
+    # ------------------------------------------------------------- listener (reader thread)
+
+    def on_raw(self, data: bytes) -> None:
+        writer = self.writer
+        if writer is not None:
+            try:
+                writer.append(data)
+            except UserError as exc:
+                self.writer = None
+                self._log("error", f"recording stopped: {exc}")
+
+    def on_metadata(self, meta: Metadata) -> None:
+        self.metadata = meta
+        self._pending.append(("meta", meta, self.wall()))
+        writer = self.writer
+        if writer is not None:
+            with contextlib.suppress(UserError):
+                writer.set_metadata(meta)
+
+    def on_records(self, records: np.ndarray) -> None:
+        now = self.wall()
+        if self._oldest_unpublished is None:
+            self._oldest_unpublished = now
+        self._pending.append(("records", records, now))
+
+    def on_status(self, status: Status) -> None:
+        self.last_status = status
+
+    def on_state(self, state: str, reason: str | None) -> None:
+        previous = self.state
+        self.state = state
+        self.reason = reason
+        if state == "disconnected" and previous != "disconnected":
+            self._log(
+                "warning" if reason else "info", f"disconnected{': ' + reason if reason else ''}"
+            )
+            self._close_capture(interrupted=bool(reason))
+
+    def on_log(self, level: str, message: str) -> None:
+        self._log(level, message)
+
+    # ------------------------------------------------------------- log
+
+    def _log(self, level: str, message: str) -> None:
+        with self._state_lock:
+            self._log_seq += 1
+            self.log.append(LogEntry(self._log_seq, self.wall(), level, message))
+
+    def log_since(self, seq: int) -> list[dict[str, Any]]:
+        with self._state_lock:
+            return [e.as_dict() for e in self.log if e.seq > seq]
+
+    # ------------------------------------------------------------- commands (worker threads)
+
+    def connect(self, port: str | None, baud: int | None) -> None:
+        text = (port or "").strip() or self.settings.device_port()
+        port_ok = validate_port(text)
+        baud = self.baud if baud is None else int(baud)
+        if not 300 <= baud <= 20_000_000:
+            raise UserError(f"baud rate {baud} is out of range")
+        with self._command_lock:
+            if self.session is not None and self.state == "disconnected":
+                # The link died on its own (unplugged): clear it away before reconnecting.
+                with contextlib.suppress(Exception):
+                    self.session.close()
+                self.session = None
+            if self.session is not None:
+                raise UserError("already connected: disconnect first")
+            try:
+                url = self._with_sim_options(port_ok)
+            except ValueError as exc:
+                raise UserError(f"{port_ok}: {exc}") from None
+            self.state = "connecting"
+            self.reason = None
+            self._log("info", f"connecting to {self.describe_port(port_ok)} at {baud} baud")
+            session = self.session_factory(url, baud, self)
+            try:
+                meta = session.connect()
+            except UserError as exc:
+                with contextlib.suppress(Exception):
+                    session.close()
+                self.state = "disconnected"
+                self.reason = str(exc)
+                self._log("error", str(exc))
+                raise
+            self.session = session
+            self.port = port_ok
+            self.port_label = None
+            self.baud = baud
+            self.metadata = meta
+            self.last_status = None
+            self.state = session.state
+            check = self.build_check()
+            self._log(
+                "info" if check.state == "match" else "warning",
+                f"connected: firmware {meta.fw_version or '?'}; {check.message}",
+            )
+
+    def _with_sim_options(self, port: str) -> str:
+        """Fill in the simulator's defaults, and keep file paths from the browser out."""
+        if not port.startswith(SIM_PORT):
+            return port
+        query = port.partition("?")[2]
+        options = SimOptions.from_query(query)
+        if options.elf not in (None, "default", "none") and port != self.settings.port:
+            raise UserError("sim:// elf= paths can only be given on the command line")
+        if options.elf is None and self.elf is not None and self.elf.kind != "upload":
+            # The simulated firmware runs the ELF the page resolves symbols with.
+            options.elf = str(self.elf.path)
+        if self.settings.sim_rate and "rate=" not in query:
+            options.rate = float(self.settings.sim_rate)
+        if options.baud is None and self.settings.sim_baud:
+            # A paced 115200-baud link would overflow at the default rate: the demo
+            # link runs fast unless the URL says otherwise.
+            options.baud = self.settings.sim_baud
+        text = options.to_query()
+        return SIM_PORT + ("?" + text if text else "")
+
+    def replay(self, factory: Callable[..., DeviceSession], label: str) -> None:
+        """Play a stored session into the live views (the store's replay device), without
+        recording it again."""
+        self.disconnect()
+        with self._command_lock:
+            self.state = "connecting"
+            session = factory(SIM_PORT, self.baud, self)
+            try:
+                meta = session.connect()
+                self.session = session
+                self.port = SIM_PORT
+                self.port_label = label
+                self.metadata = meta
+                self.last_status = None
+                self._new_profile()
+                self.capture_started = self.wall()
+                session.start()
+            except UserError as exc:
+                with contextlib.suppress(Exception):
+                    session.close()
+                self.session = None
+                self.state = "disconnected"
+                self._log("error", f"replay failed: {exc}")
+                raise
+            self.state = session.state
+            self._log("info", label)
+
+    def disconnect(self) -> None:
+        with self._command_lock:
+            session, self.session = self.session, None
+            if session is None:
+                return
+            with contextlib.suppress(Exception):
+                session.close()
+            self.state = "disconnected"
+            self.reason = None
+            self._log("info", "disconnected")
+            self._close_capture(interrupted=False)
+
+    @property
+    def connected(self) -> bool:
+        return self.session is not None and self.state != "disconnected"
+
+    def _require(self) -> DeviceSession:
+        if self.session is None or self.state == "disconnected":
+            raise UserError("not connected: choose a port and click Connect")
+        return self.session
+
+    def start(self) -> None:
+        with self._command_lock:
+            session = self._require()
+            self._close_capture(interrupted=False)
+            self._new_profile()
+            self._open_capture()
+            try:
+                session.start()
+            except UserError as exc:
+                self._log("error", f"Start failed: {exc}")
+                self._close_capture(interrupted=True)
+                raise
+            self.state = session.state
+            self._log("info", "profiling started")
+
+    def stop(self) -> None:
+        with self._command_lock:
+            session = self._require()
+            try:
+                session.stop()
+            except UserError as exc:
+                self._log("error", f"Stop failed: {exc}")
+                raise
+            self.state = session.state
+            self._log("info", f"profiling stopped; {self.profile_records()} records")
+            self._close_capture(interrupted=False)
+
+    def reset_buffers(self) -> None:
+        with self._command_lock:
+            session = self._require()
+            try:
+                session.reset_buffers()
+            except UserError as exc:
+                self._log("error", f"Reset buffers failed: {exc}")
+                raise
+            self._overflow_seen = None
+            self._overflow_grew_at = None
+            self._log("info", "device buffers reset")
+
+    def refresh_status(self) -> Status:
+        with self._command_lock:
+            session = self._require()
+            try:
+                status = session.get_status()
+            except UserError as exc:
+                self._log("error", f"Refresh status failed: {exc}")
+                raise
+            self.last_status = status
+            return status
+
+    def close(self) -> None:
+        self.disconnect()
+
+    # ------------------------------------------------------------- captures
+
+    def _open_capture(self) -> None:
+        if self.store is None:
+            return
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.wall()))
+        version = self.metadata.fw_version if self.metadata else ""
+        name = f"{version or 'capture'} {stamp}".strip()
+        elf_path = self.elf.path if self.elf is not None and self.elf.path.is_file() else None
+        try:
+            writer = self.store.create(
+                name, elf_path, self.metadata, elf_name=self.elf.label if self.elf else None
+            )
+        except UserError as exc:
+            self._log("error", f"cannot record this capture: {exc}")
+            return
+        # A raw capture on its own must know its timer frequency and build ID.
+        if self.metadata is not None:
+            writer.append(encode_metadata(self.metadata))
+        self.writer = writer
+        self.capture_id = writer.id
+        self.capture_started = self.wall()
+
+    def _close_capture(self, interrupted: bool) -> None:
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        stats = self.session.stats if self.session is not None else None
+        try:
+            if interrupted:
+                writer.abort(stats)
+            else:
+                writer.finish(stats)
+        except UserError as exc:
+            self._log("error", f"could not finish the recording: {exc}")
+
+    def _new_profile(self) -> None:
+        with self._profile_lock:
+            self._pending.clear()
+            self._oldest_unpublished = None
+            self.profile = Profile(self.symbols)
+            if self.metadata is not None:
+                self.profile.set_timer_freq(self.metadata.timer_freq or 1_000_000)
+            self.version += 1
+
+    def raw_capture(self) -> tuple[bytes, str] | None:
+        """Bytes of the current (or last) capture, and a file-name stem."""
+        if self.store is None or self.capture_id is None:
+            return None
+        writer = self.writer
+        if writer is not None:
+            with contextlib.suppress(UserError):
+                writer.flush()
+        return self.store.raw(self.capture_id), self.file_stem()
+
+    # ------------------------------------------------------------- ELF
+
+    def select_elf(self, choice: ElfChoice) -> None:
+        symbols = self.catalog.load(choice)  # UserError on a bad ELF; nothing changes
+        with self._profile_lock:
+            self.ingest()
+            self.elf = choice
+            self.symbols = symbols
+            self.elf_error = None
+            self.profile.set_symbols(symbols)
+            self.version += 1
+        check = self.build_check()
+        self._log(
+            "info" if check.state != "mismatch" else "warning",
+            f"ELF {choice.label} loaded: {len(symbols.functions)} functions; {check.message}",
+        )
+        for warning in getattr(symbols, "warnings", []) or []:
+            self._log("warning", f"ELF {choice.label}: {warning}")
+
+    def build_check(self) -> Any:
+        device = self.metadata.elf_build_id if self.metadata is not None else None
+        return check_build_id(device, self.symbols.build_id if self.elf else None)
+
+    # ------------------------------------------------------------- profile access
+
+    def ingest(self) -> int:
+        """Move queued records into the profile. Returns the number of records added."""
+        added = 0
+        with self._profile_lock:
+            batch: list[np.ndarray] = []
+            while self._pending:
+                kind, item, _ = self._pending.popleft()
+                if kind == "meta":
+                    if batch:
+                        self.profile.add(np.concatenate(batch))
+                        batch = []
+                    self.profile.set_timer_freq(item.timer_freq or 1_000_000)
+                else:
+                    batch.append(item)
+                    added += len(item)
+            if batch:
+                self.profile.add(batch[0] if len(batch) == 1 else np.concatenate(batch))
+            if added:
+                self.version += 1
+        return added
+
+    def profile_records(self) -> int:
+        return int(getattr(self.profile, "n_records", 0))
+
+    def file_stem(self) -> str:
+        version = self.metadata.fw_version if self.metadata and self.metadata.fw_version else ""
+        safe = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in version) or "unknown"
+        when = self.capture_started if self.capture_started is not None else self.wall()
+        return f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
+
+    # ------------------------------------------------------------- status for the page
+
+    def device_info(self) -> dict[str, Any]:
+        meta = self.metadata
+        check = self.build_check()
+        return {
+            "port": self.port,
+            "baud": self.baud,
+            "simulated": bool(self.port and self.port.startswith(SIM_PORT) and not self.port_label),
+            "replay": self.port_label is not None,
+            "label": self.port_label or (self.describe_port(self.port) if self.port else None),
+            "fw_version": meta.fw_version if meta else None,
+            "mcu_clock_hz": meta.mcu_clock_hz if meta else None,
+            "timer_freq": meta.timer_freq if meta else None,
+            "device_build_id": meta.elf_build_id if meta else None,
+            "elf_build_id": self.symbols.build_id if self.elf else None,
+            "build_check": {"state": check.state, "message": check.message},
+        }
+
+    @staticmethod
+    def describe_port(port: str | None) -> str:
+        if port is None:
+            return ""
+        if port.startswith(SIM_PORT):
+            return "Simulated device"
+        return port
+
+    def health(self) -> dict[str, Any]:
+        """Counters as they are now, plus the rates and warnings the ticker last computed
+        (computing those advances the rate window, which only the ticker should do)."""
+        rates = self._rates_cache if self._rates_cache is not None else self._compute_rates()
+        session = self.session
+        stats = session.stats if session is not None else None
+        status = self.last_status
+        received = int(session.records_received_since_start) if session is not None else 0
+        captured = status.records_captured if status is not None else None
+        loss = int(session.estimated_loss) if session is not None and captured is not None else 0
+        return {
+            "state": self.state,
+            "reason": self.reason,
+            "profiling": self.state == "profiling",
+            "buffer_usage": status.buffer_usage_percent if status is not None else None,
+            "overflows": status.buffer_overflows if status is not None else None,
+            "captured": captured,
+            "received": received,
+            "loss": max(0, loss),
+            "loss_pct": (100.0 * max(0, loss) / captured) if captured else 0.0,
+            "crc_errors": stats.crc_errors if stats is not None else 0,
+            "malformed": stats.malformed if stats is not None else 0,
+            "skipped_bytes": stats.skipped_bytes if stats is not None else 0,
+            "unsupported_version": stats.unsupported_version if stats is not None else 0,
+            "profile_records": self.profile_records(),
+            "capture_id": self.capture_id,
+            "recording": self.writer is not None,
+            **rates,
+        }
+
+    _rates_cache: dict[str, Any] | None = None
+
+    def _compute_rates(self) -> dict[str, Any]:
+        now = self.clock()
+        session = self.session
+        stats = session.stats if session is not None else None
+        status = self.last_status
+        bytes_total = stats.bytes if stats is not None else 0
+        records_total = stats.records if stats is not None else 0
+        if self._rates and (bytes_total < self._rates[-1][1] or records_total < self._rates[-1][2]):
+            self._rates.clear()  # a new session: counters restarted
+        self._rates.append((now, bytes_total, records_total))
+        while len(self._rates) > 2 and now - self._rates[0][0] > RATE_WINDOW_S:
+            self._rates.popleft()
+        t0, b0, r0 = self._rates[0]
+        dt = now - t0
+        overflows = status.buffer_overflows if status is not None else None
+        if overflows is not None:
+            # The link logs each growth; here it only lights the warning for a while.
+            if self._overflow_seen is not None and overflows > self._overflow_seen:
+                self._overflow_grew_at = now
+            self._overflow_seen = overflows
+        if stats is not None:
+            # CRC errors are logged by the link's status poller; malformed packets are not.
+            if stats.malformed > self._errors_seen[1]:
+                grown = stats.malformed - self._errors_seen[1]
+                self._log(
+                    "warning", f"{grown} malformed packet(s) dropped, {stats.malformed} in all"
+                )
+            self._errors_seen = (stats.crc_errors, stats.malformed)
+        return {
+            "bytes_per_s": (bytes_total - b0) / dt if dt > 0 else 0.0,
+            "records_per_s": (records_total - r0) / dt if dt > 0 else 0.0,
+            "overflow_warning": self._overflow_grew_at is not None
+            and now - self._overflow_grew_at < OVERFLOW_WARN_S,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "connected": self.connected,
+            "device": self.device_info(),
+            "health": self.health(),
+            "elf": self.elf.as_dict() if self.elf else None,
+            "elf_error": self.elf_error,
+            "elf_warnings": list(getattr(self.symbols, "warnings", []) or []),
+            "default_port": self.settings.device_port(),
+            "default_port_label": self.describe_port(self.settings.device_port()),
+            "version": self.version,
+            "file_stem": self.file_stem(),
+            "range": self.time_range(),
+        }
+
+    def time_range(self) -> list[float] | None:
+        with self._profile_lock:
+            self.ingest()
+            if self.profile_records() == 0:
+                return None
+            return [float(self.profile.t0_us), float(self.profile.t1_us)]
+
+    # ------------------------------------------------------------- live updates
+
+    def tick(self, want_icicle: bool) -> str | None:
+        """One update for every tab, as JSON, or None when nothing changed. Runs in a
+        worker thread at ``update_hz``."""
+        self.ingest()
+        now = self.clock()
+        self._rates_cache = self._compute_rates()
+        health = self.health()
+        health_text = json.dumps(health, sort_keys=True)
+        log = self.log_since(self._published_log_seq())
+        changed = self.version != self._published_version
+        message: dict[str, Any] = {"type": "update"}
+        if want_icicle and changed and now >= self._next_icicle_at:
+            started = self.clock()
+            with self._profile_lock:
+                message["icicle"] = views.icicle(self.profile, None, self.settings.icicle_max_nodes)
+                message["range"] = self.time_range()
+                message["version"] = self.version
+                recv = self._oldest_unpublished
+                self._oldest_unpublished = None
+            self._published_version = self.version
+            spent = self.clock() - started
+            # Keep the icicle from eating the server: never more than ~1/3 of a core.
+            self._next_icicle_at = self.clock() + 2 * spent
+            if recv is not None:
+                message["recv_ts"] = recv * 1000.0
+        if (
+            "icicle" not in message
+            and not log
+            and health_text == self._last_health
+            and (now - self._last_health_at < 1.0)
+        ):
+            return None
+        self._last_health = health_text
+        self._last_health_at = now
+        self.seq += 1
+        message["seq"] = self.seq
+        message["health"] = health
+        message["log"] = log
+        if log:
+            self._published_log = log[-1]["seq"]
+        message["device"] = self.device_info()
+        message["connected"] = self.connected
+        message["server_ts"] = self.wall() * 1000.0
+        return json.dumps(message)
+
+    _published_log = 0
+
+    def _published_log_seq(self) -> int:
+        return self._published_log
+
+    def on_client_message(self, text: str) -> None:
+        """Frame-drawn reports from the page: latency from record received to drawn."""
+        try:
+            msg = json.loads(text)
+        except ValueError:
+            return
+        if not isinstance(msg, dict) or msg.get("type") != "drawn":
+            return
+        recv = msg.get("recv_ts")
+        if isinstance(recv, int | float):
+            self.latencies_ms.append(self.wall() * 1000.0 - float(recv))
+        frame = msg.get("frame_ms")
+        if isinstance(frame, int | float):
+            self.frame_ms.append(float(frame))
+
+    def metrics(self) -> dict[str, Any]:
+        def pct(values: collections.deque[float], q: float) -> float | None:
+            if not values:
+                return None
+            return float(np.percentile(np.fromiter(values, float), q))
+
+        return {
+            "updates": self.seq,
+            "latency_samples": len(self.latencies_ms),
+            "latency_p50_ms": pct(self.latencies_ms, 50),
+            "latency_p95_ms": pct(self.latencies_ms, 95),
+            "frame_samples": len(self.frame_ms),
+            "frame_p50_ms": pct(self.frame_ms, 50),
+            "frame_p95_ms": pct(self.frame_ms, 95),
+            "profile_records": self.profile_records(),
+        }

@@ -1,0 +1,350 @@
+"""/api/sessions: stored sessions for the dashboard: list, inspect, rename, annotate,
+delete, import by upload, download, replay through the live path, and diff two sessions
+(or a stored baseline against the live capture)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from ..diff import diff_profiles
+from ..diff.export import render_folded2, render_svg
+from ..errors import UserError
+from ..profile import Profile, load_capture
+from ..store import RECORDING, SessionInfo, SessionStore
+from ..store.model import MAX_NAME, MAX_NOTES
+from ..store.replay import parse_speed, replay_factory
+from ..summary import summarize
+from ..symbols import SymbolTable
+from .uploads import receive_file
+
+router = APIRouter(prefix="/api/sessions")
+
+MAX_CAPTURE_BYTES = 512 * 1024 * 1024
+SessionId = Annotated[int, Path(ge=1, le=2**62)]
+
+
+class EditBody(BaseModel):
+    name: str | None = Field(default=None, max_length=MAX_NAME)
+    notes: str | None = Field(default=None, max_length=MAX_NOTES)
+
+
+class ReplayBody(BaseModel):
+    speed: str = Field(default="1x", max_length=16)
+
+
+def _store(request: Request) -> SessionStore:
+    store = getattr(request.app.state, "store", None)
+    if store is None:
+        raise UserError("the session store is not available")
+    return store
+
+
+def _live(request: Request) -> Any:
+    live = getattr(request.app.state, "live", None)
+    if live is None:
+        raise UserError("no live session in this server")
+    return live
+
+
+def _row(info: SessionInfo) -> dict[str, Any]:
+    d = info.as_dict()
+    stats = info.link_stats or {}
+    d["records"] = stats.get("records")
+    # The capture's own span when known (imports, or a caller that passed it), else the
+    # wall-clock time the recording was open.
+    if info.duration_us is not None:
+        d["length_s"] = info.duration_us / 1e6
+    elif info.started_at is not None and info.stopped_at is not None:
+        d["length_s"] = info.stopped_at - info.started_at
+    else:
+        d["length_s"] = None
+    return d
+
+
+# ---------------------------------------------------------------- profiles for diffs
+
+
+class _ProfileCache:
+    """Decoded profiles of finished sessions (they never change); a few, most recent."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._items: collections.OrderedDict[tuple[Any, ...], Profile] = collections.OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Profile | None:
+        with self._lock:
+            p = self._items.get(key)
+            if p is not None:
+                self._items.move_to_end(key)
+            return p
+
+    def put(self, key: tuple[Any, ...], profile: Profile) -> None:
+        with self._lock:
+            self._items[key] = profile
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+_cache = _ProfileCache()
+
+
+def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None) -> Profile:
+    """The session's profile, named with its own ELF, else the dashboard's current one."""
+    info = store.get(sid)
+    key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
+    if info.status != RECORDING:
+        cached = _cache.get(key)
+        if cached is not None:
+            return cached
+    elf = store.elf_bytes(sid)
+    if elf is not None:
+        symbols = SymbolTable.from_elf_bytes(elf, info.elf_name or f"session {sid}")
+    else:
+        symbols = fallback if fallback is not None else SymbolTable.empty()
+    profile = load_capture(store.raw(sid), symbols).profile
+    if info.status != RECORDING:
+        _cache.put(key, profile)
+    return profile
+
+
+def _side_name(store: SessionStore, which: str) -> str:
+    if which == "live":
+        return "live capture"
+    info = store.get(int(which))
+    return f"session {info.id} ({info.name})"
+
+
+def _parse_side(text: str, allow_live: bool) -> str:
+    text = text.strip().lower()
+    if text == "live" and allow_live:
+        return text
+    if text.isdigit() and 0 < int(text) < 2**62:
+        return str(int(text))
+    raise UserError(
+        f"bad session {text!r}: give a session id" + (" or 'live'" if allow_live else "")
+    )
+
+
+def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]:
+    store = _store(request)
+    live = getattr(request.app.state, "live", None)
+    fallback = getattr(live, "symbols", None)
+    base_profile = _session_profile(store, int(base), fallback)
+    if new == "live":
+        live = _live(request)
+        with live._profile_lock:
+            live.ingest()
+            diff = diff_profiles(base_profile, live.profile)
+    else:
+        diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback))
+    return diff, _side_name(store, base), _side_name(store, new)
+
+
+# ---------------------------------------------------------------- routes (static first)
+
+
+@router.get("")
+async def list_sessions(request: Request) -> dict[str, Any]:
+    store = _store(request)
+    sessions = await asyncio.to_thread(store.list)
+    live = getattr(request.app.state, "live", None)
+    recording = getattr(live, "capture_id", None) if getattr(live, "writer", None) else None
+    return {
+        "sessions": [_row(s) for s in sessions],
+        "recording": recording,
+        "replay": _replay_state(request),
+        "data_dir": str(store.data_dir),
+    }
+
+
+@router.post("/import")
+async def import_capture(
+    request: Request,
+    name: Annotated[str, Query(max_length=MAX_NAME)] = "imported capture",
+    elf: Annotated[str | None, Query(max_length=300)] = None,
+) -> dict[str, Any]:
+    """The raw capture is the request body, streamed to disk under a size cap (the same
+    helper that caps ELF uploads), then stored as a session. ``elf`` is an ELF id from
+    /api/elfs to keep with it."""
+    store = _store(request)
+    settings = getattr(request.app.state, "settings", None)
+    elf_path = elf_name = None
+    if elf:
+        catalog = getattr(request.app.state, "catalog", None)
+        if catalog is None:
+            raise UserError("no ELF catalog in this server")
+        choice = catalog.get(elf)
+        elf_path, elf_name = choice.path, choice.label
+    limit = getattr(settings, "max_capture_bytes", MAX_CAPTURE_BYTES)
+    upload_dir = getattr(settings, "upload_dir", store.data_dir / "uploads")
+    path = await receive_file(request, upload_dir, limit, suffix=".bin")
+    try:
+        info = await asyncio.to_thread(
+            store.import_capture, name, path, elf_path, elf_name=elf_name
+        )
+    finally:
+        path.unlink(missing_ok=True)
+    return {"session": _row(info)}
+
+
+@router.get("/diff")
+async def diff(
+    request: Request,
+    base: Annotated[str, Query(max_length=20)],
+    new: Annotated[str, Query(max_length=20)],
+    max_nodes: Annotated[int, Query(ge=10, le=50_000)] = 5000,
+) -> dict[str, Any]:
+    """Per-function deltas and differential flame data; ``new`` may be 'live'."""
+    b, n = _parse_side(base, False), _parse_side(new, True)
+
+    def work() -> dict[str, Any]:
+        d, base_name, new_name = _compute_diff(request, b, n)
+        return {
+            "base": {"id": int(b), "name": base_name, **d.base_summary},
+            "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
+            "functions": d.table(),
+            "flame": d.flame(max_nodes),
+        }
+
+    return await asyncio.to_thread(work)
+
+
+@router.get("/diff/export")
+async def diff_export(
+    request: Request,
+    base: Annotated[str, Query(max_length=20)],
+    new: Annotated[str, Query(max_length=20)],
+    format: Annotated[str, Query(pattern="^(folded|svg)$")] = "svg",
+) -> Response:
+    b, n = _parse_side(base, False), _parse_side(new, True)
+
+    def work() -> tuple[str, str]:
+        d, base_name, new_name = _compute_diff(request, b, n)
+        if format == "folded":
+            return render_folded2(d.base_folded, d.new_folded), "text/plain; charset=utf-8"
+        subtitle = f"{base_name} -> {new_name}: widths from the newer, red grew, blue shrank"
+        return render_svg(d.base_folded, d.new_folded, subtitle=subtitle), "image/svg+xml"
+
+    body, media = await asyncio.to_thread(work)
+    suffix = "diff.folded" if format == "folded" else "diff.svg"
+    filename = f"mcuprof-{b}-vs-{n}.{suffix}"
+    return Response(
+        content=body.encode("utf-8"),
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.post("/replay/stop")
+async def stop_replay(request: Request) -> dict[str, Any]:
+    live = _live(request)
+    if _replaying.get(id(live)) is not None:
+        await asyncio.to_thread(live.disconnect)
+        _replaying.pop(id(live), None)
+    return {"replay": None}
+
+
+@router.get("/{sid}")
+async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
+    store = _store(request)
+
+    def work() -> dict[str, Any]:
+        out = _row(store.get(sid))
+        out["capture"] = summarize(store.raw(sid))
+        return out
+
+    return {"session": await asyncio.to_thread(work)}
+
+
+@router.patch("/{sid}")
+async def edit_session(request: Request, sid: SessionId, body: EditBody) -> dict[str, Any]:
+    store = _store(request)
+    if body.name is None and body.notes is None:
+        raise UserError("nothing to change: give a name or notes")
+
+    def work() -> SessionInfo:
+        info = store.get(sid)
+        if body.name is not None:
+            info = store.rename(sid, body.name)
+        if body.notes is not None:
+            info = store.set_notes(sid, body.notes)
+        return info
+
+    return {"session": _row(await asyncio.to_thread(work))}
+
+
+@router.delete("/{sid}")
+async def delete_session(request: Request, sid: SessionId) -> dict[str, Any]:
+    store = _store(request)
+    await asyncio.to_thread(store.delete, sid)
+    return {"deleted": sid}
+
+
+@router.get("/{sid}/raw")
+async def download_raw(request: Request, sid: SessionId) -> Response:
+    store = _store(request)
+    data = await asyncio.to_thread(store.raw, sid)
+    return Response(
+        content=data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": f'attachment; filename="mcuprof-session-{sid}.bin"'},
+    )
+
+
+# ---------------------------------------------------------------- replay
+
+_replaying: dict[int, dict[str, Any]] = {}
+
+
+def _replay_state(request: Request) -> dict[str, Any] | None:
+    live = getattr(request.app.state, "live", None)
+    if live is None:
+        return None
+    state = _replaying.get(id(live))
+    if state is None:
+        return None
+    session = getattr(live, "session", None)
+    if session is None or getattr(live, "state", "disconnected") == "disconnected":
+        _replaying.pop(id(live), None)
+        return None
+    return state
+
+
+@router.post("/{sid}/replay")
+async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str, Any]:
+    """Play the session into the live views as if the device were sending it now, paced
+    by its own timestamps (1x, 10x) or as fast as the reader takes it (max)."""
+    try:
+        speed = parse_speed(body.speed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    store = _store(request)
+    live = _live(request)
+    info = await asyncio.to_thread(store.get, sid)
+    data = await asyncio.to_thread(store.raw, sid)
+    if not data:
+        raise UserError(f"session {sid} holds no data to replay")
+    label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
+    factory = replay_factory(data, speed, info.metadata)
+    await asyncio.to_thread(_attach_replay, live, factory, label)
+    state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
+    _replaying[id(live)] = state
+    return {"replay": state}
+
+
+def _attach_replay(live: Any, factory: Any, label: str) -> None:
+    """Hand the replay device to the live session: it connects, starts and shows it like a
+    device, without recording it as a new session."""
+    hook = getattr(live, "replay", None)
+    if not callable(hook):
+        raise UserError("this server's live session cannot replay")
+    hook(factory, label)

@@ -1,0 +1,88 @@
+"""Every knob of the web server in one place, filled by ``mcuprof serve`` or by tests."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..paths import default_elf
+from ..store.location import resolve_data_dir
+
+MAX_ELF_BYTES = 64 * 1024 * 1024
+SIM_PORT = "sim://"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+def default_data_dir() -> Path:
+    # One resolution rule for the CLI, the store and the server.
+    return resolve_data_dir(None)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    http_port: int = 8000
+    port: str | None = None  # device port or URL; None means the simulated device
+    baud: int = 115200
+    elf: Path | None = None  # None means the bundled sample ELF
+    allow_remote: bool = False
+    token: str | None = None  # required on every route when set
+    data_dir: Path = field(default_factory=default_data_dir)
+    max_elf_bytes: int = MAX_ELF_BYTES
+    elf_parse_timeout_s: float = 10.0
+    update_hz: float = 10.0
+    icicle_max_nodes: int = 3000
+    tree_max_nodes: int = 5000
+    autoconnect: bool = True
+    sim_rate: int | None = None  # records/s for the simulator; None keeps its default
+    sim_baud: int | None = 4_000_000  # pace of the simulated link unless sim://?baud= says
+
+    def __post_init__(self) -> None:
+        if not is_loopback(self.host) and not self.allow_remote:
+            raise UserError(
+                f"refusing to serve on non-loopback address {self.host!r}: "
+                "the dashboard controls hardware; add --allow-remote to require a token"
+            )
+        if self.allow_remote and not self.token:
+            self.token = secrets.token_urlsafe(24)
+
+    @property
+    def simulated(self) -> bool:
+        return self.port is None or self.port.startswith(SIM_PORT)
+
+    @property
+    def elf_path(self) -> Path:
+        return self.elf if self.elf is not None else default_elf()
+
+    @property
+    def upload_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    def allowed_hosts(self) -> set[str]:
+        """Host header values accepted: loopback names with our port (DNS rebinding guard)."""
+        names = set(LOOPBACK_NAMES)
+        if self.allow_remote and self.host not in ("0.0.0.0", "::"):
+            names.add(f"[{self.host}]" if ":" in self.host else self.host)
+        return {f"{name}:{self.http_port}" for name in names}
+
+    @property
+    def any_host(self) -> bool:
+        # Bound to every interface in token mode: the token, not the name, is the guard.
+        return self.allow_remote and self.host in ("0.0.0.0", "::")
+
+    def device_port(self) -> str:
+        if self.port is not None:
+            return self.port
+        return SIM_PORT

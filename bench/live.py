@@ -1,0 +1,173 @@
+"""Live dashboard under load: the simulator at 50,000 records/s, one headless Chromium.
+
+Measures
+- update latency: a record received by the server -> the flame graph frame drawn in the
+  page (the server stamps each update with the arrival time of its oldest record; the
+  page reports back after Plotly rendered and the next animation frame ran);
+- server CPU, in cores (user + system time of the `mcuprof serve` process / wall time);
+- browser frame time: render time per update, and the gaps between animation frames.
+
+Run: .venv/bin/python bench/live.py [--rate 50000] [--seconds 20]
+Prints figures; asserts nothing about time. Targets: latency p95 <= 250 ms, server <= 1 core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+# Fill each animation frame's gap into a list the bench reads at the end.
+FRAME_PROBE = """
+window.__gaps = [];
+(function tick(last) {
+  requestAnimationFrame((now) => { if (last) window.__gaps.push(now - last); tick(now); });
+})(0);
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def api(base: str, path: str, body: dict | None = None) -> dict:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(
+        base + path,
+        data=data,
+        headers={"Content-Type": "application/json", "Origin": base.rstrip("/")},
+        method="GET" if body is None else "POST",
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rate", type=int, default=50_000, help="simulated records/s")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measured profiling time")
+    args = ap.parse_args()
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/"
+    data_dir = tempfile.mkdtemp(prefix="mcuprof-bench-")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcuprof",
+            "serve",
+            "--http-port",
+            str(port),
+            "--data-dir",
+            data_dir,
+            "--no-connect",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                api(base, "api/state")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        # The link runs fast enough for the rate (14 bytes a record plus framing).
+        baud = max(4_000_000, args.rate * 14 * 10 * 2)
+        sim = f"sim://?rate={args.rate}&baud={baud}&buffer=65536&packet=256"
+        api(base, "api/connect", {"port": sim, "baud": 115200})
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(base)
+            page.get_by_role("button", name="Start", exact=True).wait_for()
+            page.wait_for_function("() => window.Plotly !== undefined")
+            page.evaluate(FRAME_PROBE)
+            page.get_by_role("button", name="Start", exact=True).click()
+            page.wait_for_function(
+                "() => document.querySelector('#flame-plot .slice') !== null", timeout=10_000
+            )
+            before = api(base, "api/metrics")
+            state0 = api(base, "api/state")
+            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+            page.evaluate("window.__gaps = []")
+            time.sleep(args.seconds)
+            cpu1, t1 = cpu_seconds(server.pid), time.monotonic()
+            gaps = page.evaluate("window.__gaps")
+            after = api(base, "api/metrics")
+            state1 = api(base, "api/state")
+            page.get_by_role("button", name="Stop", exact=True).click()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    wall = t1 - t0
+    got = state1["health"]["profile_records"] - state0["health"]["profile_records"]
+    h = state1["health"]
+    updates = after["updates"] - before["updates"]
+    print(f"live dashboard, simulator at {args.rate:,} records/s, {wall:.1f} s measured")
+    print(
+        f"  records ingested      {got:,} ({got / wall:,.0f}/s), "
+        f"{h['profile_records']:,} in profile"
+    )
+    print(
+        f"  device loss           {h['loss']:,} records ({h['loss_pct']:.2f}%), "
+        f"overflows {h['overflows']}, CRC errors {h['crc_errors']}"
+    )
+    print(f"  updates pushed        {updates} ({updates / wall:.1f}/s)")
+    print(
+        f"  latency recv->drawn   p50 {after['latency_p50_ms']:.0f} ms   "
+        f"p95 {after['latency_p95_ms']:.0f} ms   (target p95 <= 250 ms; "
+        f"{after['latency_samples']} samples)"
+    )
+    print(f"  server CPU            {(cpu1 - cpu0) / wall:.2f} cores (target <= 1)")
+    print(
+        f"  browser render/update p50 {after['frame_p50_ms']:.0f} ms   "
+        f"p95 {after['frame_p95_ms']:.0f} ms"
+    )
+    print(
+        f"  browser frame gaps    p50 {pct(gaps, 50):.1f} ms   p95 {pct(gaps, 95):.1f} ms   "
+        f"max {max(gaps, default=float('nan')):.0f} ms ({len(gaps)} frames)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

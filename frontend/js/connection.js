@@ -1,0 +1,171 @@
+// Connection bar: port picker (serial ports, TCP URL, simulated device), baud, ELF, Connect.
+
+const SIM = "sim://";
+const TCP = "__tcp__";
+
+export function initConnection(ctx) {
+  const form = document.getElementById("connection");
+  const portSelect = document.getElementById("port-select");
+  const tcpField = document.getElementById("tcp-field");
+  const tcpUrl = document.getElementById("tcp-url");
+  const baud = document.getElementById("baud");
+  const elfSelect = document.getElementById("elf-select");
+  const upload = document.getElementById("elf-upload");
+  const connectBtn = document.getElementById("connect");
+  const disconnectBtn = document.getElementById("disconnect");
+  const refreshBtn = document.getElementById("ports-refresh");
+  let busy = false;
+  let portsLoaded = false;
+
+  function option(value, label, title) {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = label;
+    if (title) o.title = title;
+    return o;
+  }
+
+  async function loadPorts() {
+    const previous = portSelect.value;
+    const data = await ctx.run(() => ctx.api.getJSON("/api/ports"));
+    if (!data) return;
+    portSelect.replaceChildren();
+    portSelect.append(option(SIM, "Simulated device"));
+    const serial = document.createElement("optgroup");
+    serial.label = data.ports.length ? "Serial ports" : "Serial ports (none found)";
+    for (const p of data.ports) {
+      const label = p.description && p.description !== "n/a" ? `${p.device} — ${p.description}` : p.device;
+      serial.append(option(p.device, label, p.vid_pid || ""));
+    }
+    portSelect.append(serial);
+    const other = document.createElement("optgroup");
+    other.label = "Network";
+    other.append(option(TCP, "TCP URL…"));
+    portSelect.append(other);
+    const wanted = portsLoaded ? previous : (ctx.state?.device?.port || data.default || SIM);
+    selectPort(wanted);
+    portsLoaded = true;
+  }
+
+  function selectPort(value) {
+    if (!value) value = SIM;
+    if (value.startsWith(SIM)) value = SIM;
+    if (value.startsWith("socket://")) {
+      tcpUrl.value = value;
+      value = TCP;
+    }
+    if (![...portSelect.options].some((o) => o.value === value)) {
+      portSelect.insertBefore(option(value, value), portSelect.options[1] || null);
+    }
+    portSelect.value = value;
+    tcpField.hidden = portSelect.value !== TCP;
+  }
+
+  async function loadElfs() {
+    const data = await ctx.run(() => ctx.api.getJSON("/api/elfs"));
+    if (!data) return;
+    elfSelect.replaceChildren();
+    if (!data.elfs.length) elfSelect.append(option("", "No ELF (addresses in hex)"));
+    const groups = { cli: "Command line", sample: "Sample ELFs", upload: "Uploaded" };
+    for (const kind of Object.keys(groups)) {
+      const items = data.elfs.filter((e) => e.kind === kind);
+      if (!items.length) continue;
+      const g = document.createElement("optgroup");
+      g.label = groups[kind];
+      for (const e of items) g.append(option(e.id, e.label));
+      elfSelect.append(g);
+    }
+    if (data.selected) elfSelect.value = data.selected;
+  }
+
+  function chosenPort() {
+    if (portSelect.value === TCP) return tcpUrl.value.trim();
+    return portSelect.value;
+  }
+
+  portSelect.addEventListener("change", () => {
+    tcpField.hidden = portSelect.value !== TCP;
+    if (!tcpField.hidden) tcpUrl.focus();
+  });
+  refreshBtn.addEventListener("click", loadPorts);
+
+  elfSelect.addEventListener("change", async () => {
+    setBusy(true);
+    const result = await ctx.run(() => ctx.api.postJSON("/api/elfs/select", { id: elfSelect.value }));
+    setBusy(false);
+    if (result) { ctx.emit("state", result.state); ctx.emit("refresh"); }
+    await loadElfs();
+  });
+
+  upload.addEventListener("change", async () => {
+    const file = upload.files && upload.files[0];
+    upload.value = "";
+    if (!file) return;
+    const limit = 64 * 1024 * 1024;
+    if (file.size > limit) {
+      ctx.notify(`${file.name} is too large: ELF uploads are limited to 64 MiB`);
+      return;
+    }
+    setBusy(true);
+    const result = await ctx.run(() => ctx.api.postFile("/api/elfs", file, { name: file.name }));
+    setBusy(false);
+    await loadElfs();
+    if (result) {
+      ctx.emit("state", result.state);
+      ctx.emit("refresh");
+      ctx.notify(`Loaded ${result.elf.label}`, "info");
+    }
+  });
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const port = chosenPort();
+    if (!port) { ctx.notify("Enter a TCP URL such as socket://192.168.1.20:5000"); return; }
+    const rate = parseInt(baud.value, 10);
+    if (!Number.isFinite(rate) || rate < 300) { ctx.notify("Enter a baud rate (e.g. 115200)"); return; }
+    setBusy(true);
+    connectBtn.textContent = "Connecting…";
+    const state = await ctx.run(() => ctx.api.postJSON("/api/connect", { port, baud: rate }));
+    connectBtn.textContent = "Connect";
+    setBusy(false);
+    if (state) { ctx.clearNotice(); ctx.emit("state", state); }
+  });
+
+  disconnectBtn.addEventListener("click", async () => {
+    setBusy(true);
+    const state = await ctx.run(() => ctx.api.postJSON("/api/disconnect"));
+    setBusy(false);
+    if (state) ctx.emit("state", state);
+  });
+
+  function setBusy(value) {
+    busy = value;
+    render(ctx.state);
+  }
+
+  function render(state) {
+    const connected = !!state?.connected;
+    const connecting = state?.health?.state === "connecting";
+    connectBtn.disabled = busy || connected || connecting;
+    disconnectBtn.disabled = busy || !connected;
+    portSelect.disabled = busy || connected;
+    tcpUrl.disabled = busy || connected;
+    baud.disabled = busy || connected;
+    refreshBtn.disabled = busy || connected;
+    elfSelect.disabled = busy;
+    upload.disabled = busy;
+  }
+
+  let lastPort = null;
+  ctx.on("state", (state) => {
+    render(state);
+    if (state?.connected && state.device?.port && state.device.port !== lastPort) {
+      lastPort = state.device.port;
+      selectPort(state.device.port);
+      if (state.device.baud) baud.value = state.device.baud;
+    }
+  });
+  loadPorts();
+  loadElfs();
+  return { loadElfs };
+}

@@ -1,0 +1,66 @@
+// The shared context every view receives: API helpers, live state, the time window,
+// a tiny event bus and the error banner.
+
+import { getJSON, postFile, postJSON } from "./api.js";
+import { fmtTime } from "./format.js";
+
+export function createContext() {
+  const listeners = new Map();
+  const banner = document.getElementById("banner");
+  const bannerText = banner.querySelector(".banner-text");
+  let bannerTimer = null;
+  banner.querySelector(".banner-close").addEventListener("click", () => { banner.hidden = true; });
+
+  const ctx = {
+    api: { getJSON, postJSON, postFile },
+    state: null,
+    window: null,
+    version: 0,
+    view: "flame",
+    get Plotly() { return window.Plotly; },
+    on(event, fn) {
+      if (!listeners.has(event)) listeners.set(event, new Set());
+      listeners.get(event).add(fn);
+      return () => listeners.get(event).delete(fn);
+    },
+    emit(event, data) {
+      for (const fn of listeners.get(event) || []) {
+        try { fn(data); } catch (err) { console.warn(`mcuprof: ${event} handler failed`, err); }
+      }
+    },
+    notify(message, level = "error") {
+      bannerText.textContent = message;
+      banner.className = `banner ${level === "error" ? "" : level}`.trim();
+      banner.hidden = false;
+      clearTimeout(bannerTimer);
+      if (level !== "error") bannerTimer = setTimeout(() => { banner.hidden = true; }, 6000);
+    },
+    clearNotice() { banner.hidden = true; },
+    setWindow(win) {
+      ctx.window = win;
+      const chip = document.getElementById("window-chip");
+      if (win) {
+        chip.querySelector(".chip-text").textContent =
+          `Window ${fmtTime(win[0] - (ctx.state?.range?.[0] ?? 0))} – ${fmtTime(win[1] - (ctx.state?.range?.[0] ?? 0))}`;
+        chip.hidden = false;
+      } else {
+        chip.hidden = true;
+      }
+      ctx.emit("window", win);
+    },
+    windowParams() {
+      return ctx.window ? { t0: ctx.window[0], t1: ctx.window[1] } : {};
+    },
+    // Run a server action; errors land in the banner, never in the console as tracebacks.
+    async run(action) {
+      try {
+        return await action();
+      } catch (err) {
+        ctx.notify(err.message || String(err));
+        return undefined;
+      }
+    },
+  };
+  document.getElementById("window-clear").addEventListener("click", () => ctx.setWindow(null));
+  return ctx;
+}

@@ -1,0 +1,132 @@
+// Device card, the four controls, the health panel and the state dot in the top bar.
+
+import { fmtHz, fmtInt, fmtPct, fmtRate, hex32 } from "./format.js";
+
+const $ = (id) => document.getElementById(id);
+
+export function initDevice(ctx) {
+  const buttons = {
+    start: $("btn-start"),
+    stop: $("btn-stop"),
+    reset: $("btn-reset"),
+    status: $("btn-status"),
+  };
+  let busy = false;
+  let lastOverflows = null;
+
+  async function command(path, after) {
+    busy = true;
+    renderControls(ctx.state);
+    const result = await ctx.run(() => ctx.api.postJSON(path));
+    busy = false;
+    if (result) {
+      const state = result.state || result;
+      ctx.emit("state", state);
+      if (after) after(result);
+    } else {
+      renderControls(ctx.state);
+    }
+  }
+
+  buttons.start.addEventListener("click", () => command("/api/start", () => {
+    ctx.setWindow(null);
+    ctx.emit("capture-start");
+  }));
+  buttons.stop.addEventListener("click", () => command("/api/stop", () => ctx.emit("refresh")));
+  buttons.reset.addEventListener("click", () => command("/api/reset"));
+  buttons.status.addEventListener("click", () => command("/api/status", (r) => {
+    const s = r.status;
+    ctx.notify(`Device status: ${s.is_profiling ? "profiling" : "idle"}, ${fmtInt(s.records_captured)} records captured, buffer ${s.buffer_usage_percent}%`, "info");
+  }));
+
+  function renderControls(state) {
+    const connected = !!state?.connected;
+    const profiling = state?.health?.state === "profiling";
+    buttons.start.disabled = busy || !connected || profiling;
+    buttons.stop.disabled = busy || !connected || !profiling;
+    buttons.reset.disabled = busy || !connected;
+    buttons.status.disabled = busy || !connected;
+  }
+
+  function renderDevice(state) {
+    const d = state?.device || {};
+    const connected = !!state?.connected;
+    const kind = $("device-kind");
+    kind.hidden = !connected || !(d.simulated || d.replay);
+    kind.textContent = d.replay ? "Replay" : "Simulated device";
+    // Keep the last device's figures readable, but plainly not live.
+    $("device-card").classList.toggle("stale", !connected);
+    $("fw-version").textContent = d.fw_version || "—";
+    $("fw-version").title = d.label || "";
+    $("mcu-clock").textContent = fmtHz(d.mcu_clock_hz);
+    $("timer-freq").textContent = fmtHz(d.timer_freq);
+    $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
+    const badge = $("build-badge");
+    const check = d.build_check || { state: "unknown", message: "" };
+    if (!connected) {
+      badge.className = "badge neutral";
+      badge.textContent = state?.elf ? `ELF ${state.elf.label} — connect to check the build ID` : "No device";
+    } else {
+      badge.className = `badge ${check.state}`;
+      badge.textContent = check.message;
+    }
+    const note = $("elf-note");
+    const notes = [];
+    if (state?.elf_error) notes.push(state.elf_error);
+    for (const w of state?.elf_warnings || []) notes.push(w);
+    note.hidden = notes.length === 0;
+    note.textContent = notes.join(" · ");
+  }
+
+  function renderHealth(state) {
+    const h = state?.health || {};
+    const conn = $("conn-state");
+    const label = h.state || "disconnected";
+    conn.className = `conn-state ${label}`;
+    const d = state?.device || {};
+    conn.querySelector(".text").textContent =
+      label === "disconnected" ? "Disconnected"
+        : `${label[0].toUpperCase()}${label.slice(1)} · ${d.label || d.port || ""}`;
+    const pill = $("h-state");
+    pill.textContent = label;
+    pill.className = `pill ${label}`;
+    const usage = h.buffer_usage;
+    $("h-buffer").textContent = usage == null ? "—" : `${usage}%`;
+    const bar = $("h-buffer-bar");
+    bar.style.width = `${Math.max(0, Math.min(100, usage || 0))}%`;
+    bar.className = usage >= 90 ? "full" : usage >= 70 ? "high" : "";
+    const ov = $("h-overflows");
+    ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
+    ov.className = `mono ${h.overflow_warning ? "bad" : ""}`;
+    $("h-captured").textContent = fmtInt(h.captured);
+    $("h-received").textContent = fmtInt(h.received);
+    const loss = $("h-loss");
+    loss.textContent = h.captured ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
+    loss.className = `mono ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
+    $("h-bytes").textContent = fmtRate(h.bytes_per_s, "B");
+    $("h-records").textContent = fmtRate(h.records_per_s, "rec");
+    const crc = $("h-crc");
+    crc.textContent = fmtInt(h.crc_errors || 0);
+    crc.className = `mono ${h.crc_errors ? "warn" : ""}`;
+    const mal = $("h-malformed");
+    mal.textContent = fmtInt(h.malformed || 0);
+    mal.className = `mono ${h.malformed ? "warn" : ""}`;
+    const warn = $("h-warning");
+    const warnings = [];
+    if (h.overflow_warning) warnings.push("Device buffer is overflowing: records are being lost. Raise the baud rate or instrument fewer functions.");
+    if (h.reason && label === "disconnected") warnings.push(h.reason);
+    warn.hidden = warnings.length === 0;
+    warn.textContent = warnings.join(" ");
+    lastOverflows = h.overflows;
+    const info = $("capture-info");
+    info.textContent = h.profile_records ? `${fmtInt(h.profile_records)} records` : "";
+  }
+
+  ctx.on("state", (state) => {
+    ctx.state = state;
+    renderDevice(state);
+    renderControls(state);
+    renderHealth(state);
+  });
+  return { lastOverflows: () => lastOverflows };
+}

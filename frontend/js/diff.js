@@ -1,0 +1,329 @@
+// Compare tab: a stored baseline against another session or the live capture.
+// Differential flame graph (widths from the newer capture; red grew, blue shrank, by self-time
+// share) and a per-function table of deltas: calls, self and total, absolute and %.
+
+import { fmtInt, fmtTime, throttle } from "./format.js";
+import { el } from "./sessions.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const ROW = 18;
+const STYLE = `
+.cmp { display: flex; flex-direction: column; flex: 1; min-height: 0; }
+.cmp .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
+  border-bottom: 1px solid var(--line); }
+.cmp-summary { padding: 6px 10px; color: var(--muted); font-size: 12.5px; }
+.cmp-flame { position: relative; overflow-x: hidden; overflow-y: auto; max-height: 46%; min-height: 80px;
+  border-bottom: 1px solid var(--line); }
+.cmp-flame svg { display: block; width: 100%; }
+.cmp-flame text { font: 11px var(--mono); fill: #111; pointer-events: none; }
+.cmp-flame rect { stroke: rgba(0,0,0,.35); stroke-width: .5; cursor: pointer; }
+.cmp-flame g:hover rect { stroke: #fff; stroke-width: 1; }
+.cmp-tip { position: fixed; z-index: 50; background: #0b0d10; border: 1px solid var(--line-2); border-radius: 6px;
+  padding: 6px 8px; font: 12px var(--mono); white-space: pre; pointer-events: none; color: var(--text); }
+.cmp-table { flex: 1; min-height: 0; overflow: auto; }
+.cmp td.up { color: #ff8a84; }
+.cmp td.down { color: #7fb4ff; }
+.cmp .legend-up { color: #ff8a84; } .cmp .legend-down { color: #7fb4ff; }
+.cmp .empty-list { padding: 30px; color: var(--muted); text-align: center; }
+`;
+
+function injectStyle(id, css) {
+  if (document.getElementById(id)) return;
+  const style = document.createElement("style");
+  style.id = id;
+  style.textContent = css;
+  document.head.appendChild(style);
+}
+
+// Same scale as the server's SVG (mcuprof.diff.flame.colour): full red/blue at the largest change.
+export function diffColour(delta, scale) {
+  if (!(scale > 0) || delta === 0) return "rgb(235,235,235)";
+  const strength = Math.min(1, Math.abs(delta) / scale);
+  const fade = Math.round(225 * (1 - strength));
+  return delta > 0 ? `rgb(255,${fade},${fade})` : `rgb(${fade},${fade},255)`;
+}
+
+function pct(v) {
+  if (v === null || v === undefined) return "—";
+  return `${v > 0 ? "+" : ""}${v.toFixed(Math.abs(v) >= 100 ? 0 : 1)}%`;
+}
+
+function num(v, unit = "") {
+  if (v === null || v === undefined) return "—";
+  if (unit === "us") return fmtTime(v);
+  if (unit === "%") return `${v.toFixed(2)}%`;
+  return fmtInt(v);
+}
+
+const COLUMNS = [
+  // key, header, getter, unit, is-change
+  ["key", "Function", (f) => f.key, "text"],
+  ["status", "", (f) => (f.status === "both" ? "" : f.status), "text"],
+  ["calls_base", "Calls base", (f) => f.calls.base, ""],
+  ["calls_new", "Calls new", (f) => f.calls.new, ""],
+  ["calls_pct", "Calls Δ", (f) => f.calls.pct, "pct"],
+  ["self_mean_base", "Self/call base", (f) => f.self_mean.base, "us"],
+  ["self_mean_new", "Self/call new", (f) => f.self_mean.new, "us"],
+  ["self_mean_pct", "Self/call Δ", (f) => f.self_mean.pct, "pct"],
+  ["total_mean_base", "Total/call base", (f) => f.total_mean.base, "us"],
+  ["total_mean_new", "Total/call new", (f) => f.total_mean.new, "us"],
+  ["total_mean_pct", "Total/call Δ", (f) => f.total_mean.pct, "pct"],
+  ["self_delta", "Self Δ", (f) => f.self.delta, "us"],
+  ["self_share_base", "Self share base", (f) => f.self_share.base, "%"],
+  ["self_share_new", "Self share new", (f) => f.self_share.new, "%"],
+  ["self_share_delta", "Share Δ (pts)", (f) => f.self_share.delta, "pts"],
+];
+
+export async function mount(container, ctx) {
+  injectStyle("mcuprof-diff-style", STYLE);
+  let sessions = [];
+  let data = null;
+  let zoom = null; // the node the flame graph is zoomed on
+  let sortKey = "self_mean_pct";
+  let sortDesc = true;
+  let liveAuto = true;
+
+  const baseSel = el("select", { id: "cmp-base", "aria-label": "Baseline session" });
+  const newSel = el("select", { id: "cmp-new", "aria-label": "Session to compare" });
+  const filter = el("input", { type: "search", id: "cmp-filter", placeholder: "Filter functions (regex)", "aria-label": "Filter functions" });
+  const runBtn = el("button", { type: "button", class: "btn small primary", id: "cmp-run", onclick: () => run() }, "Compare");
+  const folded = el("a", { class: "btn small secondary", id: "cmp-export-folded", download: "" }, "Two-column folded");
+  const svgLink = el("a", { class: "btn small secondary", id: "cmp-export-svg", download: "" }, "Diff SVG");
+  const auto = el("input", { type: "checkbox", id: "cmp-auto", checked: true,
+    onchange: () => { liveAuto = auto.checked; } });
+  const summary = el("div", { class: "cmp-summary", id: "cmp-summary" },
+    "Pick a baseline and a session (or the live capture), then Compare.");
+  const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" });
+  const tableBox = el("div", { class: "cmp-table table-wrap", id: "cmp-table" });
+  const tip = el("div", { class: "cmp-tip", hidden: true });
+  const root = el("div", { class: "cmp" },
+    el("div", { class: "toolbar" },
+      el("label", { class: "muted" }, "Base ", baseSel),
+      el("label", { class: "muted" }, "New ", newSel),
+      runBtn,
+      el("label", { class: "muted", title: "Recompute while the live capture grows" }, auto, " follow live"),
+      el("span", { class: "spacer" }),
+      filter, folded, svgLink),
+    summary,
+    el("div", { class: "cmp-summary" }, "Widths: the newer capture. Colour: change of self-time share — ",
+      el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
+      ". Click a frame to zoom, click the root to reset."),
+    flameBox, tableBox, tip);
+  container.replaceChildren(root);
+  document.body.appendChild(tip);
+
+  function fillSelects(preferBase) {
+    const keepBase = preferBase ?? baseSel.value;
+    const keepNew = newSel.value;
+    const opts = () => sessions.map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.name}`));
+    baseSel.replaceChildren(...opts());
+    newSel.replaceChildren(el("option", { value: "live" }, "Live capture"), ...opts());
+    if (keepBase && sessions.some((s) => String(s.id) === String(keepBase))) baseSel.value = String(keepBase);
+    else if (sessions.length > 1) baseSel.value = String(sessions[1].id);
+    if (keepNew) newSel.value = keepNew;
+    else if (sessions.length > 1) newSel.value = String(sessions[0].id);
+    runBtn.disabled = !sessions.length;
+  }
+
+  async function loadSessions(preferBase) {
+    const out = await ctx.api.getJSON("/api/sessions");
+    sessions = out.sessions.filter((s) => s.raw_bytes > 0 || s.status === "recording");
+    fillSelects(preferBase);
+  }
+
+  function exportHref(format) {
+    const q = new URLSearchParams({ base: baseSel.value, new: newSel.value, format });
+    return `/api/sessions/diff/export?${q}`;
+  }
+
+  let requestSeq = 0;
+  async function run(quiet = false) {
+    if (!baseSel.value || !newSel.value) return;
+    const seq = ++requestSeq;
+    const action = async () => {
+      const out = await ctx.api.getJSON("/api/sessions/diff", { base: baseSel.value, new: newSel.value, max_nodes: 3000 });
+      if (seq !== requestSeq) return; // a newer choice was made while this one computed
+      data = out;
+      zoom = null;
+      folded.href = exportHref("folded");
+      svgLink.href = exportHref("svg");
+      render();
+    };
+    if (quiet) {
+      try { await action(); } catch { /* the live view will try again on the next change */ }
+    } else {
+      await ctx.run(action);
+    }
+  }
+
+  function render() {
+    if (!data) return;
+    const b = data.base;
+    const n = data.new;
+    summary.textContent = `${b.name}: ${fmtInt(b.records)} records, ${fmtTime(b.duration_us)}  →  ` +
+      `${n.name}: ${fmtInt(n.records)} records, ${fmtTime(n.duration_us)}`;
+    renderFlame();
+    renderTable();
+  }
+
+  // ---------------------------------------------------------------- flame graph
+
+  function depthOf(node) {
+    let best = 0;
+    const stack = [[node, 0]];
+    while (stack.length) {
+      const [x, d] = stack.pop();
+      if (d > best) best = d;
+      for (const c of x.children) stack.push([c, d + 1]);
+    }
+    return best;
+  }
+
+  function renderFlame() {
+    const flame = data.flame;
+    const tree = flame.tree;
+    if (!tree.value) {
+      flameBox.replaceChildren(el("div", { class: "empty-list" }, "The newer capture has no samples."));
+      return;
+    }
+    const focus = zoom || tree;
+    const width = flameBox.clientWidth || 1000;
+    // Path from the root to the focus: shown full width, as in a zoomed flame graph.
+    const path = [];
+    (function find(x, trail) {
+      if (x === focus) { path.push(...trail, x); return true; }
+      return x.children.some((c) => find(c, [...trail, x]));
+    })(tree, []);
+    const levels = path.length - 1 + depthOf(focus) + 1;
+    const height = levels * ROW + 2;
+    const svg = document.createElementNS(SVG_NS, "svg");
+    svg.setAttribute("height", String(height));
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.setAttribute("id", "cmp-flame-svg");
+    const scale = flame.max_abs_delta;
+    const perUnit = width / focus.value;
+    const frames = [];
+    path.slice(0, -1).forEach((node, i) => frames.push([node, 0, width, i]));
+    const stack = [[focus, 0, path.length - 1]];
+    while (stack.length) {
+      const [node, x, depth] = stack.pop();
+      const w = node.value * perUnit;
+      if (w < 0.5) continue;
+      frames.push([node, x, w, depth]);
+      let cx = x;
+      for (const c of node.children) {
+        stack.push([c, cx, depth + 1]);
+        cx += c.value * perUnit;
+      }
+    }
+    for (const [node, x, w, depth] of frames) {
+      const y = height - (depth + 1) * ROW;
+      const g = document.createElementNS(SVG_NS, "g");
+      const rect = document.createElementNS(SVG_NS, "rect");
+      rect.setAttribute("x", x.toFixed(2));
+      rect.setAttribute("y", String(y));
+      rect.setAttribute("width", Math.max(0.5, w - 0.5).toFixed(2));
+      rect.setAttribute("height", String(ROW - 1));
+      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(node.delta, scale));
+      g.appendChild(rect);
+      const fits = Math.floor((w - 6) / 6.6);
+      if (fits >= 3) {
+        const t = document.createElementNS(SVG_NS, "text");
+        t.setAttribute("x", (x + 3).toFixed(2));
+        t.setAttribute("y", String(y + ROW - 5));
+        t.textContent = node.name.length <= fits ? node.name : node.name.slice(0, fits - 1) + "…";
+        g.appendChild(t);
+      }
+      g.dataset.name = node.name;
+      g.addEventListener("mousemove", (ev) => showTip(ev, node, tree));
+      g.addEventListener("mouseleave", () => { tip.hidden = true; });
+      g.addEventListener("click", () => { zoom = node === tree || node === zoom ? null : node; renderFlame(); });
+      svg.appendChild(g);
+    }
+    flameBox.replaceChildren(svg);
+  }
+
+  function showTip(ev, node, tree) {
+    const share = (v, total) => (total ? `${((100 * v) / total).toFixed(2)}%` : "—");
+    tip.textContent = [
+      node.name,
+      `new:  total ${fmtTime(node.value)} (${share(node.value, tree.value)}), self ${fmtTime(node.self)} (${share(node.self, tree.value)})`,
+      `base: total ${fmtTime(node.base)} (${share(node.base, tree.base)}), self ${fmtTime(node.base_self)} (${share(node.base_self, tree.base)})`,
+      `self share change: ${node.delta >= 0 ? "+" : ""}${(node.delta * 100).toFixed(2)} points`,
+    ].join("\n");
+    tip.hidden = false;
+    const x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${ev.clientY + 14}px`;
+  }
+
+  // ---------------------------------------------------------------- table
+
+  function renderTable() {
+    let rows = data.functions;
+    const q = filter.value.trim();
+    if (q) {
+      let re = null;
+      try { re = new RegExp(q, "i"); } catch { re = null; }
+      rows = rows.filter((f) => (re ? re.test(f.key) : f.key.toLowerCase().includes(q.toLowerCase())));
+    }
+    const col = COLUMNS.find((c) => c[0] === sortKey) || COLUMNS[7];
+    const get = col[2];
+    rows = [...rows].sort((a, b) => {
+      const va = get(a);
+      const vb = get(b);
+      if (va === vb) return a.key < b.key ? -1 : 1;
+      if (va === null || va === undefined) return 1;
+      if (vb === null || vb === undefined) return -1;
+      const cmp = typeof va === "string" ? va.localeCompare(vb) : va - vb;
+      return sortDesc ? -cmp : cmp;
+    });
+    if (!rows.length) {
+      tableBox.replaceChildren(el("div", { class: "empty-list" }, "No function matches."));
+      return;
+    }
+    const head = el("tr", {}, COLUMNS.map(([key, label, , unit]) => el("th", {
+      "data-key": key, class: [unit === "text" ? "text" : "", key === sortKey ? (sortDesc ? "sorted-desc" : "sorted-asc") : ""].join(" ").trim(),
+      onclick: () => {
+        if (sortKey === key) sortDesc = !sortDesc;
+        else { sortKey = key; sortDesc = unit !== "text"; }
+        renderTable();
+      },
+    }, label)));
+    const body = rows.slice(0, 2000).map((f) => el("tr", { "data-key": f.key },
+      COLUMNS.map(([key, , getter, unit]) => {
+        const v = getter(f);
+        if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, v || "");
+        let text;
+        if (unit === "pct") text = pct(v);
+        else if (unit === "pts") text = v === null || v === undefined ? "—" : `${v > 0 ? "+" : ""}${v.toFixed(2)}`;
+        else text = num(v, unit);
+        const cls = (unit === "pct" || unit === "pts" || key === "self_delta") && v ? (v > 0 ? "up" : "down") : "";
+        return el("td", { class: cls }, text);
+      })));
+    tableBox.replaceChildren(el("table", { class: "grid", id: "cmp-functions" }, el("thead", {}, head), el("tbody", {}, body)));
+  }
+
+  filter.addEventListener("input", () => { if (data) renderTable(); });
+  baseSel.addEventListener("change", () => run());
+  newSel.addEventListener("change", () => run());
+  window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") renderFlame(); }, 200));
+
+  // Follow the live capture: recompute as it grows, at most every 2 s, only when visible.
+  const followLive = throttle(() => {
+    if (liveAuto && ctx.view === "compare" && newSel.value === "live" && data) run(true);
+  }, 2000);
+  ctx.on("version", followLive);
+  ctx.on("view", (name) => { if (name === "compare") ctx.run(() => loadSessions()); });
+  ctx.on("compare-base", (id) => ctx.run(async () => {
+    await loadSessions(id);
+    baseSel.value = String(id);
+    if (newSel.value === String(id)) newSel.value = "live";
+    await run();
+  }));
+  await ctx.run(() => loadSessions(ctx.compareBase));
+  if (ctx.compareBase !== undefined && sessions.some((s) => s.id === ctx.compareBase)) {
+    if (newSel.value === String(ctx.compareBase)) newSel.value = "live";
+    await run();
+  }
+}

@@ -1,0 +1,62 @@
+// Export menu: server-side formats are fetched (so errors show in the page), PNG is
+// rendered by Plotly in the browser. File names carry the firmware version and time.
+
+function filenameFrom(response, fallback) {
+  const cd = response.headers.get("content-disposition") || "";
+  const m = /filename="([^"]+)"/.exec(cd);
+  return m ? m[1] : fallback;
+}
+
+function save(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+export function initExport(ctx, flame) {
+  const wrap = document.getElementById("export-menu");
+  const button = document.getElementById("export-button");
+  const list = wrap.querySelector(".menu-list");
+
+  function setOpen(open) {
+    list.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+  }
+  button.addEventListener("click", (ev) => { ev.stopPropagation(); setOpen(list.hidden); });
+  document.addEventListener("click", (ev) => { if (!wrap.contains(ev.target)) setOpen(false); });
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") setOpen(false); });
+
+  async function download(fmt) {
+    if (fmt === "png") {
+      const stem = ctx.state?.file_stem || "mcuprof";
+      await flame.png(`${stem}.png`);
+      return;
+    }
+    const url = new URL(`/api/export/${fmt}`, location.origin);
+    if (fmt !== "raw") for (const [k, v] of Object.entries(ctx.windowParams())) url.searchParams.set(k, v);
+    let response;
+    try {
+      response = await fetch(url);
+    } catch {
+      throw new Error("export failed: the mcuprof server is not reachable");
+    }
+    if (!response.ok) {
+      let message = `export failed (${response.status})`;
+      try { message = (await response.json()).error || message; } catch { /* not JSON */ }
+      throw new Error(message);
+    }
+    save(await response.blob(), filenameFrom(response, `mcuprof.${fmt}`));
+  }
+
+  for (const item of list.querySelectorAll("[data-export]")) {
+    item.addEventListener("click", async () => {
+      setOpen(false);
+      await ctx.run(() => download(item.dataset.export));
+    });
+  }
+}

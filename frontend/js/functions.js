@@ -1,0 +1,74 @@
+// Functions: a sortable table of per-function statistics.
+
+import { esc, fmtInt, fmtPct, fmtTime, throttle } from "./format.js";
+
+const TEXT_KEYS = new Set(["label", "where"]);
+
+export function initFunctions(ctx) {
+  const table = document.getElementById("functions-table");
+  const body = table.querySelector("tbody");
+  const empty = document.getElementById("functions-empty");
+  const filter = document.getElementById("functions-filter");
+  const info = document.getElementById("functions-info");
+  let rows = [];
+  let sortKey = "self_us";
+  let desc = true;
+  let stale = true;
+
+  function render() {
+    const q = filter.value.trim().toLowerCase();
+    const shown = rows.filter((r) => !q || r.label.toLowerCase().includes(q) || (r.where || "").toLowerCase().includes(q));
+    shown.sort((a, b) => {
+      const x = a[sortKey];
+      const y = b[sortKey];
+      const c = TEXT_KEYS.has(sortKey) ? String(x || "").localeCompare(String(y || "")) : (x ?? -1) - (y ?? -1);
+      return desc ? -c : c;
+    });
+    for (const th of table.querySelectorAll("th[data-key]")) {
+      th.classList.toggle("sorted-desc", th.dataset.key === sortKey && desc);
+      th.classList.toggle("sorted-asc", th.dataset.key === sortKey && !desc);
+      th.setAttribute("aria-sort", th.dataset.key === sortKey ? (desc ? "descending" : "ascending") : "none");
+    }
+    const maxPct = Math.max(1e-9, ...rows.map((r) => r.pct));
+    const html = [];
+    for (const r of shown) {
+      html.push(
+        `<tr><td class="name" title="${esc(r.name)}">${esc(r.label)}</td>` +
+        `<td class="where" title="${esc(r.where)}">${esc(r.where)}</td>` +
+        `<td>${fmtInt(r.calls)}</td><td>${fmtTime(r.total_us)}</td><td>${fmtTime(r.self_us)}</td>` +
+        `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.max_us)}</td>` +
+        `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, (100 * r.pct) / maxPct).toFixed(1)}%"></div>` +
+        `<span>${fmtPct(r.pct)}</span></td></tr>`,
+      );
+    }
+    body.innerHTML = html.join("");
+    empty.hidden = rows.length > 0;
+    info.textContent = rows.length ? `${shown.length} of ${rows.length} functions` : "";
+  }
+
+  async function load() {
+    stale = false;
+    const d = await ctx.run(() => ctx.api.getJSON("/api/functions", ctx.windowParams()));
+    if (!d) return;
+    rows = d.functions.map((f) => ({ ...f, where: f.file ? (f.line ? `${f.file}:${f.line}` : f.file) : "" }));
+    render();
+  }
+
+  for (const th of table.querySelectorAll("th[data-key]")) {
+    th.tabIndex = 0;
+    const sort = () => {
+      const key = th.dataset.key;
+      if (key === sortKey) desc = !desc;
+      else { sortKey = key; desc = !TEXT_KEYS.has(key); }
+      render();
+    };
+    th.addEventListener("click", sort);
+    th.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sort(); } });
+  }
+  filter.addEventListener("input", render);
+  const follow = throttle(() => { if (ctx.view === "functions") load(); }, 1000);
+  ctx.on("version", () => { stale = true; follow(); });
+  ctx.on("window", () => { stale = true; if (ctx.view === "functions") load(); });
+  ctx.on("refresh", () => { stale = true; if (ctx.view === "functions") load(); });
+  return { show() { if (stale) load(); } };
+}

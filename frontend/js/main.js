@@ -1,0 +1,106 @@
+// Wiring: context, views, tabs and the live WebSocket.
+
+import { initCallTree } from "./calltree.js";
+import { initConnection } from "./connection.js";
+import { createContext } from "./context.js";
+import { initDevice } from "./device.js";
+import { initExport } from "./exporter.js";
+import { initFlame } from "./flame.js";
+import { initFunctions } from "./functions.js";
+import { connectLive } from "./live.js";
+import { initLog } from "./log.js";
+import { initTimeline } from "./timeline.js";
+
+const ctx = createContext();
+window.mcuprof = ctx; // handy from the devtools console, and for the tests
+
+function mountModule(file, containerId) {
+  let mounted = false;
+  return {
+    async show() {
+      if (mounted) return;
+      mounted = true;
+      const container = document.getElementById(containerId);
+      try {
+        const mod = await import(file);
+        await mod.mount(container, ctx);
+      } catch (err) {
+        container.innerHTML = `<div class="empty">This view is not available: ${String(err.message || err)
+          .replace(/[<>&]/g, "")}</div>`;
+      }
+    },
+  };
+}
+
+function start() {
+  initDevice(ctx);
+  initConnection(ctx);
+  const live = connectLive(ctx, { onMessage });
+  const flame = initFlame(ctx, live);
+  const views = {
+    flame,
+    timeline: initTimeline(ctx),
+    functions: initFunctions(ctx),
+    tree: initCallTree(ctx),
+    log: initLog(ctx),
+    sessions: mountModule("./sessions.js", "sessions-mount"),
+    compare: mountModule("./diff.js", "compare-mount"),
+  };
+  initExport(ctx, flame);
+
+  const tabs = [...document.querySelectorAll("[role=tab]")];
+  function select(name, focus = false) {
+    if (!views[name]) name = "flame";
+    ctx.view = name;
+    for (const tab of tabs) {
+      const on = tab.dataset.view === name;
+      tab.setAttribute("aria-selected", String(on));
+      tab.tabIndex = on ? 0 : -1;
+      document.getElementById(tab.getAttribute("aria-controls")).hidden = !on;
+      if (on && focus) tab.focus();
+    }
+    if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+    views[name].show();
+    ctx.emit("view", name);
+  }
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => select(tab.dataset.view));
+    tab.addEventListener("keydown", (ev) => {
+      const step = ev.key === "ArrowRight" ? 1 : ev.key === "ArrowLeft" ? -1 : 0;
+      if (step) select(tabs[(i + step + tabs.length) % tabs.length].dataset.view, true);
+    });
+  });
+  select(location.hash.slice(1) || "flame");
+
+  let version = -1;
+  function onMessage(msg) {
+    if (msg.type === "hello") {
+      ctx.emit("state", msg.state);
+      ctx.emit("log", msg.log);
+      ctx.emit("icicle", { icicle: msg.icicle, meta: null });
+      version = msg.state.version;
+      ctx.version = version;
+      ctx.emit("version", version);
+      return;
+    }
+    if (msg.type !== "update") return;
+    const state = { ...(ctx.state || {}), health: msg.health, device: msg.device, connected: msg.connected };
+    if (msg.range !== undefined) state.range = msg.range;
+    if (msg.version !== undefined) state.version = msg.version;
+    ctx.emit("state", state);
+    if (msg.log && msg.log.length) ctx.emit("log", msg.log);
+    if (msg.icicle) ctx.emit("icicle", { icicle: msg.icicle, meta: { seq: msg.seq, recv_ts: msg.recv_ts } });
+    if (msg.version !== undefined && msg.version !== version) {
+      version = msg.version;
+      ctx.version = version;
+      ctx.emit("version", version);
+    }
+  }
+
+  // Fresh file-name stem and ELF list after actions that change them.
+  ctx.on("refresh", () => ctx.run(async () => ctx.emit("state", await ctx.api.getJSON("/api/state"))));
+  ctx.on("capture-start", () => ctx.emit("refresh"));
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

@@ -1,0 +1,287 @@
+// Sessions tab: stored captures. List, open (replay at max speed), replay at 1x/10x/max,
+// rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
+
+import { fmtInt, fmtTime } from "./format.js";
+
+const STYLE = `
+.sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
+.sess .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
+  border-bottom: 1px solid var(--line); }
+.sess .replay-note { color: #d3e6ff; }
+.sess-body { display: flex; flex: 1; min-height: 0; }
+.sess-list { flex: 1; overflow: auto; min-width: 0; }
+.sess-detail { width: 330px; border-left: 1px solid var(--line); padding: 10px 12px; overflow: auto;
+  display: flex; flex-direction: column; gap: 8px; }
+.sess-detail textarea { width: 100%; min-height: 110px; resize: vertical; background: var(--bg);
+  color: var(--text); border: 1px solid var(--line-2); border-radius: var(--radius); padding: 6px; font: inherit; }
+.sess-detail input[type=text] { width: 100%; }
+.sess-actions { display: flex; flex-wrap: wrap; gap: 6px; }
+.sess tr.selected { background: rgba(76,154,255,.14); }
+.sess tr { cursor: pointer; }
+.st { padding: 0 6px; border-radius: 4px; font-size: 11px; }
+.st.recording { color: #ffd0cd; background: var(--red-bg); }
+.st.interrupted { color: #ffe6b8; background: var(--amber-bg); }
+.st.complete { color: #b6f0c0; background: var(--green-bg); }
+.sess .empty-list { padding: 30px; color: var(--muted); text-align: center; }
+`;
+
+function injectStyle(id, css) {
+  if (document.getElementById(id)) return;
+  const style = document.createElement("style");
+  style.id = id;
+  style.textContent = css;
+  document.head.appendChild(style);
+}
+
+// Build DOM without innerHTML: session names and notes are user text.
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+// PATCH/DELETE with the same error contract as api.js: the server's one line, or a plain one.
+export async function send(method, path, body) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new Error("the mcuprof server is not reachable");
+  }
+  const type = response.headers.get("content-type") || "";
+  const data = type.includes("application/json") ? await response.json() : await response.text();
+  if (!response.ok) {
+    throw new Error(data && data.error ? data.error : `${response.status} ${response.statusText}`);
+  }
+  return data;
+}
+
+function fmtBytes(n) {
+  if (n === null || n === undefined) return "—";
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
+  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
+  return `${n} B`;
+}
+
+function fmtWhen(t) {
+  if (!t) return "—";
+  const d = new Date(t * 1000);
+  const pad = (x) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+export async function mount(container, ctx) {
+  injectStyle("mcuprof-sessions-style", STYLE);
+  let sessions = [];
+  let selected = null;
+  let replay = null;
+  let speed = "1x";
+
+  const speedSeg = el("span", { class: "seg", role: "group", "aria-label": "Replay speed" });
+  for (const s of ["1x", "10x", "max"]) {
+    speedSeg.append(el("button", {
+      type: "button", "data-speed": s, class: s === speed ? "on" : "",
+      onclick: () => {
+        speed = s;
+        for (const b of speedSeg.children) b.classList.toggle("on", b.dataset.speed === s);
+      },
+    }, s === "max" ? "max" : `${s.slice(0, -1)}×`));
+  }
+  const elfSelect = el("select", { id: "sess-import-elf", "aria-label": "ELF for the imported capture" },
+    el("option", { value: "" }, "no ELF"));
+  const fileInput = el("input", { type: "file", id: "sess-import-file", "aria-label": "Import a raw capture" });
+  const replayNote = el("span", { class: "replay-note", id: "sess-replay-state" });
+  const stopBtn = el("button", { type: "button", class: "btn small secondary", id: "sess-replay-stop", hidden: true,
+    onclick: () => ctx.run(async () => { await ctx.api.postJSON("/api/sessions/replay/stop"); await refresh(); }) },
+  "Stop replay");
+  const toolbar = el("div", { class: "toolbar" },
+    el("label", { class: "btn small secondary file-btn" }, "Import capture…", fileInput),
+    el("label", { class: "muted" }, "with ", elfSelect),
+    el("span", { class: "spacer" }),
+    el("span", { class: "muted" }, "Replay speed"), speedSeg,
+    stopBtn, replayNote,
+    el("button", { type: "button", class: "btn small secondary", id: "sess-refresh", onclick: () => refresh() }, "Refresh"),
+  );
+  const listBox = el("div", { class: "sess-list table-wrap" });
+  const detail = el("aside", { class: "sess-detail", id: "sess-detail" },
+    el("div", { class: "muted" }, "Select a session to see its details."));
+  const root = el("div", { class: "sess" }, toolbar, el("div", { class: "sess-body" }, listBox, detail));
+  container.replaceChildren(root);
+
+  fileInput.addEventListener("change", () => ctx.run(async () => {
+    const file = fileInput.files && fileInput.files[0];
+    fileInput.value = "";
+    if (!file) return;
+    const params = { name: file.name.slice(0, 200) };
+    if (elfSelect.value) params.elf = elfSelect.value;
+    const out = await ctx.api.postFile("/api/sessions/import", file, params);
+    ctx.notify(`Imported session ${out.session.id}: ${out.session.name}`, "info");
+    selected = out.session.id;
+    await refresh();
+  }));
+
+  async function loadElfs() {
+    const out = await ctx.api.getJSON("/api/elfs");
+    const keep = elfSelect.value || out.selected || "";
+    elfSelect.replaceChildren(el("option", { value: "" }, "no ELF"),
+      ...out.elfs.map((e) => el("option", { value: e.id }, e.label)));
+    elfSelect.value = keep;
+  }
+
+  function renderList() {
+    if (!sessions.length) {
+      listBox.replaceChildren(el("div", { class: "empty-list" },
+        "No stored sessions yet. Captures are stored when you click Start; or import a raw capture file."));
+      return;
+    }
+    const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Size", "ELF"]
+      .map((h, i) => el("th", { class: i === 1 || i === 7 ? "text" : "" }, h)));
+    const rows = sessions.map((s) => el("tr", {
+      "data-id": s.id, class: s.id === selected ? "selected" : "",
+      onclick: () => { selected = s.id; renderList(); showDetail(); },
+    },
+    el("td", {}, s.id),
+    el("td", { class: "name" }, s.name),
+    el("td", {}, el("span", { class: `st ${s.status}` }, s.status)),
+    el("td", {}, fmtWhen(s.created_at)),
+    el("td", {}, s.length_s === null ? "—" : fmtTime(s.length_s * 1e6)),
+    el("td", {}, s.records === null || s.records === undefined ? "—" : fmtInt(s.records)),
+    el("td", {}, fmtBytes(s.raw_bytes)),
+    el("td", { class: "where" }, s.elf_name || "—")));
+    listBox.replaceChildren(el("table", { class: "grid", id: "sessions-table" },
+      el("thead", {}, head), el("tbody", {}, rows)));
+  }
+
+  async function showDetail() {
+    const s = sessions.find((x) => x.id === selected);
+    if (!s) {
+      detail.replaceChildren(el("div", { class: "muted" }, "Select a session to see its details."));
+      return;
+    }
+    const name = el("input", { type: "text", id: "sess-name", value: s.name, maxlength: "200", "aria-label": "Session name" });
+    const notes = el("textarea", { id: "sess-notes", "aria-label": "Notes", maxlength: "20000" });
+    notes.value = s.notes || "";
+    const info = el("dl", { class: "kv", id: "sess-info" });
+    const meta = s.metadata;
+    const kv = [
+      ["Status", s.status], ["Source", s.source], ["Created", fmtWhen(s.created_at)],
+      ["Firmware", meta ? meta.fw_version || "—" : "no METADATA"],
+      ["Build ID", meta ? "0x" + (meta.elf_build_id >>> 0).toString(16).padStart(8, "0") : "—"],
+      ["Raw", fmtBytes(s.raw_bytes)], ["ELF", s.elf_name || "—"],
+    ];
+    for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
+    const busy = s.status === "recording";
+    detail.replaceChildren(
+      el("h3", { class: "mono" }, `Session ${s.id}`),
+      el("label", {}, "Name", name),
+      el("div", { class: "sess-actions" },
+        el("button", { type: "button", class: "btn small primary", id: "sess-open", disabled: !s.raw_bytes,
+          title: "Show it in the live views (replayed at maximum speed)",
+          onclick: () => startReplay(s, "max", true) }, "Open"),
+        el("button", { type: "button", class: "btn small secondary", id: "sess-replay", disabled: !s.raw_bytes,
+          onclick: () => startReplay(s, speed, false) }, "Replay"),
+        el("button", { type: "button", class: "btn small secondary", id: "sess-compare",
+          onclick: () => {
+            // Kept on ctx too: the Compare tab may mount only after this click.
+            ctx.compareBase = s.id;
+            ctx.emit("compare-base", s.id);
+            document.getElementById("tab-compare")?.click();
+          } },
+        "Use as baseline"),
+        el("a", { class: "btn small secondary", id: "sess-download", href: `/api/sessions/${s.id}/raw`, download: "" }, "Download"),
+        el("button", { type: "button", class: "btn small stop", id: "sess-delete", disabled: busy,
+          title: busy ? "Stop the capture first" : "Delete the session and its files",
+          onclick: () => remove(s) }, "Delete"),
+      ),
+      info,
+      el("label", {}, "Notes", notes),
+      el("div", { class: "sess-actions" },
+        el("button", { type: "button", class: "btn small primary", id: "sess-save",
+          onclick: () => save(s, name.value, notes.value) }, "Save")),
+      el("div", { class: "note", id: "sess-capture" }, "Reading the capture…"),
+    );
+    const capBox = detail.querySelector("#sess-capture");
+    try {
+      const out = await ctx.api.getJSON(`/api/sessions/${s.id}`);
+      const c = out.session.capture;
+      capBox.textContent = `${fmtInt(c.records)} records over ${fmtTime(c.duration_us)}; ` +
+        `CRC errors ${fmtInt(c.crc_errors)}, malformed ${fmtInt(c.malformed)}, skipped ${fmtInt(c.skipped_bytes)} bytes`;
+    } catch (err) {
+      capBox.textContent = err.message;
+    }
+  }
+
+  async function save(s, name, notes) {
+    await ctx.run(async () => {
+      const body = {};
+      if (name !== s.name) body.name = name;
+      if (notes !== (s.notes || "")) body.notes = notes;
+      if (!Object.keys(body).length) return;
+      await send("PATCH", `/api/sessions/${s.id}`, body);
+      ctx.notify(`Session ${s.id} saved`, "info");
+      await refresh();
+    });
+  }
+
+  async function remove(s) {
+    if (!window.confirm(`Delete session ${s.id} (${s.name}) and its files?`)) return;
+    await ctx.run(async () => {
+      await send("DELETE", `/api/sessions/${s.id}`);
+      if (selected === s.id) selected = null;
+      await refresh();
+    });
+  }
+
+  async function startReplay(s, how, open) {
+    await ctx.run(async () => {
+      await ctx.api.postJSON(`/api/sessions/${s.id}/replay`, { speed: how });
+      ctx.emit("refresh");
+      await refresh();
+      if (open) document.getElementById("tab-flame")?.click();
+    });
+  }
+
+  function renderReplay() {
+    stopBtn.hidden = !replay;
+    replayNote.textContent = replay ? replay.label : "";
+  }
+
+  async function refresh() {
+    await ctx.run(async () => {
+      const out = await ctx.api.getJSON("/api/sessions");
+      sessions = out.sessions;
+      replay = out.replay;
+      if (selected !== null && !sessions.some((s) => s.id === selected)) selected = null;
+      renderList();
+      renderReplay();
+      await showDetail();
+    });
+  }
+
+  // Keep the list current: when this tab is shown, and when a capture starts or stops.
+  let recording = null;
+  ctx.on("view", (name) => { if (name === "sessions") refresh(); });
+  ctx.on("state", (state) => {
+    const now = state && state.health ? state.health.recording : null;
+    if (now !== recording) {
+      recording = now;
+      if (ctx.view === "sessions") refresh();
+    }
+  });
+  ctx.on("sessions-changed", () => refresh());
+  await Promise.all([refresh(), ctx.run(loadElfs)]);
+}

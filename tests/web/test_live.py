@@ -1,0 +1,141 @@
+"""The live session: ingestion never waits for the profile, unplugs keep the data."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from mcuprof.protocol import RECORD_DTYPE, Metadata
+from mcuprof.web.elfs import ElfCatalog
+from mcuprof.web.live import LiveSession
+from mcuprof.web.settings import Settings
+
+from .conftest import ORIGIN, capture, wait_for
+
+POST = {"Origin": ORIGIN}
+
+
+@pytest.fixture
+def live(tmp_path) -> LiveSession:
+    """A live session on its own: no server, no ticker, no store."""
+    settings = Settings(data_dir=tmp_path, autoconnect=False)
+    return LiveSession(settings, ElfCatalog(settings), None)
+
+
+def test_records_are_queued_without_waiting_for_the_profile(live: LiveSession) -> None:
+    recs = np.zeros(100, dtype=RECORD_DTYPE)
+    recs["func_addr"] = 0x0800_0101
+    recs["entry_time"] = np.arange(100) * 10
+    recs["duration"] = 5
+    done = threading.Event()
+    with live._profile_lock:  # a long query or icicle build holds the profile
+        worker = threading.Thread(target=lambda: (live.on_records(recs), done.set()))
+        worker.start()
+        worker.join(timeout=10)
+        assert done.is_set()  # the reader thread got through while the lock was held
+        assert live.profile_records() == 0
+    assert live.ingest() == 100
+    assert live.profile_records() == 100
+
+
+def test_metadata_sets_the_timer_frequency_in_stream_order(live: LiveSession) -> None:
+    recs = np.zeros(1, dtype=RECORD_DTYPE)
+    recs["duration"] = 1000
+    live.on_metadata(Metadata(168_000_000, 2_000_000, 1, "v9"))
+    live.on_records(recs)
+    live.ingest()
+    assert live.profile.timer_freq == 2_000_000
+    assert live.profile.duration_us == 500.0
+
+
+def test_file_stem_is_safe_and_dated(live: LiveSession) -> None:
+    live.metadata = Metadata(1, 1, 1, "v1.2/../x y")
+    stem = live.file_stem()
+    assert stem.startswith("mcuprof-v1.2_.._x_y-")
+    assert "/" not in stem and " " not in stem
+
+
+def test_tick_builds_one_json_update_and_skips_when_idle(live: LiveSession) -> None:
+    first = live.tick(True)
+    assert first is not None
+    msg = json.loads(first)
+    assert msg["type"] == "update" and "health" in msg and msg["connected"] is False
+    assert live.tick(True) is None  # nothing new: nothing sent
+    recs = np.zeros(10, dtype=RECORD_DTYPE)
+    recs["entry_time"] = np.arange(10) * 100
+    recs["duration"] = 50
+    live.on_records(recs)
+    msg = json.loads(live.tick(True))
+    assert msg["icicle"]["nodes"] >= 2 and msg["recv_ts"] > 0
+    live.on_client_message(json.dumps({"type": "drawn", "recv_ts": msg["recv_ts"], "frame_ms": 7}))
+    live.on_client_message('{"type": "drawn", "recv_ts": "soon"}')  # ignored
+    live.on_client_message("[]")  # ignored
+    metrics = live.metrics()
+    assert metrics["latency_samples"] == 1 and metrics["frame_p50_ms"] == 7
+
+
+def test_unplugged_device_keeps_the_data_and_marks_the_session(idle_client: TestClient) -> None:
+    r = idle_client.post("/api/connect", json={"port": "sim://?unplug=1.5&rate=2000"}, headers=POST)
+    assert r.status_code == 200, r.text
+    capture(idle_client, 50)
+    state = wait_for(
+        lambda: (
+            (s := idle_client.get("/api/state").json())["health"]["state"] == "disconnected" and s
+        ),
+        "the simulated unplug",
+    )
+    assert state["connected"] is False
+    assert state["health"]["profile_records"] >= 50  # what arrived is kept
+    log = idle_client.get("/api/log").json()["entries"]
+    assert any(e["level"] == "error" and "disconnected" in e["message"] for e in log)
+    sessions = idle_client.get("/api/sessions").json()["sessions"]
+    assert sessions[0]["status"] == "interrupted"
+    r = idle_client.get("/api/export/folded")
+    assert r.status_code == 200 and r.text
+    # Reconnecting after an unplug works without a manual Disconnect.
+    r = idle_client.post("/api/connect", json={"port": "sim://"}, headers=POST)
+    assert r.status_code == 200 and r.json()["connected"] is True
+
+
+class FakeSession:
+    """Only what the health figures read; the clock is the test's."""
+
+    def __init__(self) -> None:
+        from mcuprof.protocol import LinkStats
+
+        self.stats = LinkStats()
+        self.records_received_since_start = 0
+        self.estimated_loss = 0
+        self.state = "profiling"
+
+
+def test_rates_and_overflow_warning_follow_the_injected_clock(tmp_path) -> None:
+    from mcuprof.protocol import Status
+
+    now = [100.0]
+    settings = Settings(data_dir=tmp_path, autoconnect=False)
+    live = LiveSession(settings, ElfCatalog(settings), None, clock=lambda: now[0])
+    fake = FakeSession()
+    live.session = fake  # type: ignore[assignment]
+    live.state = "profiling"
+    live.on_status(Status(True, 0, 1000, 10))
+    live.tick(False)
+    now[0] += 1.0
+    fake.stats.bytes, fake.stats.records = 14_000, 1000
+    live.on_status(Status(True, 3, 2000, 95))
+    live.tick(False)
+    h = live.health()
+    assert h["bytes_per_s"] == 14_000 and h["records_per_s"] == 1000
+    assert h["overflow_warning"] is True and h["overflows"] == 3 and h["buffer_usage"] == 95
+    now[0] += 5.0
+    live.tick(False)
+    assert live.health()["overflow_warning"] is True  # still recent
+    now[0] += 6.0
+    live.tick(False)
+    h = live.health()
+    assert h["overflow_warning"] is False  # no growth for over 10 s
+    assert h["bytes_per_s"] == 0  # the 2 s window has only the flat tail
