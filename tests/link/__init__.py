@@ -1,0 +1,1 @@
+"""Tests of the device link, the simulated device and the record/simulate commands."""
