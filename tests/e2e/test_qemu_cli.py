@@ -81,7 +81,7 @@ def test_missing_qemu_is_one_line_saying_how_to_install(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "ELF file not found"),
+        (None, "fw.elf: no such file"),
         (b"hello, not an ELF at all", "not an ELF file"),
         (b"\x7fELF\x02\x01\x01" + bytes(13), "not a 32-bit little-endian ARM ELF"),
     ],

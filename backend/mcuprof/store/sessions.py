@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..files import file_error
 from ..protocol import LinkStats, Metadata, ResponseDecoder
 from .model import (
     INTERRUPTED,
@@ -531,12 +532,8 @@ def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes]:
         with open(path, "rb") as f:
             while chunk := f.read(_IMPORT_CHUNK):
                 yield chunk
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a capture file") from None
     except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise file_error(path, exc, "capture file") from None
 
 
 def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | None]:
