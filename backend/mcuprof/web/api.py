@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,6 +13,7 @@ from ..errors import UserError
 from ..link import list_ports
 from . import views
 from .deps import CatalogDep, LiveDep, SettingsDep, WindowDep
+from .live import LiveSession
 from .uploads import receive_file
 
 router = APIRouter(prefix="/api")
@@ -78,34 +80,37 @@ async def select_elf(body: SelectElfBody, catalog: CatalogDep, live: LiveDep) ->
     return {"elf": choice.as_dict(), "state": await asyncio.to_thread(live.state_dict)}
 
 
+async def _then_state(
+    live: LiveSession, action: Callable[..., object], *args: object
+) -> dict[str, Any]:
+    # Device commands block on the link; the event loop must not.
+    await asyncio.to_thread(action, *args)
+    return await asyncio.to_thread(live.state_dict)
+
+
 @router.post("/connect")
 async def connect(body: ConnectBody, live: LiveDep) -> dict[str, Any]:
-    await asyncio.to_thread(live.connect, body.port, body.baud)
-    return await asyncio.to_thread(live.state_dict)
+    return await _then_state(live, live.connect, body.port, body.baud)
 
 
 @router.post("/disconnect")
 async def disconnect(live: LiveDep) -> dict[str, Any]:
-    await asyncio.to_thread(live.disconnect)
-    return await asyncio.to_thread(live.state_dict)
+    return await _then_state(live, live.disconnect)
 
 
 @router.post("/start")
 async def start(live: LiveDep) -> dict[str, Any]:
-    await asyncio.to_thread(live.start)
-    return await asyncio.to_thread(live.state_dict)
+    return await _then_state(live, live.start)
 
 
 @router.post("/stop")
 async def stop(live: LiveDep) -> dict[str, Any]:
-    await asyncio.to_thread(live.stop)
-    return await asyncio.to_thread(live.state_dict)
+    return await _then_state(live, live.stop)
 
 
 @router.post("/reset")
 async def reset(live: LiveDep) -> dict[str, Any]:
-    await asyncio.to_thread(live.reset_buffers)
-    return await asyncio.to_thread(live.state_dict)
+    return await _then_state(live, live.reset_buffers)
 
 
 @router.post("/status")
