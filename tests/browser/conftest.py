@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,25 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page
+
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -86,15 +72,6 @@ def server(tmp_path: Path) -> Iterator[Server]:
         log.close()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Chromium is missing: run `make sysdeps`"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 @dataclass
 class Console:
     errors: list[str] = field(default_factory=list)
@@ -105,8 +82,8 @@ class Console:
 
 
 @pytest.fixture
-def page(browser: Browser, tmp_path: Path) -> Iterator[tuple[Page, Console]]:
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+def page(chromium: Browser, tmp_path: Path) -> Iterator[tuple[Page, Console]]:
+    context = chromium.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
     pg = context.new_page()
     console = Console()
     pg.on("console", console.on_message)

@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import socket
+import contextlib
 import threading
 
 import pytest
 import uvicorn
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Browser, expect
+from tests.helpers import free_port
 
 from mcuprof.store import SessionStore
 from mcuprof.web.app import create_app
 from mcuprof.web.settings import Settings
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -55,14 +41,15 @@ def server(tmp_path, firmware, kit):
     store.close()
 
 
-def test_sessions_and_compare_tabs(server, tmp_path, firmware, kit):
+def test_sessions_and_compare_tabs(server, tmp_path, firmware, kit, chromium: Browser):
     url, store, before, after, app = server
     upload = tmp_path / "upload.bin"
     upload.write_bytes(firmware.capture(kit.demo_tree(pid=40), 10))
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with contextlib.closing(
+        chromium.new_context(viewport={"width": 1400, "height": 900})
+    ) as browser:
+        page = browser.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.on("dialog", lambda d: d.accept())
         page.goto(f"{url}/#sessions")
@@ -124,5 +111,4 @@ def test_sessions_and_compare_tabs(server, tmp_path, firmware, kit):
                 break
             tick.wait(0.01)
         assert live.profile_records() == 360
-        browser.close()
     assert errors == []

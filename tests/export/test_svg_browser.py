@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from mcuprof.export import svg
 from mcuprof.profile import Profile
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
 
 @pytest.mark.browser
-def test_svg_interaction(profile: Profile, tmp_path: Path) -> None:
+def test_svg_interaction(profile: Profile, tmp_path: Path, chromium: Browser) -> None:
     path = tmp_path / "flame.svg"
     path.write_text(svg.render(profile), encoding="utf-8")
     requests: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+    with contextlib.closing(chromium.new_context()) as browser:
         try:
             page = browser.new_page()
             page.on("request", lambda r: requests.append(r.url))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ from fastapi.testclient import TestClient
 from mcuprof.paths import default_elf
 from mcuprof.web.app import create_app
 from mcuprof.web.settings import Settings
+from tests.helpers import free_port
 
 BASE = "http://127.0.0.1:8000"
 ORIGIN = BASE
@@ -86,12 +86,6 @@ def capture(client: TestClient, records: int = 500) -> dict[str, Any]:
         ),
         f"{records} records",
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from mcuprof.cli import main
-
-from .conftest import free_port
+from tests.helpers import free_port
 
 
 @pytest.mark.parametrize(
