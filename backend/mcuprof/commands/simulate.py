@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="any sim:// option, e.g. -O ber=1e-4 -O mismatch=1 -O unplug=30 -O wrap=1",
+        help=(
+            "any sim:// option, e.g. -O ber=1e-4 -O mismatch=1 -O unplug=30 -O wrap=1;"
+            " -O main=1 instruments a main that never returns (orphan stacks)"
+        ),
     )
     p.set_defaults(func=run)
 

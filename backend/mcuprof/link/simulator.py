@@ -93,6 +93,9 @@ class SimOptions:
               the sample ELF if it exists, else the synthetic one.
     rate      records per second the firmware produces while profiling (500, which
               115200 baud carries; about 780/s fit at that speed)
+    main      1: instrument a ``main`` that never returns, so the superloop runs at
+              depth 1 and every stack lacks its root (orphans under [unknown]) (0:
+              main is not instrumented, like the demo firmware; its callees are roots)
     mismatch  1: report a build ID that does not match the ELF (0)
     seed      random seed of the call graph and the faults (1)
     wrap      1: start the tick counter 2 s before it wraps at 2**32 (0)
@@ -110,6 +113,7 @@ class SimOptions:
 
     elf: str | None = None
     rate: float = 500.0
+    main: bool = False
     mismatch: bool = False
     seed: int = 1
     wrap: bool = False
@@ -197,6 +201,7 @@ def _positive_unplug(text: str) -> float:
 _PARSERS: dict[str, Callable[[str], object]] = {
     "elf": _elf,
     "rate": _ranged(float, 0.001, 5_000_000),
+    "main": _flag,
     "mismatch": _flag,
     "seed": _ranged(int, 0, 2**32 - 1),
     "wrap": _flag,
@@ -221,6 +226,8 @@ class Firmware:
     build_id: int
     thumb: bool
     source: str
+    # static call edges (caller, callee) as indices into ``functions``; none: random graph
+    calls: tuple[tuple[int, int], ...] = ()
 
 
 def load_firmware(elf: str | None) -> Firmware:
@@ -235,10 +242,10 @@ def load_firmware(elf: str | None) -> Firmware:
         return Firmware(funcs, synthetic_build_id(funcs), True, "synthetic")
     if not path.is_file():
         raise UserError(f"{path}: no such ELF file")
-    funcs, build_id, is_arm = load_elf_functions(path)
+    funcs, build_id, is_arm, calls = load_elf_functions(path)
     if build_id is None:
         build_id = synthetic_build_id(funcs)
-    return Firmware(funcs, build_id, is_arm, str(path))
+    return Firmware(funcs, build_id, is_arm, str(path), tuple(calls))
 
 
 @dataclass
@@ -276,6 +283,8 @@ class SimDevice:
             seed=opts.seed,
             start_tick=start_tick,
             thumb=self.firmware.thumb,
+            calls=self.firmware.calls,
+            main=opts.main,
         )
         self._rng = np.random.default_rng(opts.seed + 7919)
         self._decoder = CommandDecoder()

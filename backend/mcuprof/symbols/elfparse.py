@@ -1,4 +1,5 @@
-"""Read an ELF into plain data: function ranges, the .text CRC and DWARF file:line.
+"""Read an ELF into plain data: function ranges, the .text CRC, DWARF file:line and, for
+ARM, the static call graph.
 
 pyelftools raises almost anything (AssertionError, KeyError, construct errors, ...) on
 malformed files and can loop forever on hostile ones, so ``loader.py`` runs this module in a
@@ -382,6 +383,59 @@ def _line_program_starts(
     return found
 
 
+def bl_targets(code: bytes, addr: int) -> tuple[Any, Any]:
+    """(instruction address, target) of every halfword pair in ``code`` (little-endian
+    Thumb code loaded at ``addr``) that decodes as a Thumb-2 BL, as int64 arrays."""
+    import numpy as np  # deferred: only ARM files with functions need it
+
+    n = len(code) // 2
+    if n < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    hw = np.frombuffer(code, dtype="<u2", count=n).astype(np.int64)
+    first, second = hw[:-1], hw[1:]
+    at = np.flatnonzero(((first & 0xF800) == 0xF000) & ((second & 0xD000) == 0xD000))
+    h1, h2 = first[at], second[at]
+    s = (h1 >> 10) & 1
+    i1 = 1 - (((h2 >> 13) & 1) ^ s)
+    i2 = 1 - (((h2 >> 11) & 1) ^ s)
+    imm = (s << 24) | (i1 << 23) | (i2 << 22) | ((h1 & 0x3FF) << 12) | ((h2 & 0x7FF) << 1)
+    imm -= s << 25  # sign-extend the 25-bit offset
+    insn = addr + 2 * at
+    return insn, insn + 4 + imm
+
+
+def thumb_calls(elf: Any, functions: list[dict[str, Any]], length: int) -> list[list[int]]:
+    """(caller, callee) index pairs into ``functions`` from the Thumb-2 BL instructions.
+
+    Every halfword offset of the executable sections is tried, so literal pools and data
+    can decode as a BL too; keeping only targets that are exactly a function's start
+    throws nearly all of those away.
+    """
+    import numpy as np
+
+    if not functions or not elf.little_endian:
+        return []
+    starts = np.array([f["start"] for f in functions], dtype=np.int64)
+    ends = np.array([f["end"] for f in functions], dtype=np.int64)
+    pairs: list[Any] = []
+    for section in elf.iter_sections():
+        if not section["sh_flags"] & 0x4 or section["sh_type"] != "SHT_PROGBITS":
+            continue  # not SHF_EXECINSTR, or no bytes in the file
+        if not _within(section["sh_offset"], section["sh_size"], length):
+            continue
+        insn, target = bl_targets(section.data(), section["sh_addr"])
+        caller = np.searchsorted(starts, insn, side="right") - 1
+        callee = np.searchsorted(starts, target, side="left")
+        ok = (caller >= 0) & (callee < len(starts))
+        caller, callee, insn, target = caller[ok], callee[ok], insn[ok], target[ok]
+        ok = (insn + 4 <= ends[caller]) & (starts[callee] == target)
+        pairs.append(np.stack([caller[ok], callee[ok]], axis=1))
+    if not pairs:
+        return []
+    edges = np.unique(np.concatenate(pairs), axis=0)
+    return [[int(a), int(b)] for a, b in edges]
+
+
 def parse(data: bytes, dwarf_budget_s: float = 5.0) -> dict[str, Any]:
     """Everything the symbol table needs, as JSON-ready plain data. Raises on a bad ELF."""
     from elftools.elf.elffile import ELFFile
@@ -411,11 +465,18 @@ def parse(data: bytes, dwarf_budget_s: float = 5.0) -> dict[str, Any]:
             warnings.append(f"DWARF debug info unreadable ({one_line(exc)}); no file:line shown")
         for f in functions:
             f["file"], f["line"] = lines.get(f["start"], (None, None))
+    calls: list[list[int]] = []
+    if is_arm and functions:
+        try:
+            calls = thumb_calls(elf, functions, len(data))
+        except Exception as exc:  # bad code bytes cost the call graph, not the symbols
+            warnings.append(f"call graph unreadable ({one_line(exc)})")
     return {
         "is_arm": is_arm,
         "build_id": build_id,
         "build_id_note": build_id_note,
         "functions": functions,
+        "calls": calls,
         "warnings": warnings,
     }
 

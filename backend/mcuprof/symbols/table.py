@@ -79,8 +79,10 @@ class SymbolTable:
         build_id_note: str | None = None,
         warnings: Sequence[str] = (),
         source: str | None = None,
+        calls: Sequence[tuple[int, int]] = (),
     ) -> None:
-        funcs = sorted(functions, key=lambda f: (f.start, f.end))
+        order = sorted(range(len(functions)), key=lambda i: (functions[i].start, functions[i].end))
+        funcs = [functions[i] for i in order]
         for f in funcs:
             if not 0 <= f.start < f.end:
                 raise ValueError(f"{f.raw_name}: empty or negative range")
@@ -88,6 +90,15 @@ class SymbolTable:
             if b.start < a.end:
                 raise ValueError(f"{a.raw_name} and {b.raw_name} overlap")
         self.functions: list[Function] = funcs
+        # Static call edges (caller, callee) as indices into ``functions``; given in terms
+        # of the order passed in, so renumbered after sorting.
+        new_index = {old: new for new, old in enumerate(order)}
+        edges = set()
+        for caller, callee in calls:
+            if caller not in new_index or callee not in new_index:
+                raise ValueError(f"call edge ({caller}, {callee}) names no function")
+            edges.add((new_index[caller], new_index[callee]))
+        self.calls: list[tuple[int, int]] = sorted(edges)
         self.is_arm = is_arm
         self.build_id = build_id
         # why build_id is None, for the "unknown" verdict
@@ -142,6 +153,7 @@ class SymbolTable:
             build_id_note=parsed["build_id_note"],
             warnings=parsed["warnings"],
             source=source,
+            calls=[(int(a), int(b)) for a, b in parsed.get("calls", [])],
         )
 
     @classmethod
@@ -150,9 +162,13 @@ class SymbolTable:
 
     @classmethod
     def from_functions(
-        cls, functions: list[Function], is_arm: bool = True, build_id: int | None = None
+        cls,
+        functions: list[Function],
+        is_arm: bool = True,
+        build_id: int | None = None,
+        calls: Sequence[tuple[int, int]] = (),
     ) -> SymbolTable:
-        return cls(functions, is_arm=is_arm, build_id=build_id)
+        return cls(functions, is_arm=is_arm, build_id=build_id, calls=calls)
 
     def __len__(self) -> int:
         return len(self.functions)
