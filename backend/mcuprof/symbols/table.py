@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
+from ..files import read_file
 from .demangle import demangle_all
 from .loader import parse_elf_bytes
 
@@ -49,20 +49,6 @@ class Function:
         if self.file is None:
             return None
         return self.file if self.line is None else f"{self.file}:{self.line}"
-
-
-def _read_elf_file(path: str | os.PathLike[str]) -> bytes:
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise UserError(f"{p}: is a directory, not an ELF file")
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{p}: no such file") from None
-    except PermissionError:
-        raise UserError(f"{p}: permission denied") from None
-    except OSError as exc:
-        raise UserError(f"{p}: cannot read ({exc.strerror or exc})") from None
 
 
 class SymbolTable:
@@ -117,7 +103,7 @@ class SymbolTable:
 
     @classmethod
     def from_elf(cls, path: str | os.PathLike[str], timeout_s: float = 10.0) -> SymbolTable:
-        data = _read_elf_file(path)
+        data = read_file(path, "ELF file")
         table = cls.from_elf_bytes(data, name=str(path), timeout_s=timeout_s)
         table.source = Path(path).name
         return table
