@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.protocol import (
     MAX_PACKET_SIZE,
+    RECORD_DTYPE,
+    ProfileData,
     ResponseDecoder,
     ResponseEvent,
     decode_stream,
@@ -108,3 +111,35 @@ def test_headers_claiming_huge_lengths_never_grow_the_buffer(repeat: int, chunk:
     decoder.close()
     assert decoder.max_buffered <= MAX_PACKET_SIZE
     assert decoder.stats.malformed + decoder.stats.crc_errors >= repeat
+
+
+@FAST
+@given(
+    st.integers(5, 40),
+    st.integers(0, 12),
+    st.integers(0, 2**32 - 1),
+    st.data(),
+)
+def test_runs_of_same_sized_packets_survive_splits_and_a_flipped_bit(
+    n_packets: int, per_packet: int, seed: int, data: st.DataObject
+) -> None:
+    # Long runs of identical headers take the decoder's batched path; it must give
+    # exactly what packet-by-packet decoding gives, wherever the stream is cut or hit.
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=(n_packets, per_packet * 14), dtype=np.uint8)
+    events = [ProfileData(row.view(RECORD_DTYPE)) for row in raw]
+    packets = [encode_event(e) for e in events]
+    stream = bytearray(b"".join(packets))
+    hit = None
+    if data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(stream) - 1))
+        stream[at] ^= 1 << data.draw(st.integers(0, 7))
+        hit = at // len(packets[0])
+    expected = [e for i, e in enumerate(events) if i != hit]
+    cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=8))
+    whole, whole_stats = feed_in_pieces(bytes(stream), [])
+    split, split_stats = feed_in_pieces(bytes(stream), cuts)
+    assert whole == expected
+    assert split == expected
+    assert split_stats == whole_stats
+    assert whole_stats["records"] == per_packet * len(expected)

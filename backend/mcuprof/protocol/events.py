@@ -37,10 +37,10 @@ class Status:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ProfileData:
-    """One PROFILE_DATA packet; ``records`` is a read-only array of RECORD_DTYPE."""
+    """One version-1 PROFILE_DATA packet (other versions are skipped, never decoded);
+    ``records`` is a read-only array of RECORD_DTYPE."""
 
     records: np.ndarray = field(repr=False)
-    version: int = 1
 
     def __len__(self) -> int:
         return len(self.records)
@@ -48,13 +48,13 @@ class ProfileData:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ProfileData):
             return NotImplemented
-        return self.version == other.version and np.array_equal(self.records, other.records)
+        return np.array_equal(self.records, other.records)
 
     def __hash__(self) -> int:
-        return hash((self.version, self.records.tobytes()))
+        return hash(self.records.tobytes())
 
     def __repr__(self) -> str:
-        return f"ProfileData(version={self.version}, records=<{len(self.records)} records>)"
+        return f"ProfileData(records=<{len(self.records)} records>)"
 
 
 ResponseEvent = Ack | Nack | Metadata | Status | ProfileData
