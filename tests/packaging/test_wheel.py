@@ -1,0 +1,111 @@
+"""The installed wheel, not the checkout, must serve the dashboard: page, modules,
+Plotly.js and the sample ELF all travel inside the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from tests.helpers import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_serves_the_dashboard_outside_the_checkout(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("mcuprof-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "mcuprof/_frontend/index.html" in names
+    assert "mcuprof/_sample_elfs/mcuprof-demo.elf" in names
+    assert any(n.startswith("mcuprof/_frontend/js/") for n in names)
+
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        timeout=300,
+    )
+    # PYTHONPATH comes before the editable install's path entry, so this imports the
+    # wheel's copy; the working directory is outside the checkout.
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    where = subprocess.run(
+        [sys.executable, "-c", "import mcuprof.paths as p; print(p.__file__, p.frontend_dir())"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert where.startswith(str(site)) and str(ROOT) not in where
+
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcuprof",
+            "serve",
+            "--http-port",
+            str(port),
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        state = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{base}/api/state", timeout=2) as r:
+                    state = json.loads(r.read())
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert state is not None, server.stderr.read().decode() if server.stderr else ""
+        with urllib.request.urlopen(f"{base}/", timeout=5) as r:
+            page = r.read().decode()
+        assert "/vendor/plotly.min.js" in page
+        with urllib.request.urlopen(f"{base}/vendor/plotly.min.js", timeout=5) as r:
+            assert len(r.read()) > 1_000_000
+        # The default device runs the sample ELF that came inside the wheel.
+        assert "mcuprof-demo.elf" in json.dumps(state)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
