@@ -6,7 +6,8 @@ import { fmtInt, fmtTime, throttle } from "./format.js";
 import { el } from "./sessions.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const ROW = 18;
+const MIN_ROW = 18;
+const MAX_ROW = 26;
 const STYLE = `
 .cmp { display: flex; flex-direction: column; flex: 1; min-height: 0; }
 .cmp .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
@@ -24,7 +25,13 @@ const STYLE = `
 .cmp td.up { color: #ff8a84; }
 .cmp td.down { color: #7fb4ff; }
 .cmp .legend-up { color: #ff8a84; } .cmp .legend-down { color: #7fb4ff; }
+.cmp select { max-width: 220px; }
+.cmp #cmp-filter { width: 180px; }
 .cmp .empty-list { padding: 30px; color: var(--muted); text-align: center; }
+.cmp-empty { margin: 48px auto; max-width: 560px; padding: 22px 26px; border: 1px dashed var(--line-2);
+  border-radius: 10px; background: var(--panel-2); line-height: 1.6; }
+.cmp-empty-title { font-size: 15px; font-weight: 600; margin-bottom: 6px; }
+.cmp-empty ol { margin: 0 0 10px; padding-left: 20px; }
 `;
 
 function injectStyle(id, css) {
@@ -82,13 +89,16 @@ export async function mount(container, ctx) {
   let sortKey = "self_mean_pct";
   let sortDesc = true;
   let liveAuto = true;
+  let chosen = false; // the user picked base or new: keep their choice over the defaults
 
   const baseSel = el("select", { id: "cmp-base", "aria-label": "Baseline session" });
   const newSel = el("select", { id: "cmp-new", "aria-label": "Session to compare" });
   const filter = el("input", { type: "search", id: "cmp-filter", placeholder: "Filter functions (regex)", "aria-label": "Filter functions" });
-  const runBtn = el("button", { type: "button", class: "btn small primary", id: "cmp-run", onclick: () => run() }, "Compare");
-  const folded = el("a", { class: "btn small secondary", id: "cmp-export-folded", download: "" }, "Two-column folded");
-  const svgLink = el("a", { class: "btn small secondary", id: "cmp-export-svg", download: "" }, "Diff SVG");
+  const runBtn = el("button", { type: "button", class: "btn small primary", id: "cmp-run", onclick: () => { chosen = true; run(); } }, "Compare");
+  // Hidden until a comparison exists: they export the pair on screen.
+  const folded = el("a", { class: "btn small secondary", id: "cmp-export-folded", download: "", hidden: true,
+    title: "Two-column folded stacks (base and new counts per stack)" }, "Folded diff");
+  const svgLink = el("a", { class: "btn small secondary", id: "cmp-export-svg", download: "", hidden: true }, "Diff SVG");
   const auto = el("input", { type: "checkbox", id: "cmp-auto", checked: true,
     onchange: () => { liveAuto = auto.checked; } });
   const summary = el("div", { class: "cmp-summary", id: "cmp-summary" },
@@ -96,6 +106,9 @@ export async function mount(container, ctx) {
   const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" });
   const tableBox = el("div", { class: "cmp-table table-wrap", id: "cmp-table" });
   const tip = el("div", { class: "cmp-tip", hidden: true });
+  const legend = el("div", { class: "cmp-summary" }, "Widths: the newer capture. Colour: change of self-time share — ",
+    el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
+    ". Click a frame to zoom, click the root to reset.");
   const root = el("div", { class: "cmp" },
     el("div", { class: "toolbar" },
       el("label", { class: "muted" }, "Base ", baseSel),
@@ -104,31 +117,80 @@ export async function mount(container, ctx) {
       el("label", { class: "muted", title: "Recompute while the live capture grows" }, auto, " follow live"),
       el("span", { class: "spacer" }),
       filter, folded, svgLink),
-    summary,
-    el("div", { class: "cmp-summary" }, "Widths: the newer capture. Colour: change of self-time share — ",
-      el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
-      ". Click a frame to zoom, click the root to reset."),
-    flameBox, tableBox, tip);
+    summary, legend, flameBox, tableBox, tip);
   container.replaceChildren(root);
   document.body.appendChild(tip);
 
+  // A sensible first comparison, so the tab opens on a result rather than on two pickers:
+  // the newest finished session against the live capture while a device is connected,
+  // otherwise the two newest finished sessions (older as base). The session being recorded
+  // is the live capture itself, so it is never the default baseline.
+  function defaults(preferBase) {
+    const done = sessions.filter((s) => s.status !== "recording");
+    const connected = !!(ctx.state && ctx.state.connected);
+    const has = (id) => sessions.some((s) => String(s.id) === String(id));
+    if (preferBase !== undefined && preferBase !== null && has(preferBase)) {
+      const other = done.find((s) => String(s.id) !== String(preferBase));
+      return [String(preferBase), connected || !other ? "live" : String(other.id)];
+    }
+    if (connected && done.length) return [String(done[0].id), "live"];
+    if (done.length >= 2) return [String(done[1].id), String(done[0].id)];
+    return null;
+  }
+
   function fillSelects(preferBase) {
-    const keepBase = preferBase ?? baseSel.value;
+    const keepBase = baseSel.value;
     const keepNew = newSel.value;
     const opts = () => sessions.map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.name}`));
     baseSel.replaceChildren(...opts());
     newSel.replaceChildren(el("option", { value: "live" }, "Live capture"), ...opts());
-    if (keepBase && sessions.some((s) => String(s.id) === String(keepBase))) baseSel.value = String(keepBase);
-    else if (sessions.length > 1) baseSel.value = String(sessions[1].id);
-    if (keepNew) newSel.value = keepNew;
-    else if (sessions.length > 1) newSel.value = String(sessions[0].id);
+    const pick = defaults(preferBase);
+    const has = (id) => id === "live" || sessions.some((s) => String(s.id) === String(id));
+    if (preferBase === undefined && chosen && has(keepBase) && has(keepNew)) {
+      baseSel.value = keepBase;
+      newSel.value = keepNew;
+    } else if (pick) {
+      [baseSel.value, newSel.value] = pick;
+    }
     runBtn.disabled = !sessions.length;
+    return pick;
+  }
+
+  // Nothing to compare yet: say why and what to do instead of showing two empty pickers.
+  function showEmpty() {
+    data = null;
+    const recording = sessions.some((s) => s.status === "recording");
+    const steps = recording
+      ? ["The capture running now is stored as a session when you click Stop.",
+        "Click Start again afterwards: the new run is compared live against the stored one."]
+      : ["Click Start to record a capture: every capture is stored as a session.",
+        "Or import a raw capture file in the Sessions tab."];
+    summary.textContent = sessions.length
+      ? "Only one capture so far: a comparison needs a stored baseline and a second capture."
+      : "No stored sessions yet.";
+    flameBox.hidden = true;
+    legend.hidden = true;
+    folded.hidden = true;
+    svgLink.hidden = true;
+    tableBox.replaceChildren(el("div", { class: "cmp-empty", id: "cmp-empty" },
+      el("div", { class: "cmp-empty-title" }, "Nothing to compare yet"),
+      el("ol", {}, steps.map((t) => el("li", {}, t))),
+      el("div", { class: "muted" }, "Any stored session can be the baseline: pick one here, or use ",
+        el("b", {}, "Use as baseline"), " in Sessions.")));
   }
 
   async function loadSessions(preferBase) {
     const out = await ctx.api.getJSON("/api/sessions");
     sessions = out.sessions.filter((s) => s.raw_bytes > 0 || s.status === "recording");
-    fillSelects(preferBase);
+    return fillSelects(preferBase);
+  }
+
+  // Once per opening of the tab until the user picks something: show a result at once.
+  async function openTab(preferBase) {
+    const pick = await ctx.run(() => loadSessions(preferBase));
+    if (pick === undefined) return;
+    if (pick && (!data || !chosen)) await run(true);
+    else if (!pick && !chosen) showEmpty();
   }
 
   function exportHref(format) {
@@ -150,7 +212,12 @@ export async function mount(container, ctx) {
       render();
     };
     if (quiet) {
-      try { await action(); } catch { /* the live view will try again on the next change */ }
+      try {
+        await action();
+      } catch (err) {
+        // Following live retries on the next change; a first, automatic run says what failed.
+        if (!data) summary.textContent = `Could not compare ${baseSel.selectedOptions[0]?.textContent ?? ""} with ${newSel.selectedOptions[0]?.textContent ?? ""}: ${err.message}`;
+      }
     } else {
       await ctx.run(action);
     }
@@ -160,6 +227,10 @@ export async function mount(container, ctx) {
     if (!data) return;
     const b = data.base;
     const n = data.new;
+    flameBox.hidden = false;
+    legend.hidden = false;
+    folded.hidden = false;
+    svgLink.hidden = false;
     summary.textContent = `${b.name}: ${fmtInt(b.records)} records, ${fmtTime(b.duration_us)}  →  ` +
       `${n.name}: ${fmtInt(n.records)} records, ${fmtTime(n.duration_us)}`;
     renderFlame();
@@ -195,6 +266,9 @@ export async function mount(container, ctx) {
       return x.children.some((c) => find(c, [...trail, x]));
     })(tree, []);
     const levels = path.length - 1 + depthOf(focus) + 1;
+    // Rows grow into the flame graph's share of the tab (the table takes the rest).
+    const room = 0.44 * (root.clientHeight || 600);
+    const ROW = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor(room / levels)));
     const height = levels * ROW + 2;
     const svg = document.createElementNS(SVG_NS, "svg");
     svg.setAttribute("height", String(height));
@@ -230,7 +304,7 @@ export async function mount(container, ctx) {
       if (fits >= 3) {
         const t = document.createElementNS(SVG_NS, "text");
         t.setAttribute("x", (x + 3).toFixed(2));
-        t.setAttribute("y", String(y + ROW - 5));
+        t.setAttribute("y", String(y + ROW / 2 + 4));
         t.textContent = node.name.length <= fits ? node.name : node.name.slice(0, fits - 1) + "…";
         g.appendChild(t);
       }
@@ -305,8 +379,8 @@ export async function mount(container, ctx) {
   }
 
   filter.addEventListener("input", () => { if (data) renderTable(); });
-  baseSel.addEventListener("change", () => run());
-  newSel.addEventListener("change", () => run());
+  baseSel.addEventListener("change", () => { chosen = true; run(); });
+  newSel.addEventListener("change", () => { chosen = true; run(); });
   window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") renderFlame(); }, 200));
 
   // Follow the live capture: recompute as it grows, at most every 2 s, only when visible.
@@ -314,16 +388,14 @@ export async function mount(container, ctx) {
     if (liveAuto && ctx.view === "compare" && newSel.value === "live" && data) run(true);
   }, 2000);
   ctx.on("version", followLive);
-  ctx.on("view", (name) => { if (name === "compare") ctx.run(() => loadSessions()); });
+  ctx.on("view", (name) => { if (name === "compare") openTab(); });
   ctx.on("compare-base", (id) => ctx.run(async () => {
+    chosen = true;
     await loadSessions(id);
-    baseSel.value = String(id);
-    if (newSel.value === String(id)) newSel.value = "live";
     await run();
   }));
-  await ctx.run(() => loadSessions(ctx.compareBase));
-  if (ctx.compareBase !== undefined && sessions.some((s) => s.id === ctx.compareBase)) {
-    if (newSel.value === String(ctx.compareBase)) newSel.value = "live";
-    await run();
-  }
+  if (ctx.compareBase !== undefined) chosen = true;
+  const pick = await ctx.run(() => loadSessions(ctx.compareBase));
+  if (pick) await run(ctx.compareBase === undefined);
+  else if (pick === null) showEmpty();
 }

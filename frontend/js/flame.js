@@ -6,8 +6,8 @@ const DIM = "#2a3039";
 const HIT = "#e64980";
 const ROOT_COLOR = "#3b4350";
 const OTHER_COLOR = "#4a525e";
-const ROW_PX = 20;
-const MAX_ROW_PX = 34;
+const MIN_ROW_PX = 18;
+const MAX_ROW_PX = 44; // taller rows read as slabs, not frames
 
 export function initFlame(ctx, live) {
   const plot = document.getElementById("flame-plot");
@@ -22,6 +22,7 @@ export function initFlame(ctx, live) {
   let level = undefined;
   let drawn = false;
   let windowed = false;
+  let rowPx = MIN_ROW_PX;
 
   function colors(d) {
     const query = search.value.trim();
@@ -64,7 +65,14 @@ export function initFlame(ctx, live) {
     return out;
   }
 
+  // Dark labels on the warm palette; light ones where the box itself is dark (root, dimmed).
+  function textColors(fills) {
+    return fills.map((c) => (c === ROOT_COLOR || c === OTHER_COLOR ? "#d6dbe2" : c === DIM ? "#6b7380" : "#111"));
+  }
+
   function trace(d) {
+    const fills = colors(d);
+    const labels = textColors(fills);
     return {
       type: "icicle",
       ids: d.ids,
@@ -79,9 +87,11 @@ export function initFlame(ctx, live) {
       tiling: { orientation: "v", flip: "y", pad: 0 },
       pathbar: { visible: false },
       textinfo: "label",
-      textfont: { family: "system-ui, sans-serif", size: 11, color: "#111" },
-      insidetextfont: { color: "#111" },
-      marker: { colors: colors(d), line: { width: 0.6, color: "#0f1216" } },
+      // Tall rows read better with a larger label centred on the box.
+      textposition: rowPx >= 30 ? "middle left" : "top left",
+      textfont: { family: "system-ui, sans-serif", size: rowPx >= 30 ? 12 : 11, color: labels },
+      insidetextfont: { color: labels },
+      marker: { colors: fills, line: { width: 0.6, color: "#0f1216" } },
       hovertemplate:
         "<b>%{customdata[0]}</b><br>" +
         "total %{customdata[1]:,.1f} µs · %{customdata[4]:.2f}%<br>" +
@@ -91,18 +101,35 @@ export function initFlame(ctx, live) {
     };
   }
 
-  // Classic flame-graph proportions: fixed-height rows stacked on the root at the bottom.
-  function fitHeight(d) {
+  // Rows stretch to use the panel (a shallow tree should not sit in a strip at the bottom),
+  // but stay between MIN and MAX px so boxes neither turn into slabs nor lose their labels.
+  // Plotly splits the height evenly over the levels under the visible root, so the height
+  // follows from the row we want and the depth below the zoomed frame.
+  function levelsUnder(d, rootId) {
     const depth = new Map();
     let levels = 1;
     for (let i = 0; i < d.ids.length; i++) {
-      const v = i === 0 ? 1 : (depth.get(d.parents[i]) || 0) + 1;
-      depth.set(d.ids[i], v);
+      const id = d.ids[i];
+      let v;
+      if (rootId === undefined ? i === 0 : id === rootId) v = 1;
+      else if (depth.has(d.parents[i])) v = depth.get(d.parents[i]) + 1;
+      else continue; // outside the zoomed subtree (the payload lists parents first)
+      depth.set(id, v);
       if (v > levels) levels = v;
     }
+    return levels;
+  }
+
+  function fitHeight(d) {
+    const zoomed = level !== undefined && level !== "root" && d.ids.includes(level);
+    const levels = levelsUnder(d, zoomed ? level : undefined);
     const room = Math.max(120, area.clientHeight);
-    const row = Math.max(ROW_PX, Math.min(MAX_ROW_PX, Math.floor((room - 8) / levels)));
-    setHeight(Math.min(room, levels * row + 8));
+    rowPx = Math.max(MIN_ROW_PX, Math.min(MAX_ROW_PX, Math.floor((room - 8) / levels)));
+    const px = levels * rowPx + 8;
+    if (px === layout.height) return;
+    setHeight(px);
+    // Too deep for the panel: the area scrolls; show the root, which is at the bottom.
+    area.scrollTop = area.scrollHeight;
   }
 
   // Plotly keeps the size of its first draw unless told; the layout carries it.
@@ -136,18 +163,17 @@ export function initFlame(ctx, live) {
     }
     info.innerHTML = `${esc(d.nodes)} of ${esc(d.frames)} frames · ${esc(fmtTime(d.total_us))} total` +
       (d.nodes < d.frames ? " · small frames merged into <i>other</i>" : "");
-    if (level === undefined || level === "root") fitHeight(d);
-    else setHeight(Math.max(120, area.clientHeight));
+    fitHeight(d);
     await window.Plotly.react(plot, [trace(d)], layout, config);
     if (!drawn) {
       drawn = true;
-      plot.on("plotly_click", (ev) => {
-        if (!ev || !("nextLevel" in ev)) return;
-        level = ev.nextLevel && ev.nextLevel !== "root" ? ev.nextLevel : undefined;
-        // A zoomed-in subtree gets the full height; zooming back out restores the rows.
-        if (level === undefined) fitHeight(data);
-        else setHeight(Math.max(120, area.clientHeight));
-        window.Plotly.relayout(plot, { height: layout.height });
+      // Plotly zooms on click by itself; once it has, its trace holds the new visible root,
+      // and the zoomed subtree (fewer levels) gets taller rows.
+      plot.on("plotly_animated", () => {
+        const next = plot.data && plot.data[0] ? plot.data[0].level : undefined;
+        const was = level;
+        level = next && next !== "root" ? next : undefined;
+        if (level !== was) refit();
       });
     }
     reportDrawn(meta, started);
@@ -181,14 +207,23 @@ export function initFlame(ctx, live) {
     else ctx.run(async () => draw(await ctx.api.getJSON("/api/flame"), null));
   });
   ctx.on("capture-start", () => { level = undefined; });
-  window.addEventListener("resize", () => {
+  function refit() {
     if (!drawn || !data || ctx.view !== "flame") return;
-    if (level === undefined || level === "root") fitHeight(data);
-    else setHeight(Math.max(120, area.clientHeight));
-    window.Plotly.relayout(plot, { height: layout.height });
-  });
+    fitHeight(data);
+    window.Plotly.react(plot, [trace(data)], layout, config);
+  }
+  // The panel changes size with the window, the error banner and the sidebar.
+  let lastRoom = 0;
+  new ResizeObserver(() => {
+    if (area.clientHeight === lastRoom) return;
+    lastRoom = area.clientHeight;
+    refit();
+  }).observe(area);
   search.addEventListener("input", () => {
-    if (data && data.ids.length > 1) window.Plotly.restyle(plot, { "marker.colors": [colors(data)] });
+    if (!data || data.ids.length <= 1) return;
+    const fills = colors(data);
+    const labels = textColors(fills);
+    window.Plotly.restyle(plot, { "marker.colors": [fills], "textfont.color": [labels], "insidetextfont.color": [labels] });
   });
   document.getElementById("flame-reset").addEventListener("click", () => {
     level = "root";

@@ -23,6 +23,11 @@ const STYLE = `
 .st.interrupted { color: #ffe6b8; background: var(--amber-bg); }
 .st.complete { color: #b6f0c0; background: var(--green-bg); }
 .sess .empty-list { padding: 30px; color: var(--muted); text-align: center; }
+.sess-empty { margin: 48px auto; max-width: 560px; padding: 22px 26px; border: 1px dashed var(--line-2);
+  border-radius: 10px; background: var(--panel-2); line-height: 1.6; }
+.sess-empty-title { font-size: 15px; font-weight: 600; margin-bottom: 6px; }
+.sess-empty ol { margin: 0 0 10px; padding-left: 20px; }
+.sess-detail h3 { margin: 0; font-size: 13px; }
 `;
 
 function injectStyle(id, css) {
@@ -90,6 +95,7 @@ export async function mount(container, ctx) {
   let selected = null;
   let replay = null;
   let speed = "1x";
+  let picked = false; // a session was selected once: after that an empty selection is the user's
 
   const speedSeg = el("span", { class: "seg", role: "group", "aria-label": "Replay speed" });
   for (const s of ["1x", "10x", "max"]) {
@@ -143,9 +149,15 @@ export async function mount(container, ctx) {
   }
 
   function renderList() {
+    detail.hidden = !sessions.length;
     if (!sessions.length) {
-      listBox.replaceChildren(el("div", { class: "empty-list" },
-        "No stored sessions yet. Captures are stored when you click Start; or import a raw capture file."));
+      listBox.replaceChildren(el("div", { class: "sess-empty", id: "sess-empty" },
+        el("div", { class: "sess-empty-title" }, "No stored sessions yet"),
+        el("ol", {},
+          el("li", {}, "Click ", el("b", {}, "Start"), ": every capture is stored here as a session, with its ELF."),
+          el("li", {}, "Or ", el("b", {}, "Import capture…"), " above: a raw capture file recorded with ",
+            el("code", {}, "mcuprof record"), " or downloaded from another session.")),
+        el("div", { class: "muted" }, "Stored sessions can be reopened, replayed, annotated and compared.")));
       return;
     }
     const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Size", "ELF"]
@@ -266,6 +278,9 @@ export async function mount(container, ctx) {
       sessions = out.sessions;
       replay = out.replay;
       if (selected !== null && !sessions.some((s) => s.id === selected)) selected = null;
+      // Open on the newest session's details rather than an empty side panel.
+      if (selected === null && !picked && sessions.length) selected = sessions[0].id;
+      picked = picked || sessions.length > 0;
       renderList();
       renderReplay();
       await showDetail();

@@ -16,6 +16,21 @@ export function initTimeline(ctx) {
   let again = false;
   let stale = true;
 
+  // The chart fills the panel: rows get the height the panel allows for the deepest level,
+  // capped so a shallow capture keeps proportions of a flame chart, not of a bar chart.
+  const MAX_ROW_PX = 64;
+  const AXES_PX = 44; // top and bottom margins: the x axis and its title
+  let last = null;
+  let rowPx = 20;
+
+  function fitHeight(d) {
+    const room = plot.parentElement.clientHeight - plot.offsetTop;
+    const levels = Math.max(d.max_depth + 1, 1);
+    rowPx = Math.min(MAX_ROW_PX, (room - AXES_PX) / levels);
+    plot.style.flex = "0 0 auto";
+    plot.style.height = `${Math.max(160, Math.min(room, Math.ceil(levels * rowPx + AXES_PX)))}px`;
+  }
+
   function toMs(us) { return (us - origin) / 1000; }
   function toUs(ms) { return ms * 1000 + origin; }
 
@@ -29,6 +44,7 @@ export function initTimeline(ctx) {
     const custom = new Array(n);
     const span = (d.t1_us - d.t0_us) || 1;
     const pxPerUs = (d.width_px || plot.clientWidth || 1000) / span;
+    const charPx = rowPx >= 30 ? 7.1 : 6.5;
     for (let i = 0; i < n; i++) {
       const name = d.names[d.frame[i]];
       const count = d.count[i];
@@ -36,7 +52,7 @@ export function initTimeline(ctx) {
       x[i] = Math.max(d.dur_us[i], 1e-6) / 1000;
       y[i] = d.depth[i];
       colors[i] = count > 1 ? "#6b7380" : nameColor(name);
-      const chars = Math.floor((d.dur_us[i] * pxPerUs - 6) / 6.5);
+      const chars = Math.floor((d.dur_us[i] * pxPerUs - 6) / charPx);
       text[i] = count > 1 || chars < 3 ? "" : name.length > chars ? name.slice(0, chars - 1) + "…" : name;
       custom[i] = [name, d.dur_us[i], count, toMs(d.start_us[i])];
     }
@@ -49,7 +65,7 @@ export function initTimeline(ctx) {
       insidetextanchor: "start",
       constraintext: "none",
       cliponaxis: true,
-      textfont: { size: 11, color: "#111" },
+      textfont: { size: rowPx >= 30 ? 12 : 11, color: "#111" },
       hovertemplate:
         "<b>%{customdata[0]}</b><br>%{customdata[1]:,.1f} µs at %{customdata[3]:,.3f} ms" +
         "<extra>%{customdata[2]} call(s)</extra>",
@@ -110,12 +126,8 @@ export function initTimeline(ctx) {
 
   async function draw(d) {
     if (!window.Plotly) return;
-    // Rows of at most 30 px: a shallow capture should not look like a bar chart.
-    if (!d.empty) {
-      const room = plot.parentElement.clientHeight - 44;
-      plot.style.flex = "0 0 auto";
-      plot.style.height = `${Math.max(160, Math.min(room, (d.max_depth + 1) * 30 + 60))}px`;
-    }
+    last = d;
+    if (!d.empty) fitHeight(d);
     if (d.empty) {
       empty.hidden = false;
       plot.style.visibility = "hidden";
@@ -171,6 +183,17 @@ export function initTimeline(ctx) {
     if (ctx.view === "timeline") follow();
   });
   ctx.on("capture-start", () => { view = null; });
+
+  // Window, banner or sidebar changes resize the panel: refit the rows to it.
+  let lastRoom = 0;
+  new ResizeObserver(() => {
+    const room = plot.parentElement.clientHeight;
+    if (room === lastRoom || !room || !drawn || !last || last.empty) return;
+    lastRoom = room;
+    fitHeight(last);
+    // Resize to the div (not relayout with a height, which would pin the old width too).
+    window.Plotly.Plots.resize(plot);
+  }).observe(plot.parentElement);
 
   return {
     show() {

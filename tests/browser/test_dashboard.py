@@ -39,6 +39,32 @@ def flame_shows_names(page: Page, names: list[str], timeout: float = 5000) -> No
     )
 
 
+FLAME_GEOMETRY = """() => {
+    const area = document.getElementById('flame-area').getBoundingClientRect();
+    const plot = document.getElementById('flame-plot').getBoundingClientRect();
+    const rows = [...document.querySelectorAll('#flame-plot g.slice path.surface')]
+        .map(p => p.getBBox().height);
+    return {area: area.height, areaBottom: area.bottom, plot: plot.height,
+            plotBottom: plot.bottom, row: Math.max(...rows), minRow: Math.min(...rows)};
+}"""
+
+TIMELINE_GEOMETRY = """() => {
+    const plot = document.getElementById('timeline-plot');
+    const view = document.getElementById('view-timeline');
+    const range = plot.layout.yaxis.range;
+    return {room: view.clientHeight - plot.offsetTop, plot: plot.clientHeight,
+            levels: Math.round(range[0] - range[1])};
+}"""
+
+
+def assert_flame_fills_panel(page: Page) -> None:
+    """Rows grow with the panel up to a cap, and the root stays at the bottom."""
+    geo = page.evaluate(FLAME_GEOMETRY)
+    assert geo["minRow"] >= 17.5, geo  # labels stay readable
+    assert geo["plot"] >= 0.8 * geo["area"] or geo["row"] >= 40, geo  # cap: 44 px
+    assert abs(geo["plotBottom"] - geo["areaBottom"]) <= 2, geo
+
+
 def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) -> None:
     pg, console = page
     pg.goto(server.url)
@@ -59,11 +85,15 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     expect(pg.locator("#h-state")).to_have_text("profiling")
     pg.wait_for_timeout(1500)  # let the live view run a few updates for the screenshot
     shot(pg, "02-flame-live")
+    assert_flame_fills_panel(pg)
 
     pg.get_by_role("tab", name="Timeline").click()
     expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
     expect(pg.locator("#timeline-info")).to_contain_text("calls in view")
     shot(pg, "03-timeline")
+    geo = pg.evaluate(TIMELINE_GEOMETRY)
+    # The chart fills the panel unless a shallow capture has reached the row-height cap.
+    assert geo["plot"] >= 0.85 * geo["room"] or (geo["plot"] - 44) / geo["levels"] >= 60, geo
 
     pg.get_by_role("tab", name="Functions").click()
     rows = pg.locator("#functions-table tbody tr")
@@ -103,6 +133,8 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     pg.get_by_role("tab", name="Compare").click()
     expect(pg.locator("#compare-mount")).not_to_be_empty()
     expect(pg.locator("#compare-mount")).not_to_contain_text("not available")
+    # The only session is the capture being recorded: the tab says how to get a comparison.
+    expect(pg.locator("#cmp-empty")).to_contain_text("Nothing to compare yet")
     shot(pg, "08-compare")
 
     pg.get_by_role("tab", name="Flame graph").click()
@@ -134,6 +166,15 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     assert png.name.startswith(f"mcuprof-{version}-") and png.suffix == ".png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shot(pg, "09-stopped")
+
+    # Now a stored session exists: Compare opens on it against the live capture, already run.
+    pg.get_by_role("tab", name="Compare").click()
+    expect(pg.locator("#cmp-functions tbody tr").first).to_be_visible()
+    expect(pg.locator("#cmp-new")).to_have_value("live")
+    sessions = json.loads(pg.evaluate("fetch('/api/sessions').then(r => r.text())"))["sessions"]
+    expect(pg.locator("#cmp-base")).to_have_value(str(sessions[0]["id"]))
+    expect(pg.locator("#cmp-empty")).to_have_count(0)
+    shot(pg, "16-compare-auto")
     assert console.errors == []
 
 
@@ -207,7 +248,10 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     cell = pg.locator("#flame-plot g.slice").nth(2)
     cell.click()
     pg.wait_for_timeout(800)
+    # Once Plotly has zoomed, the subtree's rows are refitted to the cap (or to the panel).
+    pg.wait_for_function(f"() => ({FLAME_GEOMETRY})().row <= 44.5")
     shot(pg, "14-flame-zoomed")
+    assert_flame_fills_panel(pg)
 
     pg.get_by_role("tab", name="Timeline").click()
     expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
