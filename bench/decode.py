@@ -126,7 +126,12 @@ def main() -> None:
     small = make_capture(args.baseline_records)
     print(f"capture: {args.records:,} records, 20 per packet, {len(capture):,} bytes")
     results: dict[str, float] = {}
-    for label, chunk in [("mcuprof, 4 KiB reads", 4096), ("mcuprof, whole file", len(capture))]:
+    sizes = [
+        ("mcuprof, 4 KiB reads", 4096),
+        ("mcuprof, 64 KiB reads (link)", 1 << 16),  # what DeviceSession's reader asks for
+        ("mcuprof, whole file", len(capture)),
+    ]
+    for label, chunk in sizes:
         runs = []
         for _ in range(args.repeat):
             seconds, n = time_mcuprof(capture, chunk)
