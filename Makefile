@@ -7,6 +7,7 @@ HTTP_PORT ?= 8000
 .PHONY: run test lint format sysdeps bench firmware clean
 
 $(BIN)/python:
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || bash scripts/install-sysdeps.sh python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
