@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page
 
-from tests.helpers import free_port
+from tests.helpers import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -29,47 +25,9 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    port = free_port()
     data = tmp_path / "data"
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcuprof",
-            "serve",
-            "--http-port",
-            str(port),
-            "--data-dir",
-            str(data),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(url + "api/state", timeout=2) as r:
-                if b'"connected":true' in r.read():
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError((tmp_path / "serve.log").read_text())
-        time.sleep(0.1)
-    try:
-        yield Server(url, proc, data)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with running_serve(data, cwd=ROOT, ready=lambda state: state["connected"] is True) as served:
+        yield Server(served.url, served.process, data)
 
 
 @dataclass

@@ -7,12 +7,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 import zipfile
 from pathlib import Path
 
-from tests.helpers import free_port
+from tests.helpers import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,42 +69,13 @@ def test_wheel_serves_the_dashboard_outside_the_checkout(tmp_path: Path) -> None
     ).stdout
     assert where.startswith(str(site)) and str(ROOT) not in where
 
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcuprof",
-            "serve",
-            "--http-port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / "data"),
-        ],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        state = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                with urllib.request.urlopen(f"{base}/api/state", timeout=2) as r:
-                    state = json.loads(r.read())
-                break
-            except OSError:
-                time.sleep(0.2)
-        assert state is not None, server.stderr.read().decode() if server.stderr else ""
-        with urllib.request.urlopen(f"{base}/", timeout=5) as r:
+    with running_serve(tmp_path / "data", env=env, cwd=tmp_path, ready=bool) as served:
+        with urllib.request.urlopen(f"{served.url}api/state", timeout=5) as r:
+            state = json.loads(r.read())
+        with urllib.request.urlopen(served.url, timeout=5) as r:
             page = r.read().decode()
         assert "/vendor/plotly.min.js" in page
-        with urllib.request.urlopen(f"{base}/vendor/plotly.min.js", timeout=5) as r:
+        with urllib.request.urlopen(f"{served.url}vendor/plotly.min.js", timeout=5) as r:
             assert len(r.read()) > 1_000_000
         # The default device runs the sample ELF that came inside the wheel.
         assert "mcuprof-demo.elf" in json.dumps(state)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

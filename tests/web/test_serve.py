@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +14,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from mcuprof.cli import main
-from tests.helpers import free_port
+from tests.helpers import Served, running_serve
 
 
 @pytest.mark.parametrize(
@@ -53,47 +49,10 @@ def test_busy_http_port_is_a_one_line_error(capsys, tmp_path) -> None:
     assert code == 2 and "cannot listen" in err and "--http-port" in err
 
 
-def _serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], int, str]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcuprof",
-            "serve",
-            "--http-port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / "data"),
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stdout is not None
-    first = proc.stdout.readline()
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(first + proc.stdout.read()) from None
-            time.sleep(0.1)
-    try:
-        yield proc, port, first
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, str]]:
-    yield from _serve(tmp_path)
+def served(tmp_path: Path) -> Iterator[Served]:
+    with running_serve(tmp_path / "data") as server:
+        yield server
 
 
 def get(url: str, host: str | None = None) -> tuple[int, bytes]:
@@ -105,8 +64,8 @@ def get(url: str, host: str | None = None) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def test_default_serve_runs_the_simulated_device_on_loopback(served) -> None:
-    _, port, first = served
+def test_default_serve_runs_the_simulated_device_on_loopback(served: Served) -> None:
+    port, first = served.port, served.output().splitlines()[0]
     assert first.strip() == f"mcuprof: dashboard on http://127.0.0.1:{port}/  (Simulated device)"
     status, body = get(f"http://127.0.0.1:{port}/")
     assert status == 200 and b"mcuprof" in body
@@ -121,8 +80,8 @@ def test_default_serve_runs_the_simulated_device_on_loopback(served) -> None:
             pass
 
 
-def test_real_websocket_handshake_checks_origin(served) -> None:
-    _, port, _ = served
+def test_real_websocket_handshake_checks_origin(served: Served) -> None:
+    port = served.port
     url = f"ws://127.0.0.1:{port}/ws"
     with pytest.raises(InvalidStatus) as info:
         ws_connect(url, origin="http://evil.example", open_timeout=10)
@@ -134,14 +93,11 @@ def test_real_websocket_handshake_checks_origin(served) -> None:
 
 
 def test_allow_remote_prints_a_token_url_and_requires_it(tmp_path: Path) -> None:
-    gen = _serve(tmp_path, "--allow-remote", "--no-connect")
-    _, port, first = next(gen)
-    try:
+    with running_serve(tmp_path / "data", "--allow-remote", "--no-connect") as served:
+        port, first = served.port, served.output().splitlines()[0]
         m = re.search(rf"http://127\.0\.0\.1:{port}/\?token=([\w-]+)", first)
         assert m, first
         token = m.group(1)
         assert get(f"http://127.0.0.1:{port}/api/state")[0] == 401
         assert get(f"http://127.0.0.1:{port}/api/state?token=x{token}")[0] == 401
         assert get(f"http://127.0.0.1:{port}/api/state?token={token}")[0] == 200
-    finally:
-        gen.close()
