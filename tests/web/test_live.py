@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mcuprof.protocol import RECORD_DTYPE, Metadata
+from mcuprof.summary import summarize
 from mcuprof.web.elfs import ElfCatalog
 from mcuprof.web.live import LiveSession
 from mcuprof.web.settings import Settings
@@ -94,6 +95,9 @@ def test_unplugged_device_keeps_the_data_and_marks_the_session(idle_client: Test
     assert any(e["level"] == "error" and "disconnected" in e["message"] for e in log)
     sessions = idle_client.get("/api/sessions").json()["sessions"]
     assert sessions[0]["status"] == "interrupted"
+    # Its length is the capture's own time span, as the stored bytes give it.
+    raw = idle_client.get(f"/api/sessions/{sessions[0]['id']}/raw").content
+    assert sessions[0]["duration_us"] == pytest.approx(summarize(raw)["duration_us"], abs=1)
     r = idle_client.get("/api/export/folded")
     assert r.status_code == 200 and r.text
     # Reconnecting after an unplug works without a manual Disconnect.

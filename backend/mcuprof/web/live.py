@@ -354,11 +354,16 @@ class LiveSession:
         if writer is None:
             return
         stats = self.session.stats if self.session is not None else None
+        with self._profile_lock:
+            # The capture's own time span, not how long the recording stayed open,
+            # including records still queued for the profile.
+            self.ingest()
+            duration_us = self.profile.duration_us
         try:
             if interrupted:
-                writer.abort(stats)
+                writer.abort(stats, duration_us)
             else:
-                writer.finish(stats)
+                writer.finish(stats, duration_us)
         except UserError as exc:
             self._log("error", f"could not finish the recording: {exc}")
 
