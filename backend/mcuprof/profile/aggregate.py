@@ -164,6 +164,85 @@ class Sums:
     span: float  # ticks covered: capture length or window length
 
 
+@dataclass
+class Tally:
+    """Running per-stack and per-frame sums in ticks, added to in place. The batch
+    path and the live (incremental) path both count calls through ``add``."""
+
+    calls: np.ndarray
+    total: np.ndarray
+    self_: np.ndarray
+    f_calls: np.ndarray
+    f_total: np.ndarray
+    f_self: np.ndarray
+    f_sum: np.ndarray
+    f_min: np.ndarray
+    f_max: np.ndarray
+
+    @classmethod
+    def zeros(cls, n_stacks: int, n_frames: int) -> Tally:
+        return cls(
+            np.zeros(n_stacks, np.int64),
+            np.zeros(n_stacks),
+            np.zeros(n_stacks),
+            np.zeros(n_frames, np.int64),
+            np.zeros(n_frames),
+            np.zeros(n_frames),
+            np.zeros(n_frames),
+            np.full(n_frames, np.inf),
+            np.zeros(n_frames),
+        )
+
+    def add(
+        self,
+        stack: np.ndarray,
+        frame: np.ndarray,
+        inclusive: np.ndarray,
+        exclusive: np.ndarray,
+        outermost: np.ndarray,
+    ) -> None:
+        """Count calls: their stack and frame ids, inclusive and self ticks, and which
+        are a frame's outermost call (so recursion adds to ``f_total`` once)."""
+        n_st, n_fr = len(self.calls), len(self.f_calls)
+        self.calls += np.bincount(stack, minlength=n_st)
+        self.total += np.bincount(stack, weights=inclusive, minlength=n_st)
+        self.self_ += np.bincount(stack, weights=exclusive, minlength=n_st)
+        self.f_calls += np.bincount(frame, minlength=n_fr)
+        self.f_self += np.bincount(frame, weights=exclusive, minlength=n_fr)
+        self.f_sum += np.bincount(frame, weights=inclusive, minlength=n_fr)
+        self.f_total += np.bincount(frame[outermost], weights=inclusive[outermost], minlength=n_fr)
+        np.minimum.at(self.f_min, frame, inclusive)
+        np.maximum.at(self.f_max, frame, inclusive)
+
+    def plus(self, other: Tally) -> Tally:
+        return Tally(
+            self.calls + other.calls,
+            self.total + other.total,
+            self.self_ + other.self_,
+            self.f_calls + other.f_calls,
+            self.f_total + other.f_total,
+            self.f_self + other.f_self,
+            self.f_sum + other.f_sum,
+            np.minimum(self.f_min, other.f_min),
+            np.maximum(self.f_max, other.f_max),
+        )
+
+    def sums(self, span: float) -> Sums:
+        f_min = np.where(self.f_calls == 0, 0.0, self.f_min)
+        return Sums(
+            self.calls,
+            self.total,
+            self.self_,
+            self.f_calls,
+            self.f_total,
+            self.f_self,
+            f_min,
+            self.f_max,
+            self.f_sum,
+            span,
+        )
+
+
 def window_ticks(profile: Profile, window: Window) -> tuple[float, float] | None:
     if window is None:
         return None
@@ -207,15 +286,7 @@ def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | No
             xf = ef + dur
             eff[d] = np.clip(np.minimum(xf, win[1]) - np.maximum(ef, win[0]), 0.0, None)
             inwin[d] = (ef <= win[1]) & (xf >= win[0])
-    calls = np.zeros(st.size, np.int64)
-    total = np.zeros(st.size)
-    self_ = np.zeros(st.size)
-    f_calls = np.zeros(n_frames, np.int64)
-    f_total = np.zeros(n_frames)
-    f_self = np.zeros(n_frames)
-    f_sum = np.zeros(n_frames)
-    f_min = np.full(n_frames, np.inf)
-    f_max = np.zeros(n_frames)
+    tally = Tally.zeros(st.size, n_frames)
     for d in depths:
         lv = profile.levels[d]
         lo, hi = spans[d]
@@ -231,20 +302,9 @@ def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | No
         sid = st.per_level[d][lo:hi][m]
         fid = profile.frame_ids(lv)[lo:hi][m]
         ef = eff[d][m]
-        sf = np.maximum(ef - child_sum[m], 0.0)
-        calls += np.bincount(sid, minlength=st.size)
-        total += np.bincount(sid, weights=ef, minlength=st.size)
-        self_ += np.bincount(sid, weights=sf, minlength=st.size)
-        f_calls += np.bincount(fid, minlength=n_frames)
-        f_self += np.bincount(fid, weights=sf, minlength=n_frames)
-        f_sum += np.bincount(fid, weights=ef, minlength=n_frames)
-        outer = ~st.nested[sid]
-        f_total += np.bincount(fid[outer], weights=ef[outer], minlength=n_frames)
-        np.minimum.at(f_min, fid, ef)
-        np.maximum.at(f_max, fid, ef)
-    f_min[f_calls == 0] = 0.0
+        tally.add(sid, fid, ef, np.maximum(ef - child_sum[m], 0.0), ~st.nested[sid])
     span = float(profile.t1_ticks - profile.t0_ticks) if win is None else win[1] - win[0]
-    return Sums(calls, total, self_, f_calls, f_total, f_self, f_min, f_max, f_sum, span)
+    return tally.sums(span)
 
 
 def round_us(profile: Profile, ticks: float) -> int:

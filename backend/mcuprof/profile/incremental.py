@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums
+from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -163,15 +163,18 @@ class Aggregator:
         if self.commit_t is not None:
             commit_t = max(commit_t, self.commit_t)
         # Tail contributions; the part that exits before commit_t is folded in for good.
-        q_calls = np.zeros(n_st, np.int64)
-        q_total = np.zeros(n_st)
-        q_self = np.zeros(n_st)
-        q_fc = np.zeros(n_fr, np.int64)
-        q_ft = np.zeros(n_fr)
-        q_fs = np.zeros(n_fr)
-        q_fsum = np.zeros(n_fr)
-        q_fmin = np.full(n_fr, np.inf)
-        q_fmax = np.zeros(n_fr)
+        kept = Tally(
+            self.calls.v,
+            self.total.v,
+            self.self_.v,
+            self.f_calls.v,
+            self.f_total.v,
+            self.f_self.v,
+            self.f_sum.v,
+            self.f_min.v,
+            self.f_max.v,
+        )
+        tail = Tally.zeros(n_st, n_fr)
         for d in depths:
             lv = levels[d]
             c = starts[d]
@@ -195,55 +198,12 @@ class Aggregator:
             exits = entry + lv.dur[c:]
             late = np.flatnonzero(exits >= commit_t)
             k = int(late[0]) if len(late) else lv.n - c
-            for part, (calls, total, self_, fc, ft, fs, fsum, fmin, fmax) in (
-                (
-                    slice(0, k),
-                    (
-                        self.calls.a,
-                        self.total.a,
-                        self.self_.a,
-                        self.f_calls.a,
-                        self.f_total.a,
-                        self.f_self.a,
-                        self.f_sum.a,
-                        self.f_min.a,
-                        self.f_max.a,
-                    ),
-                ),
-                (
-                    slice(k, None),
-                    (q_calls, q_total, q_self, q_fc, q_ft, q_fs, q_fsum, q_fmin, q_fmax),
-                ),
-            ):
-                s_, f_, du, sf, ou = sid[part], fid[part], dur[part], self_t[part], outer[part]
-                if len(s_) == 0:
-                    continue
-                calls[:n_st] += np.bincount(s_, minlength=n_st)
-                total[:n_st] += np.bincount(s_, weights=du, minlength=n_st)
-                self_[:n_st] += np.bincount(s_, weights=sf, minlength=n_st)
-                fc[:n_fr] += np.bincount(f_, minlength=n_fr)
-                fs[:n_fr] += np.bincount(f_, weights=sf, minlength=n_fr)
-                fsum[:n_fr] += np.bincount(f_, weights=du, minlength=n_fr)
-                ft[:n_fr] += np.bincount(f_[ou], weights=du[ou], minlength=n_fr)
-                np.minimum.at(fmin, f_, du)
-                np.maximum.at(fmax, f_, du)
+            for part, tally in ((slice(0, k), kept), (slice(k, None), tail)):
+                if len(sid[part]):
+                    tally.add(sid[part], fid[part], dur[part], self_t[part], outer[part])
             self.committed[d] = c + k
         self.commit_t = commit_t
-        f_min = np.minimum(self.f_min.v, q_fmin)
-        f_calls = self.f_calls.v + q_fc
-        f_min[f_calls == 0] = 0.0
-        sums = Sums(
-            calls=self.calls.v + q_calls,
-            total=self.total.v + q_total,
-            self_=self.self_.v + q_self,
-            f_calls=f_calls,
-            f_total=self.f_total.v + q_ft,
-            f_self=self.f_self.v + q_fs,
-            f_min=f_min,
-            f_max=np.maximum(self.f_max.v, q_fmax),
-            f_sum=self.f_sum.v + q_fsum,
-            span=float(profile.t1_ticks - profile.t0_ticks),
-        )
+        sums = kept.plus(tail).sums(float(profile.t1_ticks - profile.t0_ticks))
         stacks = Stacks(
             parent=self.st_parent.v.copy(),
             frame=self.st_frame.v.copy(),
