@@ -4,30 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from .profile.timebase import timer_freq_or_default, unwrap_exits
-from .protocol import Metadata, ProfileData, ResponseDecoder
+from .profile.span import CaptureSpan
+from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
 
 
 def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
     decoder = ResponseDecoder()
-    metadata: Metadata | None = None
-    chunks: list[np.ndarray] = []
-    for event in decoder.feed(data) + decoder.close():
-        if isinstance(event, ProfileData):
-            chunks.append(event.records)
-        elif isinstance(event, Metadata):
-            metadata = event  # a device that reboots mid-capture re-announces itself
+    span = CaptureSpan()
+    span.feed(decoder.feed(data))
+    span.feed(decoder.close())
     stats = decoder.stats
-    duration_us = 0.0
-    if chunks:
-        recs = np.concatenate(chunks)
-        exits = unwrap_exits(recs["entry_time"], recs["duration"])
-        entries = exits - recs["duration"].astype(np.int64)
-        ticks = int(exits.max() - entries.min())
-        duration_us = ticks * 1e6 / timer_freq_or_default(metadata and metadata.timer_freq)
+    metadata = span.metadata  # the last one: a device that reboots re-announces itself
+    duration_us = span.duration_us or 0.0
     device_id = metadata.elf_build_id if metadata else None
     match = check_build_id(device_id, elf_build_id).match
     return {

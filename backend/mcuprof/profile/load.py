@@ -38,7 +38,10 @@ def load_capture(
     total = len(data)
     for start in range(0, max(total, 1), chunk):
         batch: list[np.ndarray] = []
-        for event in decoder.feed(view[start : start + chunk]):
+        events = decoder.feed(view[start : start + chunk])
+        if start + chunk >= total:
+            events += decoder.close()  # the end of the stream releases held-back packets
+        for event in events:
             if isinstance(event, ProfileData):
                 batch.append(event.records)
             elif isinstance(event, Metadata):

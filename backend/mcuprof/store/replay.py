@@ -70,7 +70,8 @@ class ReplayDevice:
     ) -> None:
         packets: list[np.ndarray] = []
         found: Metadata | None = None
-        for event in ResponseDecoder().feed(data):
+        decoder = ResponseDecoder()
+        for event in decoder.feed(data) + decoder.close():
             if isinstance(event, ProfileData) and len(event.records):
                 packets.append(event.records)
             elif isinstance(event, Metadata) and found is None:

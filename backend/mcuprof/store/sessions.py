@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..files import file_error
+from ..profile.span import CaptureSpan
 from ..protocol import LinkStats, Metadata, ResponseDecoder
 from .model import (
     INTERRUPTED,
@@ -45,7 +46,6 @@ from .model import (
     metadata_to_json,
     stats_to_json,
 )
-from .span import CaptureSpan
 from .writer import SessionWriter
 
 try:
@@ -354,6 +354,7 @@ class SessionStore:
             for chunk in chunks:
                 span.feed(decoder.feed(chunk))
                 writer.append(chunk)
+            span.feed(decoder.close())
             if span.metadata is not None:
                 writer.set_metadata(span.metadata)
         except BaseException:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..profile.timebase import timer_freq_or_default, unwrap_exits
 from ..protocol import Metadata, ProfileData
+from .timebase import timer_freq_or_default, unwrap_exits
 
 
 class CaptureSpan:
