@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from ..console import load_elf, warn
 from ..diff import FunctionDelta, ProfileDiff, diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..diff.sources import Source, StoreOpener, resolve_source
@@ -82,7 +82,7 @@ def parse_threshold(text: str) -> float:
 
 def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
     if elf_path:
-        return SymbolTable.from_elf(elf_path)
+        return load_elf(elf_path)
     if source.elf is not None:
         return SymbolTable.from_elf_bytes(source.elf, source.elf_name or "session ELF")
     return SymbolTable.empty()
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     for side in ("base", "new"):
         check = report[side]["build_check"]
         if check["state"] == "mismatch":  # the names would be wrong: say so, loudly
-            print(f"mcuprof: warning: {side}: {check['message']}", file=sys.stderr)
+            warn(f"{side}: {check['message']}")
     print(json.dumps(report) if args.json else format_report(report, args.top))
     return 1 if report["failed"] else 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..capture import read_capture
+from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
 from ..profile import load_capture
@@ -74,12 +75,7 @@ class Progress:
 def _symbols(elf: str | None):
     if elf is None:
         return None
-    from ..symbols import SymbolTable
-
-    table = SymbolTable.from_elf(elf)
-    for warning in table.warnings:
-        print(f"mcuprof: warning: {warning}", file=sys.stderr)
-    return table
+    return load_elf(elf)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
         check = check_build_id(loaded.metadata.elf_build_id, symbols.build_id)
         if check.state == "mismatch":
-            print(f"mcuprof: warning: {check.message}", file=sys.stderr)
+            warn(check.message)
     progress.step(f"rendering {args.format}")
     module = importlib.import_module(f"mcuprof.export.{args.format}")
     text = module.render(loaded.profile)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ..capture import read_capture
+from ..console import load_elf
 from ..summary import format_summary, summarize
-from ..symbols import SymbolTable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +25,7 @@ def run(args: argparse.Namespace) -> int:
     elf_build_id = None
     elf_note = "no ELF given; use --elf"
     if args.elf:
-        table = SymbolTable.from_elf(args.elf)
-        for warning in table.warnings:
-            print(f"mcuprof: warning: {args.elf}: {warning}", file=sys.stderr)
+        table = load_elf(args.elf)
         elf_build_id, elf_note = table.build_id, table.build_id_note
     summary = summarize(data, elf_build_id)
     if args.json:
