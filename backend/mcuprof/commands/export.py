@@ -4,7 +4,6 @@ trace, CSV, an SVG flame graph or callgrind."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import time
@@ -12,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from .. import export
 from ..capture import read_capture
 from ..console import load_elf, warn
 from ..errors import UserError
@@ -90,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
         if check.state == "mismatch":
             warn(check.message)
     progress.step(f"rendering {args.format}")
-    module = importlib.import_module(f"mcuprof.export.{args.format}")
-    text = module.render(loaded.profile)
+    text = export.render(args.format, loaded.profile)
     progress.finish()
     if args.output is None:
         sys.stdout.write(text)

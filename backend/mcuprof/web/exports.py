@@ -4,7 +4,6 @@ raw capture. File names carry the firmware version and the capture time."""
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
 from ..errors import UserError
+from ..export import render as render_format
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
 from .static import plotly_js_path
@@ -49,8 +49,7 @@ def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: 
             payload = views.icicle(live.profile, window, max_nodes)
             title = f"mcuprof flame graph — {live.file_stem()}"
             return standalone_html(payload, title)
-        module = importlib.import_module(f"mcuprof.export.{fmt}")
-        return views.render_export(module, live.profile, window)
+        return render_format(fmt, live.profile, window)
 
 
 @router.get("/{fmt}")

@@ -106,9 +106,3 @@ def timeline(profile: Profile, t0: float | None, t1: float | None, width: int) -
     data["max_depth"] = profile.max_depth
     data["empty"] = False
     return data
-
-
-def render_export(module: Any, profile: Profile, window: Window) -> str | bytes:
-    if window is None:
-        return module.render(profile)
-    return module.render(profile, window=window)
