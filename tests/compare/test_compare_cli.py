@@ -99,11 +99,21 @@ def test_total_metric_propagates_to_callers(capsys, captures, firmware):
     assert it["change_pct"] == pytest.approx(100 * 15 / 90)
 
 
-def test_share_basis_and_noise_floor(capsys, captures, firmware):
+def test_share_basis_and_noise_floor(capsys, captures, firmware, write, kit):
     base, slower, elf = str(captures["base"]), str(captures["slower"]), str(firmware.elf)
+    # A share moves with the number of calls too, which the gate counts as noise: 40
+    # calls cannot show an 11 % change of share, thousands can.
     code, out, _ = run(capsys, "compare", base, slower, "--elf", elf, "--basis", "share", "--json")
+    assert code == 0
+    assert "fir_filter" in {r["key"] for r in json.loads(out)["within_noise"]}
+    big_base = str(write("big-base.bin", firmware.capture(kit.demo_tree(), 2000)))
+    big_slower = str(write("big-slower.bin", firmware.capture(kit.demo_tree(fir=65), 3000)))
+    code, out, _ = run(
+        capsys, "compare", big_base, big_slower, "--elf", elf, "--basis", "share", "--json"
+    )
     report = json.loads(out)
     assert code == 1
+    assert report["gate"]["test"].startswith("normal interval on the share")
     fir = next(r for r in report["regressions"] if r["key"] == "fir_filter")
     # fir share: 50/90 -> 65/105 of the profiled time.
     assert fir["self_share"]["base"] == pytest.approx(100 * 50 / 90)

@@ -54,6 +54,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "noise floor for tiny functions (default 0)",
     )
     p.add_argument(
+        "--confidence",
+        default="95%",
+        help="a function fails only if its change is significant at this confidence: the "
+        "interval of its change (Welch's t on the time per call, or a normal interval on the "
+        "share) must exclude zero (default 95%%; 0 gates on the point change alone)",
+    )
+    p.add_argument(
+        "--min-calls",
+        type=int,
+        default=2,
+        metavar="N",
+        help="functions with fewer calls than this in either capture are reported but never "
+        "fail the gate: their spread is unknown (default 2, the least a spread needs)",
+    )
+    p.add_argument(
         "--function",
         action="extend",
         nargs="+",
@@ -69,15 +84,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_threshold(text: str) -> float:
+def parse_threshold(text: str, option: str = "--threshold") -> float:
     raw = text.strip().removesuffix("%").strip()
     try:
         value = float(raw)
     except ValueError:
-        raise UserError(f"--threshold {text!r}: expected a percentage such as 10%") from None
+        raise UserError(f"{option} {text!r}: expected a percentage such as 10%") from None
     if not value >= 0 or value == float("inf"):
-        raise UserError(f"--threshold {text!r}: must be a finite percentage >= 0")
+        raise UserError(f"{option} {text!r}: must be a finite percentage >= 0")
     return value
+
+
+def parse_confidence(text: str) -> float:
+    value = parse_threshold(text, "--confidence")
+    if value >= 100:
+        raise UserError(f"--confidence {text!r}: must be below 100%")
+    return value / 100.0
 
 
 def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
@@ -110,6 +132,9 @@ def _matches(d: FunctionDelta, globs: list[str] | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     threshold = parse_threshold(args.threshold)
+    confidence = parse_confidence(args.confidence)
+    if args.min_calls < 1:
+        raise UserError("--min-calls must be at least 1")
     if args.top < 1:
         raise UserError("--top must be at least 1")
     if args.min_delta_us < 0:
@@ -137,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
         basis=args.basis,
         globs=args.function,
         min_delta_us=args.min_delta_us,
+        confidence=confidence,
+        min_calls=args.min_calls,
     )
     report["base"] = _describe(base_src, base_cap, base_syms)
     report["new"] = _describe(new_src, new_cap, new_syms)
@@ -172,6 +199,8 @@ def build_report(
     basis: str,
     globs: list[str] | None,
     min_delta_us: float,
+    confidence: float = 0.95,
+    min_calls: int = 2,
 ) -> dict[str, Any]:
     selected = [d for d in diff.functions if _matches(d, globs)]
     if globs and not selected:
@@ -183,19 +212,48 @@ def build_report(
         for d in both
     }
 
+    # The gate's question: did it change by more than the threshold, by more than the
+    # noise floor, and by more than the spread of its calls explains?
+    # Every compared function is one more chance of a false alarm, so each interval is
+    # taken at the Bonferroni level: all of them hold together with ``confidence``.
+    testable = [d for d in both if min(d.raw("calls")) >= max(min_calls, 2)]
+    per_function = 1.0 - (1.0 - confidence) / max(len(testable), 1)
+    intervals = {
+        d.key: d.interval(metric, basis, per_function, min_calls)  # type: ignore[arg-type]
+        for d in both
+    }
+
     def row(d: FunctionDelta) -> dict[str, Any]:
         out = d.as_dict()
         out["change_pct"] = changes.get(d.key)
         out["growth_us"] = d.growth_us(metric, basis) if d.status == "both" else None  # type: ignore[arg-type]
+        ci = intervals.get(d.key)
+        out["ci_pct"] = list(ci) if ci is not None else None
         return out
 
-    def significant(d: FunctionDelta) -> bool:
+    def above_floor(d: FunctionDelta) -> bool:
         growth = d.growth_us(metric, basis)  # type: ignore[arg-type]
         return growth is not None and abs(growth) >= min_delta_us
 
-    regressions = [d for d in both if (changes[d.key] or 0.0) > threshold and significant(d)]
-    improvements = [d for d in both if (changes[d.key] or 0.0) < -threshold and significant(d)]
-    regressions.sort(key=lambda d: (-(changes[d.key] or 0.0), d.key))
+    def verdict(d: FunctionDelta, sign: int) -> str | None:
+        """'change', 'noise' or 'few' for a function past the threshold; None otherwise."""
+        if sign * (changes[d.key] or 0.0) <= threshold or not above_floor(d):
+            return None
+        if confidence <= 0:
+            return "change"
+        ci = intervals[d.key]
+        if ci is None:
+            return "few"
+        return "change" if sign * (ci[0] if sign > 0 else ci[1]) > 0 else "noise"
+
+    grew = {d.key: verdict(d, +1) for d in both}
+    shrank = {d.key: verdict(d, -1) for d in both}
+    regressions = [d for d in both if grew[d.key] == "change"]
+    improvements = [d for d in both if shrank[d.key] == "change"]
+    noise = [d for d in both if "noise" in (grew[d.key], shrank[d.key])]
+    few = [d for d in both if "few" in (grew[d.key], shrank[d.key])]
+    for group in (regressions, noise, few):
+        group.sort(key=lambda d: (-abs(changes[d.key] or 0.0), d.key))
     improvements.sort(key=lambda d: ((changes[d.key] or 0.0), d.key))
     return {
         "metric": metric,
@@ -205,14 +263,29 @@ def build_report(
         "functions": globs or [],
         "selected": len(selected),
         "compared": len(both),
+        "gate": {
+            "test": _TEST[basis] if confidence > 0 else "none",
+            "confidence": confidence,
+            "per_function_confidence": per_function if confidence > 0 else 0.0,
+            "tested": len(testable),
+            "min_calls": min_calls,
+        },
         "regressions": [row(d) for d in regressions],
         "improvements": [row(d) for d in improvements],
+        "within_noise": [row(d) for d in noise],
+        "too_few_calls": [row(d) for d in few],
         "added": [d.key for d in selected if d.status == "added"],
         "removed": [d.key for d in selected if d.status == "removed"],
         "base_summary": diff.base_summary,
         "new_summary": diff.new_summary,
         "failed": bool(regressions),
     }
+
+
+_TEST = {
+    "mean": "Welch t interval on the mean time per call",
+    "share": "normal interval on the share, calls as a Poisson process",
+}
 
 
 def _denoise(pct: float | None) -> float | None:
@@ -241,13 +314,24 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _interval(r: dict[str, Any]) -> str:
+    ci = r.get("ci_pct")
+    if ci is None:
+        return "-"
+    return f"{_change(ci[0])}…{_change(ci[1])}"
+
+
 def _table(rows: list[dict[str, Any]], metric: str, basis: str, top: int) -> list[str]:
-    lines = [f"  {'function':<44} {'base':>13} {'new':>13} {'change':>9} {'calls base→new':>20}"]
+    lines = [
+        f"  {'function':<40} {'base':>12} {'new':>12} {'change':>8} {'interval':>17} "
+        f"{'calls base→new':>16}"
+    ]
     for r in rows[:top]:
         calls = f"{r['calls']['base']:,}→{r['calls']['new']:,}"
         lines.append(
-            f"  {_clip(r['key'], 44):<44} {_value(r, metric, basis, 'base'):>13} "
-            f"{_value(r, metric, basis, 'new'):>13} {_change(r['change_pct']):>9} {calls:>20}"
+            f"  {_clip(r['key'], 40):<40} {_value(r, metric, basis, 'base'):>12} "
+            f"{_value(r, metric, basis, 'new'):>12} {_change(r['change_pct']):>8} "
+            f"{_interval(r):>17} {calls:>16}"
         )
     if len(rows) > top:
         lines.append(f"  … {len(rows) - top} more (--top to show more, --json for all)")
@@ -270,14 +354,27 @@ def format_report(report: dict[str, Any], top: int) -> str:
         f"compared {report['compared']} functions on {what}; threshold +{thr:g}%"
         + (f", noise floor {report['min_delta_us']:g} µs" if report["min_delta_us"] else "")
     )
+    gate = report["gate"]
+    if gate["confidence"] > 0:
+        lines.append(
+            f"a change counts when its {gate['confidence'] * 100:g}% interval excludes zero: "
+            f"{gate['test']}, {gate['per_function_confidence'] * 100:.2f}% per function "
+            f"(Bonferroni over {gate['tested']}); under {max(gate['min_calls'], 2)} calls "
+            "a function is not gated"
+        )
     lines.append("")
-    regs, imps = report["regressions"], report["improvements"]
-    lines.append(f"Regressions (grew more than {thr:g}%): {len(regs)}")
-    if regs:
-        lines.extend(_table(regs, metric, basis, top))
-    lines.append(f"Improvements (shrank more than {thr:g}%): {len(imps)}")
-    if imps:
-        lines.extend(_table(imps, metric, basis, top))
+    sections = (
+        ("regressions", f"Regressions (grew more than {thr:g}%)"),
+        ("improvements", f"Improvements (shrank more than {thr:g}%)"),
+        ("within_noise", f"Within noise (changed more than {thr:g}%, interval includes 0)"),
+        ("too_few_calls", f"Too few calls to tell (changed more than {thr:g}%)"),
+    )
+    for key, title in sections:
+        rows = report[key]
+        if rows or key in ("regressions", "improvements"):
+            lines.append(f"{title}: {len(rows)}")
+        if rows:
+            lines.extend(_table(rows, metric, basis, top))
     for kind in ("added", "removed"):
         names = report[kind]
         if names:
@@ -287,6 +384,7 @@ def format_report(report: dict[str, Any], top: int) -> str:
             lines.append(f"{kind.capitalize()} functions ({len(names)}): {shown}")
     lines.append("")
     if report["failed"]:
+        regs = report["regressions"]
         lines.append(f"FAIL: {len(regs)} function(s) grew more than {thr:g}% ({what})")
     else:
         lines.append(f"OK: no function grew more than {thr:g}% ({what})")

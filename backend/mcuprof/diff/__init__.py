@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..profile import Profile
+from ..profile.aggregate import call_squares
 from .flame import DiffNode, build_tree, colour, flame_data
 from .table import (
     Basis,
     FunctionDelta,
     Metric,
     Side,
+    Spread,
     capture_span,
     function_deltas,
     pct_change,
@@ -41,12 +43,28 @@ def diff_profiles(base: Profile, new: Profile) -> ProfileDiff:
     base_span = capture_span(base_stats, float(base.duration_us))
     new_span = capture_span(new_stats, float(new.duration_us))
     return ProfileDiff(
-        functions=function_deltas(base_stats, new_stats, base_span, new_span),
+        functions=function_deltas(
+            base_stats,
+            new_stats,
+            base_span,
+            new_span,
+            _spread(base, base_stats),
+            _spread(new, new_stats),
+        ),
         base_folded=dict(base.folded()),
         new_folded=dict(new.folded()),
         base_summary=_summary(base, base_span),
         new_summary=_summary(new, new_span),
     )
+
+
+def _spread(profile: Profile, stats: list[Any]) -> Spread:
+    self_sq, incl_sq = call_squares(profile)
+    us2 = (1e6 / profile.timer_freq) ** 2
+    return {
+        s.label: (float(self_sq[s.frame]) * us2, s.mean_us * s.calls, float(incl_sq[s.frame]) * us2)
+        for s in stats
+    }
 
 
 def _summary(profile: Profile, span: tuple[float, float]) -> dict[str, Any]:

@@ -7,9 +7,12 @@ address: addresses move between builds, names do not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from .stats import normal_interval, welch_interval
 
 Metric = Literal["self", "total"]
 Basis = Literal["mean", "share"]
@@ -28,13 +31,19 @@ class StatLike(Protocol):
 @dataclass(frozen=True, slots=True)
 class Side:
     """One function in one capture; ``profiled_us`` is the capture's summed self time
-    (every µs spent in some recorded function), ``duration_us`` its wall-clock span."""
+    (every µs spent in some recorded function), ``duration_us`` its wall-clock span.
+    The spread per call: ``self_sq`` is the sum of squared self times, ``incl_sum`` and
+    ``incl_sq`` the sum and the sum of squares of every call's inclusive time (``total_us``
+    counts a recursive function's nested calls once, so it is not ``incl_sum``)."""
 
     calls: int
     self_us: float
     total_us: float
     profiled_us: float
     duration_us: float
+    self_sq: float = 0.0
+    incl_sum: float = 0.0
+    incl_sq: float = 0.0
 
     def mean(self, metric: Metric) -> float | None:
         if self.calls == 0:
@@ -55,6 +64,22 @@ class Side:
 
     def value(self, metric: Metric, basis: Basis) -> float | None:
         return self.mean(metric) if basis == "mean" else self.share(metric)
+
+    def variance(self, metric: Metric) -> float | None:
+        """Sample variance of the time per call (µs²); None under two calls."""
+        n = self.calls
+        if n < 2:
+            return None
+        s, q = (self.self_us, self.self_sq) if metric == "self" else (self.incl_sum, self.incl_sq)
+        return max(q - s * s / n, 0.0) / (n - 1)
+
+    def share_se(self, metric: Metric) -> float | None:
+        """Standard error of the share. Calls are taken as a Poisson process, so the
+        count is noise too: a sum of a Poisson number of calls has the sum of their
+        squares as its variance. The capture's profiled time is taken as exact."""
+        if self.profiled_us <= 0:
+            return None
+        return math.sqrt(self.self_sq if metric == "self" else self.incl_sq) / self.profiled_us
 
 
 def pct_change(base: float | None, new: float | None) -> float | None:
@@ -95,6 +120,33 @@ class FunctionDelta:
         """% change of the normalised metric: what the CI gate compares to its threshold."""
         b, n = self._pair("value", metric, basis)
         return pct_change(b, n)
+
+    def interval(
+        self, metric: Metric, basis: Basis, confidence: float, min_calls: int
+    ) -> tuple[float, float] | None:
+        """``confidence`` interval of the % change: Welch's t on the mean per call, or a
+        normal interval on the share. None when either side has under ``min_calls``
+        calls (nothing to tell noise from) or the base is zero."""
+        b, n = self.base, self.new
+        if b is None or n is None or min(b.calls, n.calls) < max(min_calls, 2):
+            return None
+        vb, vn = b.value(metric, basis), n.value(metric, basis)
+        if not vb or vn is None:
+            return None
+        if basis == "mean":
+            lo, hi = welch_interval(
+                vb,
+                b.variance(metric) or 0.0,
+                b.calls,
+                vn,
+                n.variance(metric) or 0.0,
+                n.calls,
+                confidence,
+            )
+        else:
+            se = math.hypot(b.share_se(metric) or 0.0, n.share_se(metric) or 0.0)
+            lo, hi = normal_interval(vn - vb, se, confidence)
+        return lo / vb * 100.0, hi / vb * 100.0
 
     def growth_us(self, metric: Metric, basis: Basis) -> float | None:
         """The change in µs: per call (mean), or the share change expressed in µs of the
@@ -137,16 +189,23 @@ def _entry(b: float | None, n: float | None) -> dict[str, float | None]:
     return {"base": b, "new": n, "delta": delta, "pct": pct_change(b, n)}
 
 
+Spread = Mapping[str, tuple[float, float, float]]
+
+
 def function_deltas(
     base_stats: Iterable[StatLike],
     new_stats: Iterable[StatLike],
     base_span: tuple[float, float],
     new_span: tuple[float, float],
+    base_spread: Spread | None = None,
+    new_spread: Spread | None = None,
 ) -> list[FunctionDelta]:
     """Deltas for the union of functions. ``*_span`` is (profiled_us, duration_us); pass
-    ``profiled_us=None``-free values (see ``capture_span``)."""
+    ``profiled_us=None``-free values (see ``capture_span``). ``*_spread`` maps a label to
+    (self_sq, incl_sum, incl_sq), see ``Side``; without it every call counts as equal."""
     base = {s.label: s for s in base_stats}
     new = {s.label: s for s in new_stats}
+    bsp, nsp = base_spread or {}, new_spread or {}
     out: list[FunctionDelta] = []
     for key in sorted(base.keys() | new.keys()):
         b, n = base.get(key), new.get(key)
@@ -154,8 +213,8 @@ def function_deltas(
             FunctionDelta(
                 key=key,
                 name=(n or b).name,  # type: ignore[union-attr]
-                base=None if b is None else _side(b, base_span),
-                new=None if n is None else _side(n, new_span),
+                base=None if b is None else _side(b, base_span, bsp.get(key)),
+                new=None if n is None else _side(n, new_span, nsp.get(key)),
             )
         )
     return out
@@ -167,5 +226,11 @@ def capture_span(stats: Iterable[StatLike], duration_us: float) -> tuple[float, 
     return float(sum(s.self_us for s in stats)), float(duration_us)
 
 
-def _side(s: StatLike, span: tuple[float, float]) -> Side:
-    return Side(int(s.calls), float(s.self_us), float(s.total_us), span[0], span[1])
+def _side(
+    s: StatLike, span: tuple[float, float], spread: tuple[float, float, float] | None
+) -> Side:
+    calls, self_us, total_us = int(s.calls), float(s.self_us), float(s.total_us)
+    if spread is None:  # no spread known: every call took the mean
+        incl = total_us
+        spread = (self_us * self_us / max(calls, 1), incl, incl * incl / max(calls, 1))
+    return Side(calls, self_us, total_us, span[0], span[1], *spread)

@@ -395,3 +395,29 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
         )
     out.sort(key=lambda f: (-f.self_us, -f.total_us, f.label))
     return out
+
+
+def call_squares(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame, the sums of squared self and inclusive ticks over every call. With the
+    counts and sums they give each function's spread per call, which ``compare`` needs to
+    tell a change from noise."""
+
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        n_frames = len(profile.frames)
+        self_sq = np.zeros(n_frames)
+        incl_sq = np.zeros(n_frames)
+        for d, lv in profile.levels.items():
+            dur = lv.dur.astype(np.float64)
+            child_sum = np.zeros(lv.n)
+            below = profile.levels.get(d + 1)
+            if below is not None:
+                p = below.parent
+                has = p >= 0
+                child_sum = np.bincount(p[has], weights=below.dur[has], minlength=lv.n)
+            self_t = np.maximum(dur - child_sum, 0.0)
+            fid = profile.frame_ids(lv)
+            self_sq += np.bincount(fid, weights=self_t * self_t, minlength=n_frames)
+            incl_sq += np.bincount(fid, weights=dur * dur, minlength=n_frames)
+        return self_sq, incl_sq
+
+    return profile.cached("call_squares", compute)
