@@ -63,7 +63,7 @@ async def upload_elf(
     name: Annotated[str, Query(max_length=255)] = "upload.elf",
 ) -> dict[str, Any]:
     """The raw ELF bytes are the request body (no multipart): streamed, capped, then parsed."""
-    path = await receive_file(request, settings.upload_dir, settings.max_elf_bytes)
+    path = await receive_file(request, catalog.upload_dir, settings.max_elf_bytes)
     choice = catalog.add_upload(path, name)
     try:
         await asyncio.to_thread(live.select_elf, choice)
