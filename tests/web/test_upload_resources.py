@@ -50,7 +50,9 @@ def test_uploads_left_by_a_dead_server_are_swept_at_start_up(make_client, tmp_pa
     assert not any(p.exists() for p in orphans)
     assert kept.exists()  # the live server's upload is held, so it stays
     second.state.store.close()
-    chosen = live.post("/api/elfs/select", json={"id": r.json()["elf"]["id"]}, headers={"Origin": ORIGIN})
+    chosen = live.post(
+        "/api/elfs/select", json={"id": r.json()["elf"]["id"]}, headers={"Origin": ORIGIN}
+    )
     assert chosen.status_code == 200, chosen.text
 
 
