@@ -98,7 +98,8 @@ def test_hostile_names_render_as_text(chromium, tmp_path) -> None:
         shot(page, "hostile-sessions")
         injected = page.evaluate(
             "() => ({pw: document.getElementById('pw') !== null,"
-            " img: document.querySelectorAll('#sessions-mount img, #functions-table :is(b, i, u)').length,"
+            " img: document.querySelectorAll("
+            "'#sessions-mount img, #functions-table :is(b, i, u)').length,"
             " pwned: window.__pwned === 1})"
         )
         context.close()
