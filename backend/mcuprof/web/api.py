@@ -64,7 +64,7 @@ async def upload_elf(
 ) -> dict[str, Any]:
     """The raw ELF bytes are the request body (no multipart): streamed, capped, then parsed."""
     path = await receive_file(request, catalog.upload_dir, settings.max_elf_bytes)
-    choice = catalog.add_upload(path, name)
+    choice = await asyncio.to_thread(catalog.add_upload, path, name)  # hashes the file
     try:
         await asyncio.to_thread(live.select_elf, choice)
     except UserError:
