@@ -128,8 +128,10 @@ def test_mcuprof_serve_closes_a_partial_request(tmp_path) -> None:
     # What a user runs: the real command with its default (10 s) limit.
     from tests.helpers import running_serve
 
-    with running_serve(tmp_path / "data", "--no-connect") as served:
-        with socket.create_connection(("127.0.0.1", served.port)) as sock:
-            sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1")
-            took = _closed_after(sock, 60)
+    with (
+        running_serve(tmp_path / "data", "--no-connect") as served,
+        socket.create_connection(("127.0.0.1", served.port)) as sock,
+    ):
+        sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1")
+        took = _closed_after(sock, 60)
     assert 5 < took < 30, took
