@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,10 +38,11 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
     python = args.checkout / ".venv" / "bin" / "python"
+    data_dir = tempfile.mkdtemp(prefix="mcuprof-up-")
     server = subprocess.Popen(
         [
             *(str(python), "-m", "mcuprof", "serve", "--http-port", str(port)),
-            *("--data-dir", tempfile.mkdtemp(prefix="mcuprof-up-"), "--no-connect"),
+            *("--data-dir", data_dir, "--no-connect"),
         ],
         cwd=args.checkout,
         stdout=subprocess.DEVNULL,
@@ -97,6 +99,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+        shutil.rmtree(data_dir, ignore_errors=True)
     print(
         f"{args.count} parallel uploads of {args.mib} MiB ({args.checkout}): "
         f"peak RSS {peak[0] / MIB:,.0f} MiB (server idle {idle / MIB:,.0f} MiB), "
