@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__, commands
+from .console import TerminalText, for_terminal
 from .errors import UserError
 
 
@@ -31,10 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout.isatty() and not isinstance(sys.stdout, TerminalText):
+        sys.stdout = TerminalText(sys.stdout)  # type: ignore[assignment]
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"mcuprof: error: {exc}", file=sys.stderr)
+        print(f"mcuprof: error: {for_terminal(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mcuprof: interrupted", file=sys.stderr)
@@ -42,7 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the promise is one line, even for our own bugs
-        print(f"mcuprof: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"mcuprof: internal error: {type(exc).__name__}: {for_terminal(exc)}", file=sys.stderr
+        )
         return 1
 
 

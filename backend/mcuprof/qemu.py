@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UserError
-from .files import read_file
+from .files import MAX_ELF_BYTES, read_file
 
 QEMU_BINARY = "qemu-system-arm"
 MACHINE = "mps2-an386"
@@ -42,7 +42,7 @@ def find_qemu() -> str:
 def check_elf(path: str | os.PathLike[str]) -> Path:
     """A readable 32-bit little-endian ARM ELF, or a one-line UserError."""
     elf = Path(path)
-    head = read_file(elf, "ELF file")[:20]
+    head = read_file(elf, "ELF file", MAX_ELF_BYTES)[:20]
     if len(head) < 20 or head[:4] != _ELF_MAGIC:
         raise UserError(f"not an ELF file: {elf}")
     if head[4] != 1 or head[5] != 1 or int.from_bytes(head[18:20], "little") != _EM_ARM:

@@ -104,10 +104,14 @@ def test_unreadable_file_is_one_line(tmp_path: Path, monkeypatch, capsys) -> Non
     cap = tmp_path / "locked.bin"
     cap.write_bytes(b"x")
 
-    def deny(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    def deny(path, flags, *rest):  # type: ignore[no-untyped-def]
+        if str(path) == str(cap):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *rest)
+
+    monkeypatch.setattr(os, "open", deny)
     assert main(["info", str(cap)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"mcuprof: error: {cap}: permission denied"

@@ -223,3 +223,70 @@ def test_sim_option_values_are_checked_or_round_trip(key: str, value: str) -> No
         assert key in str(exc)
         return
     assert SimOptions.from_query(opts.to_query()) == opts
+
+
+# The server's own terminal: a subprocess plays the server, its stdin (or its session's
+# controlling terminal) a pty, and reports what validate_port says from inside.
+_PROBE = """
+import json, os, sys
+from mcuprof.errors import UserError
+from mcuprof.link import validate_port
+out = {}
+for text in sys.argv[1:]:
+    try:
+        out[text] = "ok: " + validate_port(text)
+    except UserError as exc:
+        out[text] = "refused: " + str(exc)
+print(json.dumps(out))
+"""
+
+
+def _probe(*ports: str, **popen: object) -> dict[str, str]:
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *ports],
+        capture_output=True,
+        timeout=60,
+        **popen,  # type: ignore[arg-type]
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_servers_own_terminal_is_refused() -> None:
+    own_master, own_slave = os.openpty()
+    other_master, other_slave = os.openpty()
+    try:
+        own, other = os.ttyname(own_slave), os.ttyname(other_slave)
+        said = _probe("/proc/self/fd/0", own, other, stdin=own_slave)
+    finally:
+        for fd in (own_master, own_slave, other_master, other_slave):
+            os.close(fd)
+    for text in ("/proc/self/fd/0", own):
+        assert said[text].startswith(f"refused: {text}: is the terminal this server runs in")
+    assert said[other] == f"ok: {other}"  # a pty that is not ours is a serial port
+
+
+def test_the_sessions_controlling_terminal_is_refused() -> None:
+    import subprocess
+
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+
+    def own_session() -> None:
+        # A new session whose controlling terminal is the pty (opening it without
+        # O_NOCTTY makes it so), while the standard streams are pipes and /dev/null.
+        os.setsid()
+        fd = os.open(path, os.O_RDWR)
+        os.close(fd)
+
+    try:
+        said = _probe(path, "/dev/tty", stdin=subprocess.DEVNULL, preexec_fn=own_session)
+    finally:
+        os.close(master)
+    assert said[path].startswith(f"refused: {path}: is the terminal this server runs in")
+    assert said["/dev/tty"].startswith("refused: ")

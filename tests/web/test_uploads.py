@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import select
 import socket
@@ -37,7 +38,7 @@ def test_upload_sample_elf_is_stored_under_a_generated_name(idle_client: TestCli
     assert elf["label"] == "my_firmware.elf"  # no path, no spaces
     names = uploads(idle_client)
     assert len(names) == 1
-    assert names[0] != "my firmware.elf" and len(names[0]) == 32 + len(".elf")
+    assert names[0] == f"{hashlib.sha256(data).hexdigest()}.elf"  # named by content
     stored = idle_client.app.state.settings.upload_dir / names[0]
     assert stored.read_bytes() == data
 

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..web.app import create_app
+    from ..web.server import server_config
 
     settings = build_settings(args)
     _check_bindable(settings.host, settings.http_port)
@@ -109,16 +110,6 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.http_port,
-        log_level="warning",
-        access_log=False,
-        ws_max_size=1 << 20,
-        proxy_headers=False,  # nothing sits in front of us; never trust X-Forwarded-*
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(app, settings))
     server.run()
     return 0

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from ..capture import read_capture
+from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
 from ..store import SessionInfo, SessionStore, resolve_data_dir
 from ..summary import summarize
+
+NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
 _DATA_DIR_HELP = "session store directory (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
 
@@ -106,7 +109,7 @@ def run_list(args: argparse.Namespace) -> int:
     for s in sessions:
         print(
             f"{s.id:>5}  {s.status:<11} {_when(s.created_at):<19} {_length(s):>9} "
-            f"{_records(s):>11}  {s.name}"
+            f"{_records(s):>11}  {for_terminal(s.name, NAME_COLUMN)}"
         )
     return 0
 
@@ -130,14 +133,14 @@ def run_show(args: argparse.Namespace) -> int:
     cap = d["capture"]
     meta = d["metadata"]
     lines = [
-        f"session     {d['id']}: {d['name']}",
+        f"session     {d['id']}: {for_terminal(d['name'])}",
         f"status      {d['status']} ({d['source']})",
         f"recorded    {_when(d['started_at'])} -> {_when(d['stopped_at'])}",
         f"raw         {d['raw_bytes']:,} bytes  {d['raw_path']}",
-        f"elf         {d['elf_name'] or '-'}  {d['elf_path'] or ''}".rstrip(),
+        f"elf         {for_terminal(d['elf_name'] or '-')}  {d['elf_path'] or ''}".rstrip(),
         "firmware    "
         + (
-            f"{meta['fw_version']!r}, build id 0x{meta['elf_build_id']:08x}, "
+            f"{for_terminal(repr(meta['fw_version']))}, build id 0x{meta['elf_build_id']:08x}, "
             f"timer {meta['timer_freq'] / 1e6:g} MHz"
             if meta
             else "no METADATA"
@@ -147,7 +150,8 @@ def run_show(args: argparse.Namespace) -> int:
         f"skipped {cap['skipped_bytes']:,} bytes",
     ]
     if d["notes"]:
-        lines.append("notes       " + d["notes"].replace("\n", "\n            "))
+        notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
+        lines.append("notes       " + notes.replace("\n", "\n            "))
     print("\n".join(lines))
     return 0
 
@@ -155,7 +159,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_rename(args: argparse.Namespace) -> int:
     with _store(args) as store:
         info = store.rename(_id(args.id), " ".join(args.name))
-    print(f"session {info.id} renamed to {info.name!r}")
+    print(f"session {info.id} renamed to {for_terminal(repr(info.name))}")
     return 0
 
 
@@ -184,7 +188,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info.as_dict()))
     else:
-        print(f"imported session {info.id}: {info.name} ({info.raw_bytes:,} bytes)")
+        print(f"imported session {info.id}: {for_terminal(info.name)} ({info.raw_bytes:,} bytes)")
     return 0
 
 

@@ -1,7 +1,8 @@
 """Which ports exist, which port strings are allowed, and opening them.
 
 Only three kinds of port string are ever opened: a serial device path (a tty
-character device), ``socket://HOST:PORT`` and ``sim://[?options]``. Everything
+character device that is not a terminal of this process or its session),
+``socket://HOST:PORT`` and ``sim://[?options]``. Everything
 else is refused before pyserial sees it, because some pyserial URL schemes
 have side effects: ``spy://...?file=`` writes files, ``alt://`` picks a class.
 """
@@ -70,7 +71,43 @@ def _is_tty_device(path: Path) -> bool:
     return real.name.startswith(("tty", "cu.", "cu", "pts"))
 
 
+def _own_terminals() -> set[int]:
+    """Device numbers of the terminals this process talks to: its standard streams and
+    its session's controlling terminal. Opening one as a device port would write
+    packets into the terminal of whoever runs mcuprof and leave it in raw mode."""
+    devices: set[int] = set()
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd):
+                devices.add(os.fstat(fd).st_rdev)
+        except OSError:
+            continue
+    try:
+        # Field 7 of /proc/self/stat, after the parenthesised command name: tty_nr.
+        tty_nr = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[4])
+    except (OSError, ValueError, IndexError):
+        tty_nr = 0
+    if tty_nr:
+        major = (tty_nr >> 8) & 0xFFF
+        minor = (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+        devices.add(os.makedev(major, minor))
+    return devices
+
+
+def _refuse_own_terminal(text: str) -> None:
+    try:
+        rdev = Path(text).resolve(strict=True).stat().st_rdev
+    except (OSError, RuntimeError):
+        return
+    if rdev and rdev in _own_terminals():
+        raise UserError(
+            f"{text}: is the terminal this server runs in, not a device port; "
+            "give the serial device the board is plugged into"
+        )
+
+
 def _validate_device(text: str) -> str:
+    _refuse_own_terminal(text)
     listed = {p.device for p in list_ports()}
     if text in listed:
         return text

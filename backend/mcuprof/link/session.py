@@ -42,6 +42,10 @@ Opener = Callable[[str, int], Any]
 
 READ_CHUNK = 1 << 16
 POLL_S = 0.05  # how often blocked threads re-check the clock and the stop flag
+# A device pauses between packets, not inside one: after this long without a byte, a
+# header still waiting for its body is judged as at end of file, so a false header in
+# noise cannot hold back the intact packets behind it while the device is quiet.
+IDLE_FLUSH_S = 0.25
 OVERFLOW_WARN_S = 10.0
 
 DISCONNECTED = "disconnected"
@@ -123,6 +127,7 @@ class DeviceSession:
         retries: int = 2,
         status_interval_s: float = 1.0,
         opener: Opener | None = None,
+        idle_flush_s: float = IDLE_FLUSH_S,
     ) -> None:
         self.port = validate_port(port)
         self.baud = validate_baud(baud)
@@ -131,6 +136,7 @@ class DeviceSession:
         self.command_timeout_s = command_timeout_s
         self.retries = max(0, int(retries))
         self.status_interval_s = status_interval_s
+        self.idle_flush_s = idle_flush_s
         self._opener: Opener = opener or open_transport
 
         self.state = DISCONNECTED
@@ -145,6 +151,9 @@ class DeviceSession:
 
         self._transport: Any = None
         self._decoder = ResponseDecoder()
+        # Held while the decoder is fed or flushed and its events dispatched: the reader
+        # feeds, stop() flushes, and events must reach the listener in stream order.
+        self._decode_lock = threading.Lock()
         self._old_stats = LinkStats()
         self._reader: threading.Thread | None = None
         self._poller: threading.Thread | None = None
@@ -224,17 +233,21 @@ class DeviceSession:
         """Stop profiling. A device ACKs first and then sends what its ring still
         holds; with ``drain`` this waits for those records (until the device's
         final count is reached, or nothing has arrived for command_timeout_s)
-        and returns the device's final status."""
+        and returns the device's final status. Once STOP is ACKed, the stop has
+        happened: a status poll that fails afterwards only costs the final count
+        (None is returned) and the drain then waits for the link to go quiet."""
         self._command(Command.STOP_PROFILING)
         if not drain:
-            return None
-        status = self.get_status()
-        expected = status.records_captured - status.buffer_overflows
+            return None  # the ring still drains: the idle flush judges what follows
+        status = self._status_after_stop()
+        expected = None if status is None else status.records_captured - status.buffer_overflows
         last_count = self.records_received
         last_change = self._clock()
         drained = False
         with self._cond:
-            while self.connected and self.records_received_since_start < expected:
+            while self.connected and (
+                expected is None or self.records_received_since_start < expected
+            ):
                 drained = True
                 if self.records_received != last_count:
                     last_count = self.records_received
@@ -243,7 +256,19 @@ class DeviceSession:
                     break
                 self._cond.wait(POLL_S)
         # After a drain the ring is empty: ask again so buffer usage reads true.
-        return self.get_status() if drained else status
+        if drained and status is not None:
+            status = self._status_after_stop() or status
+        self.flush()
+        return status
+
+    def _status_after_stop(self) -> Status | None:
+        try:
+            return self.get_status()
+        except LinkError as exc:
+            if not self.connected:
+                return None
+            self._log("warning", f"STOP was acknowledged, but the final status is unknown: {exc}")
+            return None
 
     def reset_buffers(self) -> None:
         self._command(Command.RESET_BUFFERS)
@@ -368,25 +393,46 @@ class DeviceSession:
             fd = None
         if fd is None:
             transport.timeout = POLL_S
-        while not self._stop.is_set():
-            try:
-                if fd is not None:
-                    ready, _, _ = select.select([fd], [], [], POLL_S)
-                    data = transport.read(READ_CHUNK) if ready else b""
-                else:
-                    waiting = transport.in_waiting
-                    data = transport.read(min(waiting, READ_CHUNK) if waiting else 1)
-            except (serial.SerialException, OSError, ValueError, TypeError) as exc:
-                if not self._stop.is_set():
-                    self._lost(str(exc) or type(exc).__name__)
-                return
-            if data:
-                self._dispatch(data)
+        last_data = self._clock()
+        try:
+            while not self._stop.is_set():
+                try:
+                    if fd is not None:
+                        ready, _, _ = select.select([fd], [], [], POLL_S)
+                        data = transport.read(READ_CHUNK) if ready else b""
+                    else:
+                        waiting = transport.in_waiting
+                        data = transport.read(min(waiting, READ_CHUNK) if waiting else 1)
+                except (serial.SerialException, OSError, ValueError, TypeError) as exc:
+                    if not self._stop.is_set():
+                        self.flush()  # before the disconnect is reported, as at close()
+                        self._lost(str(exc) or type(exc).__name__)
+                    return
+                if data:
+                    last_data = self._clock()
+                    self._dispatch(data)
+                elif self._decoder.buffered and self._clock() - last_data >= self.idle_flush_s:
+                    self.flush()
+        finally:
+            # Stop or close: no more bytes will come on this connection.
+            self.flush()
+
+    def flush(self) -> None:
+        """Judge a header still waiting for bytes as at end of file (ResponseDecoder.close)
+        and deliver what that recovers. Feeding may go on afterwards; nothing buffered is
+        kept, so nothing is decoded twice."""
+        with self._decode_lock:
+            if self._decoder.buffered:
+                self._dispatch_events(self._decoder.close())
 
     def _dispatch(self, data: bytes) -> None:
-        self._notify("on_raw", data)
+        with self._decode_lock:
+            self._notify("on_raw", data)
+            self._dispatch_events(self._decoder.feed(data))
+
+    def _dispatch_events(self, events: list[Any]) -> None:
         batch: list[np.ndarray] = []
-        for event in self._decoder.feed(data):
+        for event in events:
             if isinstance(event, ProfileData):
                 batch.append(event.records)
                 continue

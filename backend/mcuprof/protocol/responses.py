@@ -157,7 +157,9 @@ class ResponseDecoder:
     def close(self) -> list[ResponseEvent]:
         """End of stream: no more bytes will come, so a header still waiting for its
         body has failed. Hunting resumes after it, which recovers any intact packets
-        that a false header near the end was holding back."""
+        that a false header near the end was holding back. The buffer is left empty
+        and feeding may go on: a live link calls this when it goes idle, so nothing
+        waits for bytes that may never come, and nothing is decoded twice."""
         events: list[ResponseEvent] = []
         self._parse(events, eof=True)
         return events

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..files import file_error
+from ..files import MAX_ELF_BYTES, iter_file, read_file
 from ..profile.span import CaptureSpan
 from ..protocol import LinkStats, Metadata, ResponseDecoder
 from .model import (
@@ -528,13 +528,7 @@ def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes]:
         for i in range(0, len(view), _IMPORT_CHUNK):
             yield bytes(view[i : i + _IMPORT_CHUNK])
         return
-    path = Path(data)
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(_IMPORT_CHUNK):
-                yield chunk
-    except OSError as exc:
-        raise file_error(path, exc, "capture file") from None
+    yield from iter_file(data, _IMPORT_CHUNK, "capture file")
 
 
 def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | None]:
@@ -543,14 +537,9 @@ def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | 
     if isinstance(elf, bytes | bytearray):
         return bytes(elf), elf_name or "firmware.elf"
     path = Path(elf)
-    try:
-        return path.read_bytes(), elf_name or path.name
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such ELF file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not an ELF file") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not path.exists():
+        raise UserError(f"{path}: no such ELF file")
+    return read_file(path, "ELF file", MAX_ELF_BYTES), elf_name or path.name
 
 
 def _fsync_dir(path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import read_file
+from ..files import MAX_ELF_BYTES, read_file
 from .demangle import demangle_all
 from .loader import parse_elf_bytes
 
@@ -103,7 +103,7 @@ class SymbolTable:
 
     @classmethod
     def from_elf(cls, path: str | os.PathLike[str], timeout_s: float = 10.0) -> SymbolTable:
-        data = read_file(path, "ELF file")
+        data = read_file(path, "ELF file", MAX_ELF_BYTES)
         table = cls.from_elf_bytes(data, name=str(path), timeout_s=timeout_s)
         table.source = Path(path).name
         return table

@@ -63,8 +63,8 @@ async def upload_elf(
     name: Annotated[str, Query(max_length=255)] = "upload.elf",
 ) -> dict[str, Any]:
     """The raw ELF bytes are the request body (no multipart): streamed, capped, then parsed."""
-    path = await receive_file(request, settings.upload_dir, settings.max_elf_bytes)
-    choice = catalog.add_upload(path, name)
+    path = await receive_file(request, catalog.upload_dir, settings.max_elf_bytes)
+    choice = await asyncio.to_thread(catalog.add_upload, path, name)  # hashes the file
     try:
         await asyncio.to_thread(live.select_elf, choice)
     except UserError:

@@ -24,7 +24,7 @@ from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
 from .live import LiveSession
-from .security import GuardMiddleware
+from .security import GuardMiddleware, client_message_error
 from .settings import Settings
 from .uploads import UploadTooLarge
 
@@ -115,16 +115,30 @@ def create_app(
         client = hub.add(websocket.send_text)
 
         async def receive() -> str:
-            # Binary frames are not ours to parse; they are ignored like bad JSON.
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                raise WebSocketDisconnect(message.get("code", 1000))
-            return message.get("text") or ""
+            # Binary frames are not ours to parse; they are ignored. A text message too
+            # large or too deep to parse safely gets an error reply and is dropped.
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    raise WebSocketDisconnect(message.get("code", 1000))
+                text = message.get("text")
+                if text is None:
+                    continue
+                problem = client_message_error(text)
+                if problem is None:
+                    return text
+                await websocket.send_text(json.dumps({"type": "error", "error": problem}))
+
+        def on_message(text: str) -> None:
+            try:
+                live.on_client_message(text)
+            except Exception as exc:  # one bad message must not end the connection
+                log.warning("client message refused: %s: %s", type(exc).__name__, exc)
 
         try:
             hello = await asyncio.to_thread(_hello, live)
             client.offer(hello)
-            await run_client(client, receive, live.on_client_message)
+            await run_client(client, receive, on_message)
         except WebSocketDisconnect:
             pass
         finally:

@@ -4,6 +4,7 @@ path from the browser reaches the file system."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from dataclasses import dataclass
@@ -12,7 +13,9 @@ from pathlib import Path
 from ..errors import UserError
 from ..paths import sample_elfs_dir
 from ..symbols import SymbolTable
+from ..symbols.loader import parse_slot
 from .settings import Settings
+from .uploads import adopt, discard, sweep
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,12 @@ class ElfCatalog:
         self.settings = settings
         self._uploads: dict[str, ElfChoice] = {}
         self._lock = threading.Lock()
+        # Uploads left by a server that died (kill -9) are nobody's: no catalog names them.
+        sweep(self.upload_dir)
+
+    @property
+    def upload_dir(self) -> Path:
+        return self.settings.upload_dir
 
     def choices(self) -> list[ElfChoice]:
         out: list[ElfChoice] = []
@@ -67,8 +76,16 @@ class ElfCatalog:
         raise UserError(f"unknown ELF {elf_id!r}: pick one from the list or upload it")
 
     def add_upload(self, path: Path, original_name: str) -> ElfChoice:
-        choice = ElfChoice(f"upload:{path.stem}", _display_name(original_name), path, "upload")
+        """Take a received upload. Stored under its content hash, so the same ELF
+        uploaded again (under any name) is one file and one entry, named as last given."""
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        sha = digest.hexdigest()
         with self._lock:
+            stored = adopt(path, path.with_name(f"{sha}.elf"))
+            choice = ElfChoice(f"upload:{sha[:16]}", _display_name(original_name), stored, "upload")
             self._uploads[choice.id] = choice
         return choice
 
@@ -76,18 +93,28 @@ class ElfCatalog:
         with self._lock:
             self._uploads.pop(choice.id, None)
         if choice.kind == "upload":
-            choice.path.unlink(missing_ok=True)
+            discard(choice.path)
 
     def close(self) -> None:
         """Uploads live as long as the server: the catalog that names them is in memory."""
         with self._lock:
             uploads, self._uploads = list(self._uploads.values()), {}
         for choice in uploads:
-            choice.path.unlink(missing_ok=True)
+            discard(choice.path)
 
     def load(self, choice: ElfChoice) -> SymbolTable:
         """Parse with the time limit; UserError (one line) on a bad ELF."""
         timeout = self.settings.elf_parse_timeout_s
+        try:
+            size = choice.path.stat().st_size
+        except OSError:
+            size = 0
+        # Reading and parsing take memory in proportion to the file: within the budget
+        # (parallel uploads of large ELFs are parsed one after the other).
+        with parse_slot(size):
+            return self._load(choice, timeout)
+
+    def _load(self, choice: ElfChoice, timeout: float) -> SymbolTable:
         if choice.kind == "upload":
             # Errors then name the file the user chose, not our generated storage path.
             try:

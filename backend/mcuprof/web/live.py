@@ -283,7 +283,7 @@ class LiveSession:
                 session.start()
             except UserError as exc:
                 self._log("error", f"Start failed: {exc}")
-                self._close_capture(interrupted=True)
+                self._discard_capture()
                 raise
             self.state = session.state
             self._log("info", "profiling started")
@@ -366,6 +366,18 @@ class LiveSession:
                 writer.finish(stats, duration_us)
         except UserError as exc:
             self._log("error", f"could not finish the recording: {exc}")
+
+    def _discard_capture(self) -> None:
+        """A Start the device refused (NACK, no answer) leaves no session behind,
+        unless records arrived anyway (a START whose ACK was lost): those are kept."""
+        writer = self.writer
+        self._close_capture(interrupted=True)
+        if writer is None or self.store is None or self.profile_records():
+            return
+        with contextlib.suppress(UserError):
+            self.store.delete(writer.id)
+        if self.capture_id == writer.id:
+            self.capture_id = None
 
     def _new_profile(self) -> None:
         with self._profile_lock:

@@ -155,3 +155,47 @@ class GuardMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+# What the page sends on the WebSocket is a small flat JSON object. Anything else is
+# refused before json.loads sees it: a message 100,000 brackets deep would otherwise
+# raise RecursionError inside the parser.
+WS_MAX_MESSAGE_CHARS = 64 * 1024
+WS_MAX_DEPTH = 16
+
+
+def _depth(text: str) -> int:
+    """How deeply arrays and objects nest in JSON ``text`` (strings skipped), linear."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def client_message_error(text: str) -> str | None:
+    """Why a message from the page is refused (one line), or None when it may be parsed."""
+    if len(text) > WS_MAX_MESSAGE_CHARS:
+        return (
+            f"message too large ({len(text):,} characters; the limit is {WS_MAX_MESSAGE_CHARS:,})"
+        )
+    if text.count("[") + text.count("{") > WS_MAX_DEPTH and _depth(text) > WS_MAX_DEPTH:
+        return f"message nested too deeply (more than {WS_MAX_DEPTH} levels)"
+    try:
+        json.loads(text)
+    except ValueError:
+        return "message is not JSON"
+    return None

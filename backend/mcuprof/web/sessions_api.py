@@ -22,7 +22,7 @@ from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.replay import parse_speed, replay_factory
 from ..summary import summarize
 from ..symbols import SymbolTable
-from .uploads import receive_file
+from .uploads import discard, receive_file
 
 router = APIRouter(prefix="/api/sessions")
 
@@ -192,7 +192,7 @@ async def import_capture(
             store.import_capture, name, path, elf_path, elf_name=elf_name
         )
     finally:
-        path.unlink(missing_ok=True)
+        discard(path)
     return {"session": _row(info)}
 
 

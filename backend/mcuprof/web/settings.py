@@ -42,6 +42,7 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     max_elf_bytes: int = MAX_ELF_BYTES
     elf_parse_timeout_s: float = 10.0
+    request_timeout_s: float = 10.0  # a client silent this long mid-request is dropped
     update_hz: float = 10.0
     icicle_max_nodes: int = 3000
     tree_max_nodes: int = 5000

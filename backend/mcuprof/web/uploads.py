@@ -2,17 +2,28 @@
 
 Content-Length is only a hint (a chunked body has none, and a client may lie), so the
 cap is enforced on the bytes actually read; the partial file is removed on any failure.
+
+Every upload file is held with a shared ``flock`` for as long as a server uses it.
+Files nobody holds were left by a server that died (kill -9, power loss); ``sweep``
+removes them at start-up, without touching files another live server holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import threading
 from pathlib import Path
 
 from fastapi import Request
 
 from ..errors import UserError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no holds, so no start-up sweep either
+    fcntl = None  # type: ignore[assignment]
 
 
 class UploadTooLarge(UserError):
@@ -23,8 +34,68 @@ def _mib(n: int) -> str:
     return f"{n / (1024 * 1024):g} MiB"
 
 
+_held: dict[Path, int] = {}
+_held_lock = threading.Lock()
+
+
+def hold(path: Path) -> None:
+    """Mark ``path`` as in use by this server until ``release`` (idempotent)."""
+    if fcntl is None:
+        return
+    with _held_lock:
+        if path in _held:
+            return
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _held[path] = fd
+
+
+def release(path: Path) -> None:
+    with _held_lock:
+        fd = _held.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _unused(path: Path) -> bool:
+    """Whether no server (this one included) holds ``path``."""
+    if fcntl is None:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def discard(path: Path) -> None:
+    """Stop using ``path``; remove it unless another server still holds it."""
+    release(path)
+    if _unused(path):
+        path.unlink(missing_ok=True)
+
+
+def sweep(folder: Path) -> list[Path]:
+    """Remove the upload files no live server holds. Returns what was removed."""
+    if fcntl is None or not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.iterdir():
+        if path.is_file() and not path.is_symlink() and _unused(path):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 async def receive_file(request: Request, dest_dir: Path, limit: int, suffix: str = ".elf") -> Path:
-    """Write the request body to a new file with a generated name under ``dest_dir``."""
+    """Write the request body to a new file with a generated name under ``dest_dir``.
+    The file is held (see ``hold``); ``discard`` it when done."""
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -38,6 +109,7 @@ async def receive_file(request: Request, dest_dir: Path, limit: int, suffix: str
     ok = False
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
+        hold(path)  # before the first byte, so a starting server's sweep leaves it alone
         with os.fdopen(fd, "wb") as out:
             async for chunk in request.stream():
                 size += len(chunk)
@@ -50,4 +122,25 @@ async def receive_file(request: Request, dest_dir: Path, limit: int, suffix: str
         return path
     finally:
         if not ok:
+            release(path)
             path.unlink(missing_ok=True)
+
+
+def adopt(path: Path, final: Path) -> Path:
+    """Give the held upload ``path`` the name ``final`` (a content hash): an upload
+    already stored under that name is reused and the new copy removed."""
+    if path == final:
+        return final
+    for _ in range(3):
+        with contextlib.suppress(FileExistsError):
+            os.link(path, final)
+        try:
+            hold(final)
+            break
+        except FileNotFoundError:
+            continue  # another server removed its copy between the two steps: link again
+    else:
+        raise UserError("could not store the upload (the upload folder keeps changing)")
+    release(path)
+    path.unlink(missing_ok=True)
+    return final
