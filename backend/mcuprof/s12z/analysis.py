@@ -57,7 +57,10 @@ class Trace:
                 arrays.append(e.lines)
             else:
                 bad.append(e)
-        lines = np.concatenate(arrays) if arrays else np.empty(0, dtype=LINE_DTYPE)
+        if len(arrays) == 1:
+            lines = arrays[0]
+        else:
+            lines = np.concatenate(arrays) if arrays else np.empty(0, dtype=LINE_DTYPE)
         return cls(lines, stats, bad)
 
     def cycles(self) -> np.ndarray:
@@ -69,14 +72,22 @@ class Trace:
 
     def cof_counts(self) -> tuple[int, int]:
         """(taken, not taken) over all direct COFs."""
-        lines = self.lines
-        total = int(lines["cofs"].astype(np.int64).sum())
-        counts = lines["cofs"].astype(np.uint64)
-        # Clear the stop bit, then count the ones that remain below it.
-        payload = lines["cof_word"].astype(np.uint64) & ((np.uint64(1) << counts) - np.uint64(1))
-        bits = np.unpackbits(payload.astype("<u4").view(np.uint8))
-        taken = int(bits.sum())
+        word = self.lines["cof_word"]
+        total = int(self.lines["cofs"].sum(dtype=np.int64))
+        # Clear the stop bit (lines without COFs have a word of 0), count the ones below it.
+        stop = np.left_shift(np.uint32(1), self.lines["cofs"].astype(np.uint32))
+        payload = np.where(word > 0, word ^ stop, np.uint32(0))
+        taken = int(_popcount(payload).sum(dtype=np.int64))
         return taken, total - taken
+
+
+_BYTE_ONES = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(words)
+    return _BYTE_ONES[words.astype("<u4").view(np.uint8)]
 
 
 def _pct(part: float, whole: float) -> float:
@@ -135,9 +146,9 @@ def analyse(
         "elf": fw.name,
         "bus_hz": bus_hz,
     }
-    starts = lines[fmt == PTS]["address"].tolist()
+    starts = lines["address"][fmt == PTS].tolist()
     out["starts"] = [{"pc": f"0x{a:06x}", "function": fw.function_name(a)} for a in starts]
-    out.update(_destinations(lines[fmt == PTIB]["address"], fw))
+    out.update(_destinations(lines["address"][fmt == PTIB], fw))
     out["interrupts"] = _interrupts(lines, fmt, position, fw, bus_hz, timeline_limit)
     codes = (lines["info"][fmt == PTW] >> 4).astype(np.int64)
     found = np.bincount(codes, minlength=16)

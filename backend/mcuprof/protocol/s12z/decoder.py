@@ -10,6 +10,7 @@ marks the starts. Fields are then cut for all lines at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from .layout import (
     COF_BITS,
     DEST_AT,
     FORMAT_MASK,
+    HAS_COFS,
     LENGTH_BY_INFO,
     MAX_LINE,
     PTS_PC_AT,
@@ -34,10 +36,35 @@ from .layout import (
     LineFormat,
 )
 
-_BLOCK = 512
+_BLOCK = 2048
+# Steps every walk takes before walks of one block that met are merged.
+_MERGE_AFTER = 24
+_SLICE = 1 << 15
+_PIECE = 1 << 22
+_LENGTH_BYTES = bytes(LENGTH_BY_INFO.astype(np.uint8).tolist())
 _FORMATS = {f.value: f.name for f in LineFormat}
-_KNOWN = np.zeros(256, dtype=bool)
-_KNOWN[[i for i in range(256) if i & FORMAT_MASK in _FORMATS]] = True
+
+
+def _by_info(value: Callable[[int, int], int], dtype: type) -> np.ndarray:
+    """A 256-entry table: ``value(info, format)`` for every INFO byte."""
+    return np.array([value(i, i & FORMAT_MASK) for i in range(256)], dtype=dtype)
+
+
+_KNOWN = _by_info(lambda i, f: f in _FORMATS, bool)
+_HAS_COFS = _by_info(lambda i, f: f in HAS_COFS, bool)
+# Reserved formats, and INFO[7] set outside PTW: bad whatever the rest of the line says.
+_BAD_INFO = _by_info(
+    lambda i, f: f not in _FORMATS or (i & RESERVED_BIT and f != LineFormat.PTW), bool
+)
+_COF_MASK = _by_info(lambda i, f: 0xFFFFFFFF if f in HAS_COFS else 0, np.uint64)
+_ADDRESS_SHIFT = _by_info(
+    lambda i, f: 8 * (DEST_AT if f == LineFormat.PTIB else PTS_PC_AT), np.uint64
+)
+_ADDRESS_MASK = _by_info(
+    lambda i, f: ADDRESS_MASK if f in (LineFormat.PTS, LineFormat.PTIB) else 0, np.uint64
+)
+_VECTOR_MASK = _by_info(lambda i, f: 0xFF if f == LineFormat.PTVB else 0, np.uint64)
+_STAMP_MASK = _by_info(lambda i, f: 0xFFFF if f == LineFormat.PTVB else 0, np.uint64)
 
 
 @dataclass
@@ -71,49 +98,96 @@ class TraceStats:
         }
 
 
-def line_starts(buf: np.ndarray, n: int) -> np.ndarray:
-    """Offsets of the lines that start below ``n`` when the first starts at 0. ``buf`` is
-    the stream padded with at least MAX_LINE + _BLOCK bytes (their lengths are ignored)."""
-    if n == 0:
-        return np.empty(0, dtype=np.int64)
+def line_starts(data: bytes) -> np.ndarray:
+    """Offsets of the lines in ``data`` when the first starts at 0, up to the end (the
+    last line may run past it). Pieces of a few MiB at a time: the walks' reads then stay
+    in the CPU cache."""
+    out = []
+    at = 0
+    while at < len(data):
+        piece = _piece_starts(data[at : at + _PIECE])
+        out.append(piece + at)
+        last = at + int(piece[-1])
+        at = last + int(LENGTH_BY_INFO[data[last]])
+    return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+
+
+def _piece_starts(data: bytes) -> np.ndarray:
+    n = len(data)
     nb = -(-n // _BLOCK)
-    lengths = LENGTH_BY_INFO[buf[: nb * _BLOCK + MAX_LINE]]
+    # Lengths by byte, padded so that walks may run a line past the last block.
+    lengths = np.frombuffer(
+        (data + bytes(nb * _BLOCK - n + MAX_LINE)).translate(_LENGTH_BYTES), np.uint8
+    )
     ends = np.arange(1, nb + 1, dtype=np.int64) * _BLOCK
+    first = ends - _BLOCK
     # Pass 1: from each of the first 8 bytes of every block, walk to the block's exit.
-    pos = (ends - _BLOCK)[:, None] + np.arange(MAX_LINE, dtype=np.int64)
-    stop = np.broadcast_to(ends[:, None], pos.shape)
-    pos = _walk(pos.ravel(), stop.ravel(), lengths).reshape(nb, MAX_LINE)
-    exits = (pos - ends[:, None]).tolist()
+    # Walks that meet go on as one: after a few lines, most of a block's 8 have met.
+    pos = (first[:, None] + np.arange(MAX_LINE, dtype=np.int64)).ravel()
+    stop = np.repeat(ends, MAX_LINE)
+    for _ in range(_MERGE_AFTER):
+        np.add(pos, lengths[pos], out=pos, where=pos < stop)
+    key = (
+        pos
+        + np.repeat(np.arange(nb, dtype=np.int64), MAX_LINE) * (2 * _BLOCK)
+        - np.repeat(first, MAX_LINE)
+    )
+    _, which, inverse = np.unique(key, return_index=True, return_inverse=True)
+    exits = _walk(pos[which], stop[which], lengths)[inverse.ravel()]
+    exits = (exits.reshape(nb, MAX_LINE) - ends[:, None]).tolist()
     # Chain: block b+1 is entered where block b's walk from its own entry left it.
     entry = [0] * nb
     e = 0
     for b in range(nb - 1):
         e = exits[b][e]
         entry[b + 1] = e
-    # Pass 2: walk once per block from its entry and mark every start on the way.
-    marks = np.zeros(nb * _BLOCK + MAX_LINE, dtype=bool)
-    _walk(ends - _BLOCK + np.asarray(entry, dtype=np.int64), ends, lengths, marks)
+    # Pass 2: walk once per block from its entry and mark every start on the way. A walk
+    # that is done stays on its exit, the next block's entry, which is a start too.
+    marks = np.zeros(len(lengths), dtype=bool)
+    p = first + np.asarray(entry, dtype=np.int64)
+    s = ends
+    while len(p):
+        for _ in range(8):
+            marks[p] = True
+            np.add(p, lengths[p], out=p, where=p < s)
+        keep = p < s
+        p, s = p[keep], s[keep]
     return np.flatnonzero(marks[:n])
 
 
-def _walk(
-    pos: np.ndarray, stop: np.ndarray, lengths: np.ndarray, marks: np.ndarray | None = None
-) -> np.ndarray:
+def _walk(pos: np.ndarray, stop: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Advance every walk one line per step until it reaches its ``stop``; walks that are
     done drop out every few steps so the arrays shrink with the work left."""
     out = pos.copy()
     idx = np.arange(len(pos))
+    p, s = out.copy(), stop
     while len(idx):
-        p, s = out[idx], stop[idx]
         for _ in range(8):
-            live = p < s
-            if marks is not None:
-                marks[p[live]] = True
-            p = np.where(live, p + lengths[p], p)
+            np.add(p, lengths[p], out=p, where=p < s)
         out[idx] = p
         keep = p < s
-        idx = idx[keep]
+        idx, p, s = idx[keep], p[keep], s[keep]
     return out
+
+
+def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> None:
+    """Fill ``lines`` (all but the offset) and ``bad`` from the lines' first 8 bytes."""
+    info = w.astype(np.uint8)
+    fmt = info & FORMAT_MASK
+    # Per-INFO masks select each field only in the formats that have it.
+    word = ((w >> np.uint64(8 * COF_AT)) & _COF_MASK[info]).astype(np.uint32)
+    # bit_length(word) - 1 is the number of COFs below the stop bit; frexp is exact here.
+    count = np.maximum(np.frexp(word)[1] - 1, 0)
+    np.logical_and(word == 0, _HAS_COFS[info], out=bad)
+    bad |= _BAD_INFO[info]
+    bad |= (fmt == LineFormat.PTHF) & (count != COF_BITS)
+    lines["info"] = info
+    lines["format"] = fmt
+    lines["cofs"] = count
+    lines["cof_word"] = word
+    lines["address"] = (w >> _ADDRESS_SHIFT[info]) & _ADDRESS_MASK[info]
+    lines["vector"] = (w >> np.uint64(8 * VECTOR_AT)) & _VECTOR_MASK[info]
+    lines["stamp"] = (w >> np.uint64(8 * STAMP_AT)) & _STAMP_MASK[info]
 
 
 class LineDecoder:
@@ -136,15 +210,13 @@ class LineDecoder:
         n = len(buf)
         if n == 0:
             return []
-        arr = np.zeros(n + _BLOCK + MAX_LINE, dtype=np.uint8)
-        arr[:n] = np.frombuffer(buf, dtype=np.uint8)
-        starts = line_starts(arr, n)
+        starts = line_starts(buf)
         # The last line may not have arrived whole yet.
         used = n
-        if len(starts) and starts[-1] + LENGTH_BY_INFO[arr[starts[-1]]] > n:
+        if len(starts) and starts[-1] + LENGTH_BY_INFO[buf[starts[-1]]] > n:
             used = int(starts[-1])
             starts = starts[:-1]
-        events = self._decode(arr, starts, buf)
+        events = self._decode(buf + bytes(MAX_LINE), starts, buf)
         self._tail = buf[used:]
         self._offset += used
         return events
@@ -166,58 +238,27 @@ class LineDecoder:
         self._offset += len(tail)
         return [event]
 
-    def _decode(self, arr: np.ndarray, starts: np.ndarray, buf: bytes) -> list[LineEvent]:
+    def _decode(self, padded: bytes, starts: np.ndarray, buf: bytes) -> list[LineEvent]:
         if not len(starts):
             return []
-        info = arr[starts]
-        fmt = info & FORMAT_MASK
-        s = starts
-        word = (
-            arr[s + COF_AT].astype(np.uint32)
-            | arr[s + COF_AT + 1].astype(np.uint32) << 8
-            | arr[s + COF_AT + 2].astype(np.uint32) << 16
-            | arr[s + COF_AT + 3].astype(np.uint32) << 24
-        )
-        has_cofs = (fmt >= LineFormat.PTIB) & (fmt <= LineFormat.PTVB)
-        word[~has_cofs] = 0
-        # bit_length(word) - 1 is the number of COFs below the stop bit; frexp is exact here.
-        count = np.frexp(word.astype(np.float64))[1].astype(np.int64) - 1
-        count[~has_cofs] = 0
-        known = _KNOWN[info]
-        bad_bit = (info & RESERVED_BIT).astype(bool) & (fmt != LineFormat.PTW)
-        no_stop = has_cofs & (word == 0)
-        not_full = (fmt == LineFormat.PTHF) & (word != 0) & (count != COF_BITS)
-        bad = ~known | bad_bit | no_stop | not_full
+        # Each line's 8 bytes (INFO first) as one little-endian word, read unaligned.
+        words = np.ndarray((len(padded) - MAX_LINE + 1,), "<u8", padded, 0, (1,))
+        lines = np.empty(len(starts), dtype=LINE_DTYPE)
+        bad = np.empty(len(starts), dtype=bool)
+        # Slices small enough that every temporary stays in the CPU cache.
+        for at in range(0, len(starts), _SLICE):
+            s = starts[at : at + _SLICE]
+            _fields(words[s], lines[at : at + _SLICE], bad[at : at + _SLICE])
+        lines["offset"] = starts
+        if self._offset:
+            lines["offset"] += self._offset
+        if not bad.any():
+            self._count(lines)
+            lines.flags.writeable = False
+            return [Lines(lines)]
         good = ~bad
-
-        def at24(k: int) -> np.ndarray:
-            return (
-                arr[s + k].astype(np.uint32)
-                | arr[s + k + 1].astype(np.uint32) << 8
-                | arr[s + k + 2].astype(np.uint32) << 16
-            ) & ADDRESS_MASK
-
-        address = np.where(
-            fmt == LineFormat.PTS,
-            at24(PTS_PC_AT),
-            np.where(fmt == LineFormat.PTIB, at24(DEST_AT), 0),
-        )
-        ptvb = fmt == LineFormat.PTVB
-        lines = np.empty(len(s), dtype=LINE_DTYPE)
-        lines["offset"] = s + self._offset
-        lines["info"] = info
-        lines["format"] = fmt
-        lines["cofs"] = count
-        lines["vector"] = np.where(ptvb, arr[s + VECTOR_AT], 0)
-        lines["stamp"] = np.where(
-            ptvb,
-            arr[s + STAMP_AT].astype(np.uint16) | arr[s + STAMP_AT + 1].astype(np.uint16) << 8,
-            0,
-        )
-        lines["cof_word"] = word
-        lines["address"] = address
         self._count(lines[good])
-        return self._events(lines, good, known, bad_bit, no_stop, buf)
+        return self._events(lines, good, buf)
 
     def _count(self, good: np.ndarray) -> None:
         st = self.stats
@@ -230,44 +271,32 @@ class LineDecoder:
         st.tbovf += int(np.count_nonzero(flagged & TBOVF))
         st.term += int(np.count_nonzero(flagged & TERM))
 
-    def _events(
-        self,
-        lines: np.ndarray,
-        good: np.ndarray,
-        known: np.ndarray,
-        bad_bit: np.ndarray,
-        no_stop: np.ndarray,
-        buf: bytes,
-    ) -> list[LineEvent]:
+    def _events(self, lines: np.ndarray, good: np.ndarray, buf: bytes) -> list[LineEvent]:
         out: list[LineEvent] = []
         at = 0
         for i in np.flatnonzero(~good).tolist():
             if i > at:
                 out.append(_frozen(lines[at:i]))
-            out.append(self._bad(lines[i], bool(known[i]), bool(bad_bit[i]), bool(no_stop[i]), buf))
+            out.append(self._bad(lines[i], buf))
             at = i + 1
         if at < len(lines):
             out.append(_frozen(lines[at:]))
         return out
 
-    def _bad(self, row: np.void, known: bool, bad_bit: bool, no_stop: bool, buf: bytes) -> BadLine:
+    def _bad(self, row: np.void, buf: bytes) -> BadLine:
         offset = int(row["offset"])
         info = int(row["info"])
         local = offset - self._offset
-        if not known:
+        if not _KNOWN[info]:
             self.stats.reserved += 1
-            return BadLine(
-                offset,
-                "reserved",
-                f"INFO 0x{info:02x}: reserved line format {info & 15}",
-                buf[local : local + 1],
-            )
+            reason = f"INFO 0x{info:02x}: reserved line format {info & 15}"
+            return BadLine(offset, "reserved", reason, buf[local : local + 1])
         self.stats.malformed += 1
         name = _FORMATS[info & FORMAT_MASK]
         size = int(LENGTH_BY_INFO[info])
-        if bad_bit:
+        if info & RESERVED_BIT:
             why = f"{name} line with INFO[7] set (INFO 0x{info:02x})"
-        elif no_stop:
+        elif int(row["cof_word"]) == 0:
             why = f"{name} line with no stop bit (direct COF bytes all 0)"
         else:
             why = f"PTHF line with its stop bit at bit {int(row['cofs'])}, not 31"
