@@ -64,11 +64,7 @@ class Trace:
         return cls(lines, stats, bad)
 
     def cycles(self) -> np.ndarray:
-        """Bus cycles each line adds to trace time (see the module docstring)."""
-        fmt = self.lines["format"]
-        flagged = (self.lines["info"] & TSOVF).astype(bool) & (fmt != PTW)
-        stamp = np.where(fmt == PTVB, self.lines["stamp"].astype(np.int64), 0)
-        return stamp + flagged * TSOVF_CYCLES
+        return carried_cycles(self.lines)
 
     def cof_counts(self) -> tuple[int, int]:
         """(taken, not taken) over all direct COFs."""
@@ -88,6 +84,14 @@ def _popcount(words: np.ndarray) -> np.ndarray:
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0
         return np.bitwise_count(words)
     return _BYTE_ONES[words.astype("<u4").view(np.uint8)]
+
+
+def carried_cycles(lines: np.ndarray) -> np.ndarray:
+    """Bus cycles each line adds to trace time (see the module docstring)."""
+    fmt = lines["format"]
+    flagged = (lines["info"] & TSOVF).astype(bool) & (fmt != PTW)
+    stamp = np.where(fmt == PTVB, lines["stamp"].astype(np.int64), 0)
+    return stamp + flagged * TSOVF_CYCLES
 
 
 def _pct(part: float, whole: float) -> float:
