@@ -50,6 +50,8 @@ def _by_info(value: Callable[[int, int], int], dtype: type) -> np.ndarray:
     return np.array([value(i, i & FORMAT_MASK) for i in range(256)], dtype=dtype)
 
 
+_INFO = np.arange(256)
+_FORMAT_OF = _INFO & FORMAT_MASK
 _KNOWN = _by_info(lambda i, f: f in _FORMATS, bool)
 _HAS_COFS = _by_info(lambda i, f: f in HAS_COFS, bool)
 # Reserved formats, and INFO[7] set outside PTW: bad whatever the rest of the line says.
@@ -170,8 +172,9 @@ def _walk(pos: np.ndarray, stop: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> None:
-    """Fill ``lines`` (all but the offset) and ``bad`` from the lines' first 8 bytes."""
+def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """Fill ``lines`` (all but the offset) and ``bad`` from the lines' first 8 bytes; return
+    how many good lines each INFO byte value started."""
     info = w.astype(np.uint8)
     fmt = info & FORMAT_MASK
     # Per-INFO masks select each field only in the formats that have it.
@@ -188,6 +191,7 @@ def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> None:
     lines["address"] = (w >> _ADDRESS_SHIFT[info]) & _ADDRESS_MASK[info]
     lines["vector"] = (w >> np.uint64(8 * VECTOR_AT)) & _VECTOR_MASK[info]
     lines["stamp"] = (w >> np.uint64(8 * STAMP_AT)) & _STAMP_MASK[info]
+    return np.bincount(info[~bad] if bad.any() else info, minlength=256)
 
 
 class LineDecoder:
@@ -246,30 +250,28 @@ class LineDecoder:
         lines = np.empty(len(starts), dtype=LINE_DTYPE)
         bad = np.empty(len(starts), dtype=bool)
         # Slices small enough that every temporary stays in the CPU cache.
+        infos = np.zeros(256, dtype=np.int64)
         for at in range(0, len(starts), _SLICE):
             s = starts[at : at + _SLICE]
-            _fields(words[s], lines[at : at + _SLICE], bad[at : at + _SLICE])
+            infos += _fields(words[s], lines[at : at + _SLICE], bad[at : at + _SLICE])
+        self._count(infos)
         lines["offset"] = starts
         if self._offset:
             lines["offset"] += self._offset
         if not bad.any():
-            self._count(lines)
             lines.flags.writeable = False
             return [Lines(lines)]
-        good = ~bad
-        self._count(lines[good])
-        return self._events(lines, good, buf)
+        return self._events(lines, ~bad, buf)
 
-    def _count(self, good: np.ndarray) -> None:
+    def _count(self, infos: np.ndarray) -> None:
+        """Add good lines to the stats from how many each INFO byte value started."""
         st = self.stats
-        fmt = good["format"]
-        found = np.bincount(fmt, minlength=16)
         for value, name in _FORMATS.items():
-            st.lines[name] += int(found[value])
-        flagged = good["info"][fmt != LineFormat.PTW]
-        st.tsovf += int(np.count_nonzero(flagged & TSOVF))
-        st.tbovf += int(np.count_nonzero(flagged & TBOVF))
-        st.term += int(np.count_nonzero(flagged & TERM))
+            st.lines[name] += int(infos[value == _FORMAT_OF].sum())
+        flagged = infos * (_FORMAT_OF != LineFormat.PTW)
+        st.tsovf += int(flagged[_INFO & TSOVF > 0].sum())
+        st.tbovf += int(flagged[_INFO & TBOVF > 0].sum())
+        st.term += int(flagged[_INFO & TERM > 0].sum())
 
     def _events(self, lines: np.ndarray, good: np.ndarray, buf: bytes) -> list[LineEvent]:
         out: list[LineEvent] = []
