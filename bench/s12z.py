@@ -104,7 +104,7 @@ def main() -> int:
     dec.feed(data)
     dec.close()
     n = dec.stats.good
-    print(f"trace: {len(data):,} bytes, {n:,} lines")
+    print(f"trace: {len(data):,} bytes, {n:,} lines; load average {os.getloadavg()[0]:.1f}")
 
     def ours() -> None:
         d = LineDecoder()
@@ -161,6 +161,7 @@ def main() -> int:
         f"({n / t_cli / 1e6:.2f} M lines/s including process start, ELF and report)"
     )
     print(f"`mcuprof s12z` on a 3-line trace: median {t_small:.3f} s (process start, ELF)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 
