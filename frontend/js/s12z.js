@@ -5,7 +5,7 @@
 // bad lines, timestamp overflows.
 
 import { el } from "./sessions.js";
-import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
+import { esc, fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
 
 const STYLE = `
 .s12z { display: flex; flex-direction: column; flex: 1; min-height: 0; }
@@ -287,17 +287,20 @@ export async function mount(container, ctx) {
       return;
     }
     const rows = [...irq.vectors].reverse(); // largest on top
-    const labels = rows.map((v) => `${v.name}  ${v.offset}`);
+    // Names come from the ELF: escaped, as Plotly reads tags in tick labels.
+    const labels = rows.map((v) => `${esc(v.name)}  ${v.offset}`);
+    const height = Math.max(190, Math.min(420, 70 + 40 * rows.length));
+    box.style.height = `${height}px`;
     window.Plotly.react(box, [{
       type: "bar", orientation: "h", x: rows.map((v) => v.count), y: labels,
       marker: { color: ACCENT }, text: rows.map((v) => `${fmtInt(v.count)} · ${fmtPct(v.share)}`),
       textposition: "outside", cliponaxis: false,
-      customdata: rows.map((v) => [v.vector.toString(16).padStart(2, "0"), v.isr || "—",
+      customdata: rows.map((v) => [v.vector.toString(16).padStart(2, "0"), esc(v.isr || "—"),
         v.period_us !== null ? fmtTime(v.period_us) : v.period_cycles !== null ? `${fmtInt(v.period_cycles)} cycles` : "—"]),
       hovertemplate: "%{y}<br>vector byte 0x%{customdata[0]}, ISR %{customdata[1]}<br>%{x} interrupts" +
         "<br>mean time between: %{customdata[2]}<extra></extra>",
     }], {
-      ...PLOT_LAYOUT, height: Math.max(180, Math.min(300, 70 + 34 * rows.length)),
+      ...PLOT_LAYOUT, height,
       margin: { l: 10, r: 20, t: 8, b: 36 }, bargap: 0.55,
       xaxis: { ...AXIS, title: { text: "interrupts taken", font: { size: 11, color: "#8b95a3" } },
         range: [0, 1.22 * Math.max(...rows.map((v) => v.count))] },
@@ -319,17 +322,19 @@ export async function mount(container, ctx) {
     const traces = names.map((name, i) => {
       const idx = tl.name.map((n, j) => (n === name ? j : -1)).filter((j) => j >= 0);
       return {
-        type: "scatter", mode: "markers", name,
-        x: idx.map((j) => xs[j]), y: idx.map(() => name),
+        type: "scatter", mode: "markers", name: esc(name),
+        x: idx.map((j) => xs[j]), y: idx.map(() => esc(name)),
         marker: { symbol: "line-ns-open", size: 16, line: { width: 2 }, color: ["#4c9aff", "#e3a83a", "#3fb950", "#f0605a", "#b48cff", "#4dd0e1"][i % 6] },
-        hovertemplate: `${name}<br>${useTime ? "%{x:.3f} ms" : "cycle %{x:,}"}<extra></extra>`,
+        hovertemplate: `%{y}<br>${useTime ? "%{x:.3f} ms" : "cycle %{x:,}"}<extra></extra>`,
       };
     });
+    const height = Math.max(150, Math.min(360, 90 + 45 * names.length));
+    box.style.height = `${height}px`;
     window.Plotly.react(box, traces, {
-      ...PLOT_LAYOUT, showlegend: false, margin: { l: 10, r: 20, t: 8, b: 40 },
+      ...PLOT_LAYOUT, height, showlegend: false, margin: { l: 10, r: 20, t: 8, b: 40 },
       xaxis: { ...AXIS, title: { text: useTime ? "trace time (ms)" : "trace time (bus cycles; give the bus clock for ms)",
         font: { size: 11, color: "#8b95a3" } }, rangemode: "tozero" },
-      yaxis: { ...AXIS, type: "category", categoryorder: "array", categoryarray: [...names].reverse() },
+      yaxis: { ...AXIS, type: "category", categoryorder: "array", categoryarray: names.map(esc).reverse() },
     }, PLOT_CONFIG);
   }
 
