@@ -5,7 +5,7 @@
 // bad lines, timestamp overflows.
 
 import { el } from "./sessions.js";
-import { esc, fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
 
 const STYLE = `
 .s12z { display: flex; flex-direction: column; flex: 1; min-height: 0; }
@@ -51,6 +51,12 @@ const PLOT_LAYOUT = {
 };
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
 const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "#8b95a3" };
+
+// Plotly reads tags in its labels and decodes only &amp; &lt; &gt;: escape those three.
+const PLOTLY_ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+function esc(text) {
+  return String(text ?? "").replace(/[&<>]/g, (c) => PLOTLY_ESC[c]);
+}
 
 function injectStyle(id, css) {
   if (document.getElementById(id)) return;
@@ -287,7 +293,7 @@ export async function mount(container, ctx) {
       return;
     }
     const rows = [...irq.vectors].reverse(); // largest on top
-    // Names come from the ELF: escaped, as Plotly reads tags in tick labels.
+    // Names come from the ELF: escaped, never markup.
     const labels = rows.map((v) => `${esc(v.name)}  ${v.offset}`);
     const height = Math.max(190, Math.min(420, 70 + 40 * rows.length));
     box.style.height = `${height}px`;

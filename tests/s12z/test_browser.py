@@ -117,3 +117,46 @@ def test_import_sample_trace_and_see_tables_and_histogram(chromium, server, tmp_
         assert errors == []
     finally:
         context.close()
+
+
+def test_hostile_symbol_names_are_shown_as_text(chromium, server, tmp_path) -> None:
+    """Names come from the ELF, which the user may not have built: never markup."""
+    from mcuprof.s12z.elfwrite import Section, Symbol, vector_table, write_elf
+    from mcuprof.s12z.flow import End, Interrupt, Jump, Start, encode_flow
+
+    evil_isr = '<img src=x onerror="window.__pwned=1"> & co'
+    evil_func = "%{x}<b>bold</b>"
+    text = Section(".text", 0xFE0000, bytes(0x40), executable=True)
+    vectors = Section(".vectors", 0xFFFE00, vector_table({0x1CC: 0xFE0020}, 0xFE0000))
+    elf = tmp_path / "s12z-hostile.elf"
+    elf.write_bytes(
+        write_elf(
+            [text, vectors],
+            [Symbol(evil_func, 0xFE0000, 0x20), Symbol(evil_isr, 0xFE0020, 0x20)],
+        )
+    )
+    trace = tmp_path / "hostile.trace"
+    trace.write_bytes(
+        encode_flow([Start(0xFE0000), Interrupt(0xE6, 100), Jump(0xFE0004), End("term")])
+    )
+    context = chromium.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(server)
+        page.set_input_files("#elf-upload", str(elf))
+        expect(page.locator("#elf-select")).to_contain_text("s12z-hostile.elf")
+        page.click("#tab-s12z")
+        page.select_option("#s12z-elf", label="s12z-hostile.elf")
+        page.set_input_files("#s12z-file", str(trace))
+        expect(page.locator("#s12z-functions tbody tr td.name")).to_have_text([evil_func])
+        page.wait_for_function(
+            "() => document.querySelectorAll('#s12z-histogram .ytick text').length === 1"
+        )
+        tick = page.evaluate(
+            "() => document.querySelector('#s12z-histogram .ytick text').textContent"
+        )
+        assert tick.startswith(evil_isr)
+        assert page.locator("#s12z-body img, #s12z-body b").count() == 0
+        assert page.evaluate("() => window.__pwned") is None
+    finally:
+        context.close()
