@@ -135,3 +135,27 @@ def test_s12z_route_refuses_a_miniprofiler_session(client, store) -> None:
     info = store.create("mp").finish()
     r = client.get(f"/api/s12z/sessions/{info.id}")
     assert r.status_code >= 400 and "not an S12Z trace" in r.json()["error"]
+
+
+def test_sessions_show_describes_an_s12z_session(store, demo_files, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    info = import_trace(store, "demo", demo_files[1], demo_files[0])
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcuprof",
+            "sessions",
+            "show",
+            str(info.id),
+            "--data-dir",
+            str(store.data_dir),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "s12z        514 lines; reserved 0, malformed 0, truncated 0" in r.stdout
+    assert "ended by TBOVF (data lost)" in r.stdout and "crc errors" not in r.stdout
