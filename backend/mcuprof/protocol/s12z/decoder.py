@@ -10,7 +10,6 @@ marks the starts. Fields are then cut for all lines at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,22 +17,18 @@ import numpy as np
 
 from .events import LINE_DTYPE, BadLine, LineEvent, Lines
 from .layout import (
-    ADDRESS_MASK,
-    COF_AT,
     COF_BITS,
-    DEST_AT,
     FORMAT_MASK,
     HAS_COFS,
     LENGTH_BY_INFO,
     MAX_LINE,
-    PTS_PC_AT,
     RESERVED_BIT,
-    STAMP_AT,
     TBOVF,
     TERM,
     TSOVF,
-    VECTOR_AT,
     LineFormat,
+    by_info,
+    cut,
 )
 
 _BLOCK = 2048
@@ -45,28 +40,14 @@ _LENGTH_BYTES = bytes(LENGTH_BY_INFO.astype(np.uint8).tolist())
 _FORMATS = {f.value: f.name for f in LineFormat}
 
 
-def _by_info(value: Callable[[int, int], int], dtype: type) -> np.ndarray:
-    """A 256-entry table: ``value(info, format)`` for every INFO byte."""
-    return np.array([value(i, i & FORMAT_MASK) for i in range(256)], dtype=dtype)
-
-
 _INFO = np.arange(256)
 _FORMAT_OF = _INFO & FORMAT_MASK
-_KNOWN = _by_info(lambda i, f: f in _FORMATS, bool)
-_HAS_COFS = _by_info(lambda i, f: f in HAS_COFS, bool)
+_KNOWN = by_info(lambda i, f: f in _FORMATS, bool)
+_HAS_COFS = by_info(lambda i, f: f in HAS_COFS, bool)
 # Reserved formats, and INFO[7] set outside PTW: bad whatever the rest of the line says.
-_BAD_INFO = _by_info(
+_BAD_INFO = by_info(
     lambda i, f: f not in _FORMATS or (i & RESERVED_BIT and f != LineFormat.PTW), bool
 )
-_COF_MASK = _by_info(lambda i, f: 0xFFFFFFFF if f in HAS_COFS else 0, np.uint64)
-_ADDRESS_SHIFT = _by_info(
-    lambda i, f: 8 * (DEST_AT if f == LineFormat.PTIB else PTS_PC_AT), np.uint64
-)
-_ADDRESS_MASK = _by_info(
-    lambda i, f: ADDRESS_MASK if f in (LineFormat.PTS, LineFormat.PTIB) else 0, np.uint64
-)
-_VECTOR_MASK = _by_info(lambda i, f: 0xFF if f == LineFormat.PTVB else 0, np.uint64)
-_STAMP_MASK = _by_info(lambda i, f: 0xFFFF if f == LineFormat.PTVB else 0, np.uint64)
 
 
 @dataclass
@@ -176,10 +157,8 @@ def _walk(pos: np.ndarray, stop: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> np.ndarray:
     """Fill ``lines`` (all but the offset) and ``bad`` from the lines' first 8 bytes; return
     how many good lines each INFO byte value started."""
-    info = w.astype(np.uint8)
+    info, word, address, vector, stamp = cut(w)
     fmt = info & FORMAT_MASK
-    # Per-INFO masks select each field only in the formats that have it.
-    word = ((w >> np.uint64(8 * COF_AT)) & _COF_MASK[info]).astype(np.uint32)
     # bit_length(word) - 1 is the number of COFs below the stop bit; frexp is exact here.
     count = np.maximum(np.frexp(word)[1] - 1, 0)
     np.logical_and(word == 0, _HAS_COFS[info], out=bad)
@@ -189,9 +168,9 @@ def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> np.ndarray:
     lines["format"] = fmt
     lines["cofs"] = count
     lines["cof_word"] = word
-    lines["address"] = (w >> _ADDRESS_SHIFT[info]) & _ADDRESS_MASK[info]
-    lines["vector"] = (w >> np.uint64(8 * VECTOR_AT)) & _VECTOR_MASK[info]
-    lines["stamp"] = (w >> np.uint64(8 * STAMP_AT)) & _STAMP_MASK[info]
+    lines["address"] = address
+    lines["vector"] = vector
+    lines["stamp"] = stamp
     return np.bincount(info[~bad] if bad.any() else info, minlength=256)
 
 
@@ -246,7 +225,8 @@ class LineDecoder:
     def _decode(self, padded: bytes, starts: np.ndarray, buf: bytes) -> list[LineEvent]:
         if not len(starts):
             return []
-        # Each line's 8 bytes (INFO first) as one little-endian word, read unaligned.
+        # Each line's 8 bytes as one little-endian word (byte k in bits 8k..8k+7), read
+        # unaligned; layout.cut takes the fields out of it.
         words = np.ndarray((len(padded) - MAX_LINE + 1,), "<u8", padded, 0, (1,))
         lines = np.empty(len(starts), dtype=LINE_DTYPE)
         bad = np.empty(len(starts), dtype=bool)

@@ -8,6 +8,7 @@ probe that records another byte order needs changes in this module only.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import numpy as np
 
@@ -51,6 +52,11 @@ STAMP_AT = 6  # PTVB: 16-bit cycle stamp, low byte first
 HAS_COFS = (LineFormat.PTIB, LineFormat.PTHF, LineFormat.PTVB)
 
 
+def by_info(value: Callable[[int, int], int], dtype: type) -> np.ndarray:
+    """A 256-entry table: ``value(info, format)`` for every INFO byte."""
+    return np.array([value(i, i & FORMAT_MASK) for i in range(256)], dtype=dtype)
+
+
 def _length_table() -> np.ndarray:
     """Line length for every possible INFO byte. A reserved format has no known length:
     its INFO byte alone is counted as one bad line, and the next byte is read as INFO."""
@@ -64,3 +70,28 @@ def _length_table() -> np.ndarray:
 
 LENGTH_BY_INFO = _length_table()
 LENGTH_BY_INFO.flags.writeable = False
+
+# Per-INFO masks: each field is cut only from the formats that have it, else it is 0.
+_COF_MASK = by_info(lambda i, f: 0xFFFFFFFF if f in HAS_COFS else 0, np.uint64)
+_ADDRESS_SHIFT = by_info(
+    lambda i, f: 8 * (DEST_AT if f == LineFormat.PTIB else PTS_PC_AT), np.uint64
+)
+_ADDRESS_MASK = by_info(
+    lambda i, f: ADDRESS_MASK if f in (LineFormat.PTS, LineFormat.PTIB) else 0, np.uint64
+)
+_VECTOR_MASK = by_info(lambda i, f: 0xFF if f == LineFormat.PTVB else 0, np.uint64)
+_STAMP_MASK = by_info(lambda i, f: 0xFFFF if f == LineFormat.PTVB else 0, np.uint64)
+
+
+def cut(
+    w: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(INFO, direct COF word, address, vector, stamp) of lines whose first 8 bytes are
+    ``w``: little-endian uint64 words, byte k of the line in bits 8k..8k+7. Multi-byte
+    fields are low byte first, so each is a shift and a mask of the word."""
+    info = w.astype(np.uint8)
+    word = ((w >> np.uint64(8 * COF_AT)) & _COF_MASK[info]).astype(np.uint32)
+    address = (w >> _ADDRESS_SHIFT[info]) & _ADDRESS_MASK[info]
+    vector = (w >> np.uint64(8 * VECTOR_AT)) & _VECTOR_MASK[info]
+    stamp = (w >> np.uint64(8 * STAMP_AT)) & _STAMP_MASK[info]
+    return info, word, address, vector, stamp
