@@ -143,12 +143,17 @@ export async function mount(container, ctx) {
   sessionSelect.addEventListener("change", () => show(Number(sessionSelect.value)));
   busInput.addEventListener("change", () => { if (current !== null) show(current); });
 
+  // Refreshed whenever the tab is shown: an ELF uploaded from the top bar appears here too.
+  let elfPicked = false;
+  elfSelect.addEventListener("change", () => { elfPicked = true; });
   async function loadElfs() {
     const out = await ctx.api.getJSON("/api/elfs");
+    const keep = elfSelect.value;
     const s12z = out.elfs.find((e) => /s12z/i.test(e.label));
     elfSelect.replaceChildren(el("option", { value: "" }, "no ELF"),
       ...out.elfs.map((e) => el("option", { value: e.id }, e.label)));
-    elfSelect.value = s12z ? s12z.id : "";
+    const still = out.elfs.some((e) => e.id === keep);
+    elfSelect.value = elfPicked && (still || keep === "") ? keep : s12z ? s12z.id : "";
   }
 
   async function loadSessions(pick) {
@@ -368,7 +373,9 @@ export async function mount(container, ctx) {
       : "";
   }
 
-  ctx.on("view", (name) => { if (name === "s12z") ctx.run(() => loadSessions()); });
+  ctx.on("view", (name) => {
+    if (name === "s12z") ctx.run(() => Promise.all([loadElfs(), loadSessions()]));
+  });
   ctx.on("sessions-changed", () => { if (ctx.view === "s12z") ctx.run(() => loadSessions()); });
   ctx.on("s12z-open", (sid) => { ctx.s12zSession = sid; ctx.run(() => loadSessions(sid)); });
   await Promise.all([ctx.run(loadElfs), ctx.run(() => loadSessions())]);
