@@ -45,6 +45,7 @@ function start() {
     log: initLog(ctx),
     sessions: mountModule("./sessions.js", "sessions-mount"),
     compare: mountModule("./diff.js", "compare-mount"),
+    s12z: mountModule("./s12z.js", "s12z-mount"),
   };
   initExport(ctx, flame);
 

@@ -197,16 +197,17 @@ export async function mount(container, ctx) {
     ];
     for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
     const busy = s.status === "recording";
+    const s12z = s.kind === "s12z"; // an S12Z DBG trace: shown in its own tab, not replayed
     detail.replaceChildren(
       el("h3", { class: "mono" }, `Session ${s.id}`),
       el("label", {}, "Name", name),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-open", disabled: !s.raw_bytes,
           title: "Show it in the live views (replayed at maximum speed)",
-          onclick: () => startReplay(s, "max", true) }, "Open"),
-        el("button", { type: "button", class: "btn small secondary", id: "sess-replay", disabled: !s.raw_bytes,
+          onclick: () => (s12z ? openS12z(s) : startReplay(s, "max", true)) }, "Open"),
+        el("button", { type: "button", class: "btn small secondary", id: "sess-replay", disabled: !s.raw_bytes || s12z,
           onclick: () => startReplay(s, speed, false) }, "Replay"),
-        el("button", { type: "button", class: "btn small secondary", id: "sess-compare",
+        el("button", { type: "button", class: "btn small secondary", id: "sess-compare", disabled: s12z,
           onclick: () => {
             // Kept on ctx too: the Compare tab may mount only after this click.
             ctx.compareBase = s.id;
@@ -230,6 +231,11 @@ export async function mount(container, ctx) {
     try {
       const out = await ctx.api.getJSON(`/api/sessions/${s.id}`);
       const c = out.session.capture;
+      if (s12z) {
+        capBox.textContent = `S12Z trace: ${fmtInt(c.records)} lines; reserved ${fmtInt(c.reserved)}, ` +
+          `malformed ${fmtInt(c.malformed)}${c.tbovf ? "; ended by TBOVF (data lost)" : ""}`;
+        return;
+      }
       capBox.textContent = `${fmtInt(c.records)} records over ${fmtTime(c.duration_us)}; ` +
         `CRC errors ${fmtInt(c.crc_errors)}, malformed ${fmtInt(c.malformed)}, skipped ${fmtInt(c.skipped_bytes)} bytes`;
     } catch (err) {
@@ -256,6 +262,12 @@ export async function mount(container, ctx) {
       if (selected === s.id) selected = null;
       await refresh();
     });
+  }
+
+  function openS12z(s) {
+    ctx.s12zSession = s.id; // read by the S12Z tab when it mounts
+    ctx.emit("s12z-open", s.id);
+    document.getElementById("tab-s12z")?.click();
   }
 
   async function startReplay(s, how, open) {

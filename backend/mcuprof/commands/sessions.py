@@ -120,7 +120,8 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     out["raw_path"] = str(store.raw_path(sid))
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
-    out["capture"] = summarize(store.raw(sid))
+    # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
+    out["capture"] = summarize(store.raw(sid)) if info.kind == "miniprofiler" else info.link_stats
     return out
 
 
@@ -145,10 +146,16 @@ def run_show(args: argparse.Namespace) -> int:
             if meta
             else "no METADATA"
         ),
-        f"records     {cap['records']:,} over {cap['duration_us'] / 1e6:.6f} s",
-        f"link        crc errors {cap['crc_errors']:,}, malformed {cap['malformed']:,}, "
-        f"skipped {cap['skipped_bytes']:,} bytes",
+        f"records     {cap['records']:,} over {(cap.get('duration_us') or 0) / 1e6:.6f} s",
+        f"link        crc errors {cap.get('crc_errors', 0):,}, malformed {cap['malformed']:,}, "
+        f"skipped {cap.get('skipped_bytes', 0):,} bytes",
     ]
+    if d["kind"] == "s12z":  # `mcuprof s12z` on the raw file gives the full analysis
+        lines[-2:] = [
+            f"s12z        {cap['records']:,} lines; reserved {cap['reserved']:,}, malformed "
+            f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
+            + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
+        ]
     if d["notes"]:
         notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
         lines.append("notes       " + notes.replace("\n", "\n            "))

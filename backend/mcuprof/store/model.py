@@ -41,6 +41,7 @@ class SessionInfo:
     metadata: Metadata | None
     link_stats: dict[str, Any] | None
     duration_us: float | None = None  # the capture's own time span (first entry to last exit)
+    kind: str = "miniprofiler"  # what the raw bytes are: miniprofiler | s12z
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class SessionInfo:
             "metadata": metadata_to_dict(self.metadata),
             "link_stats": self.link_stats,
             "duration_us": self.duration_us,
+            "kind": self.kind,
         }
 
 

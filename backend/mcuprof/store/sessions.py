@@ -80,8 +80,11 @@ CREATE INDEX IF NOT EXISTS sessions_elf ON sessions(elf_sha256);
 """
 _COLUMNS = (
     "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
-    "elf_sha256, elf_name, metadata, link_stats, duration_us"
+    "elf_sha256, elf_name, metadata, link_stats, duration_us, kind"
 )
+# Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
+_KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
+KINDS = ("miniprofiler", "s12z")
 
 ElfInput = str | os.PathLike[str] | bytes | None
 
@@ -141,6 +144,8 @@ class SessionStore:
                     f"{self.db_path}: written by a newer mcuprof (schema {version}); upgrade"
                 )
             db.executescript(_SCHEMA)
+            if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}:
+                db.execute(_KIND_COLUMN)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.db_path}: not a usable mcuprof database ({exc})") from None
@@ -265,6 +270,7 @@ class SessionStore:
         source: str = "live",
         notes: str = "",
         started_at: float | None = None,
+        kind: str = "miniprofiler",
     ) -> SessionWriter:
         """Start a session and return its writer. ``elf_path`` may be a path or the ELF's
         bytes (then ``elf_name`` names it). The ELF is copied into the store."""
@@ -290,6 +296,10 @@ class SessionStore:
                 ),
             )
             sid = int(cur.lastrowid or 0)
+            if kind != "miniprofiler":
+                if kind not in KINDS:
+                    raise ValueError(f"unknown session kind {kind!r}")
+                db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
             fd = self._open_raw(sid)
             writer = SessionWriter(self, sid, fd, self._clock, self._interval)
             self._active[sid] = writer
@@ -516,6 +526,7 @@ def _info(r: tuple[Any, ...]) -> SessionInfo:
         metadata=metadata_from_json(r[11]),
         link_stats=json.loads(r[12]) if r[12] else None,
         duration_us=r[13],
+        kind=r[14],
     )
 
 

@@ -19,7 +19,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from ..errors import UserError
 from ..paths import frontend_dir
 from ..store import SessionStore
-from . import api, exports, static, views
+from . import api, exports, s12z_api, static, views
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
@@ -105,6 +105,7 @@ def create_app(
     sessions = _sessions_router()
     if sessions is not None:
         app.include_router(sessions)
+    app.include_router(s12z_api.router)
     app.include_router(static.router)
     app.mount("/static", StaticFiles(directory=frontend_dir()), name="static")
 

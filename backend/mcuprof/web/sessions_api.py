@@ -100,6 +100,7 @@ _cache = _ProfileCache()
 def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None) -> Profile:
     """The session's profile, named with its own ELF, else the dashboard's current one."""
     info = store.get(sid)
+    _only_miniprofiler(info)
     key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
     if info.status != RECORDING:
         cached = _cache.get(key)
@@ -114,6 +115,14 @@ def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
+
+
+def _only_miniprofiler(info: SessionInfo) -> None:
+    if info.kind != "miniprofiler":
+        raise UserError(
+            f"session {info.id} is an {info.kind.upper()} trace, not a MiniProfiler capture: "
+            "open it in the S12Z tab"
+        )
 
 
 def _side_name(store: SessionStore, which: str) -> str:
@@ -258,8 +267,12 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
     store = _store(request)
 
     def work() -> dict[str, Any]:
-        out = _row(store.get(sid))
-        out["capture"] = summarize(store.raw(sid))
+        info = store.get(sid)
+        out = _row(info)
+        # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
+        out["capture"] = (
+            summarize(store.raw(sid)) if info.kind == "miniprofiler" else info.link_stats
+        )
         return out
 
     return {"session": await asyncio.to_thread(work)}
@@ -330,6 +343,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     store = _store(request)
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
+    _only_miniprofiler(info)
     data = await asyncio.to_thread(store.raw, sid)
     if not data:
         raise UserError(f"session {sid} holds no data to replay")

@@ -1,0 +1,131 @@
+"""/api/s12z: import an S12Z DBG profiling trace (with an ELF) as a session of its own
+kind, read its analysis for the S12Z view, and export it as CSV or JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response
+
+from ..errors import UserError
+from ..s12z.store import import_trace, session_analysis
+from ..store import SessionStore
+from ..store.model import MAX_NAME
+from .uploads import receive_file
+
+router = APIRouter(prefix="/api/s12z")
+
+MAX_CAPTURE_BYTES = 512 * 1024 * 1024
+SessionId = Annotated[int, Path(ge=1, le=2**62)]
+BusHz = Annotated[float | None, Query(gt=0, lt=1e12)]
+
+
+def _store(request: Request) -> SessionStore:
+    store = getattr(request.app.state, "store", None)
+    if store is None:
+        raise UserError("the session store is not available")
+    return store
+
+
+@router.post("/import")
+async def import_capture(
+    request: Request,
+    name: Annotated[str, Query(max_length=MAX_NAME)] = "S12Z trace",
+    elf: Annotated[str | None, Query(max_length=300)] = None,
+    bus_hz: BusHz = None,
+    vector_base: Annotated[int | None, Query(ge=0, le=0xFFFFFF)] = None,
+) -> dict[str, Any]:
+    """The PDO capture is the request body, streamed to disk under the capture size cap.
+    ``elf`` is an ELF id from /api/elfs."""
+    store = _store(request)
+    settings = getattr(request.app.state, "settings", None)
+    elf_path = elf_name = None
+    if elf:
+        catalog = getattr(request.app.state, "catalog", None)
+        if catalog is None:
+            raise UserError("no ELF catalog in this server")
+        choice = catalog.get(elf)
+        elf_path, elf_name = choice.path, choice.label
+    limit = getattr(settings, "max_capture_bytes", MAX_CAPTURE_BYTES)
+    upload_dir = getattr(settings, "upload_dir", store.data_dir / "uploads")
+    path = await receive_file(request, upload_dir, limit, suffix=".bin")
+    try:
+        info = await asyncio.to_thread(
+            import_trace,
+            store,
+            name,
+            path,
+            elf_path,
+            elf_name=elf_name,
+            bus_hz=bus_hz,
+            vector_base=vector_base,
+        )
+    finally:
+        path.unlink(missing_ok=True)
+    return {"session": info.as_dict()}
+
+
+@router.get("/sessions/{sid}")
+async def analysis(request: Request, sid: SessionId, bus_hz: BusHz = None) -> dict[str, Any]:
+    store = _store(request)
+    info, result = await asyncio.to_thread(session_analysis, store, sid, bus_hz)
+    return {"session": info.as_dict(), "analysis": result}
+
+
+TABLES = {
+    "functions": ["function", "start", "entries", "share", "calls", "returns", "destinations"],
+    "destinations": ["address", "function", "offset", "kind", "count", "share"],
+    "interrupts": [
+        "vector",
+        "offset",
+        "address",
+        "isr",
+        "name",
+        "count",
+        "share",
+        "period_cycles",
+        "period_us",
+    ],
+}
+
+
+def render_csv(result: dict[str, Any], table: str) -> str:
+    rows = result["interrupts"]["vectors"] if table == "interrupts" else result[table]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(TABLES[table])
+    for row in rows:
+        w.writerow(["" if row.get(k) is None else row[k] for k in TABLES[table]])
+    return buf.getvalue()
+
+
+@router.get("/sessions/{sid}/export")
+async def export(
+    request: Request,
+    sid: SessionId,
+    format: Annotated[str, Query(pattern="^(csv|json)$")] = "json",
+    table: Annotated[str, Query(pattern="^(functions|destinations|interrupts)$")] = "functions",
+    bus_hz: BusHz = None,
+) -> Response:
+    """JSON: the whole analysis (what `mcuprof s12z --json` prints, plus the timeline);
+    CSV: one table, the numbers the view shows."""
+    store = _store(request)
+    _, result = await asyncio.to_thread(session_analysis, store, sid, bus_hz)
+    if format == "json":
+        body, media, name = json.dumps(result, indent=1), "application/json", "s12z.json"
+    else:
+        body, media, name = (
+            render_csv(result, table),
+            "text/csv; charset=utf-8",
+            f"s12z-{table}.csv",
+        )
+    return Response(
+        content=body.encode("utf-8"),
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="mcuprof-{sid}-{name}"'},
+    )
