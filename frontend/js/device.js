@@ -1,6 +1,6 @@
 // Device card, the four controls, the health panel and the state dot in the top bar.
 
-import { fmtHz, fmtInt, fmtPct, fmtRate, hex32 } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtRate, fmtTime, hex32 } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -98,11 +98,21 @@ export function initDevice(ctx) {
     const ov = $("h-overflows");
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
     ov.className = `mono ${h.overflow_warning ? "bad" : ""}`;
-    $("h-captured").textContent = fmtInt(h.captured);
+    const cap = $("h-captured");
+    cap.textContent = h.captured == null ? "—"
+      : label === "profiling" && h.status_age_s != null
+        ? `${fmtInt(h.captured)} · ${h.status_age_s.toFixed(1)} s ago` : fmtInt(h.captured);
+    cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
     $("h-received").textContent = fmtInt(h.received);
+    $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);
     const loss = $("h-loss");
-    loss.textContent = h.captured ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
+    loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
     loss.className = `mono ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
+    const rec = $("h-reconcile");
+    rec.hidden = h.captured == null || label === "disconnected";
+    rec.textContent = label === "profiling"
+      ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
+      : `After Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
     $("h-bytes").textContent = fmtRate(h.bytes_per_s, "B");
     $("h-records").textContent = fmtRate(h.records_per_s, "rec");
     const crc = $("h-crc");
@@ -121,6 +131,14 @@ export function initDevice(ctx) {
     const info = $("capture-info");
     info.textContent = h.profile_records ? `${fmtInt(h.profile_records)} records` : "";
   }
+
+  // Coverage of the whole capture, from each live flame update.
+  ctx.on("icicle", ({ icicle }) => {
+    if (!icicle || icicle.wall_us === undefined) return;
+    const has = icicle.wall_us > 0;
+    $("h-coverage").textContent = has ? `${fmtPct(icicle.coverage_pct)} of ${fmtTime(icicle.wall_us)}` : "—";
+    $("h-outside").textContent = has ? fmtTime(Math.max(0, icicle.wall_us - icicle.profiled_us)) : "—";
+  });
 
   ctx.on("state", (state) => {
     ctx.state = state;

@@ -144,9 +144,23 @@ async def flame(
     settings: SettingsDep,
     window: WindowDep,
     max_nodes: Annotated[int | None, Query(ge=10, le=20000)] = None,
+    mode: Annotated[str, Query(pattern="^(top-down|bottom-up)$")] = "top-down",
 ) -> dict[str, Any]:
     budget = max_nodes or settings.icicle_max_nodes
-    return await asyncio.to_thread(_query, live, views.icicle, window, budget)
+    return await asyncio.to_thread(_query, live, views.icicle, window, budget, mode)
+
+
+@router.get("/sandwich")
+async def sandwich(
+    live: LiveDep,
+    settings: SettingsDep,
+    window: WindowDep,
+    fid: Annotated[int, Query(ge=-1, le=10_000_000)],
+) -> dict[str, Any]:
+    """One function's callers and callees, each merged into one flame graph."""
+    return await asyncio.to_thread(
+        _query, live, views.sandwich, window, fid, settings.icicle_max_nodes
+    )
 
 
 @router.get("/functions")

@@ -31,6 +31,7 @@ class Frame:
     line: int | None = None
     total_units: int = 0  # filled by ``settle``
     key: str = ""  # unique among siblings (static functions may share a name)
+    fid: int = -1  # the profile's frame id: ties a cell to its Functions row
 
 
 def settle(frame: Frame) -> int:
@@ -102,6 +103,7 @@ def icicle_payload(
     values: list[int] = []
     custom: list[Sequence[Any]] = []
     names: list[str] = []
+    fids: list[int] = []
     seen: set[str] = set()
     for index, (frame, parent, value) in enumerate(kept):
         # Ids are hashes of the call path, so a zoomed-in frame keeps its id across updates.
@@ -122,6 +124,7 @@ def icicle_payload(
         values.append(value)
         us = value / _UNITS_PER_US
         pct = 100.0 * value / total if total else 0.0
+        fids.append(-1 if frame is None else frame.fid)
         if frame is None:
             labels.append(OTHER)
             names.append(OTHER)
@@ -138,6 +141,7 @@ def icicle_payload(
         "parents": parents,
         "values": values,
         "names": names,
+        "fids": fids,
         "customdata": custom,
         "total_us": total / _UNITS_PER_US,
         "nodes": len(ids),
@@ -176,5 +180,20 @@ def short_label(name: str) -> str:
         elif name[i] == "(":
             depth -= 1
             if depth == 0:
-                return name[:i] if i > 0 else name
+                return _drop_return_type(name[:i]) if i > 0 else name
     return name
+
+
+def _drop_return_type(head: str) -> str:
+    """``int app::clamp<int>`` -> ``app::clamp<int>``: the last top-level space
+    separates a return type (template arguments may hold spaces)."""
+    depth = 0
+    for k in range(len(head) - 1, -1, -1):
+        c = head[k]
+        if c in ">)":
+            depth += 1
+        elif c in "<(":
+            depth -= 1
+        elif c == " " and depth == 0 and not head[:k].endswith("operator"):
+            return head[k + 1 :] or head
+    return head

@@ -25,7 +25,7 @@ from ..errors import UserError
 from ..link import DeviceSession, validate_port
 from ..link.simulator import SimOptions
 from ..profile import Profile
-from ..protocol import Metadata, Status, encode_metadata
+from ..protocol import Metadata, ResponseDecoder, Status, encode_metadata
 from ..store import SessionStore
 from ..symbols import SymbolTable, check_build_id
 from . import views
@@ -97,6 +97,8 @@ class LiveSession:
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
+        self._received_at_status = 0
+        self._status_at: float | None = None
         self._last_health: str = ""
         self._last_health_at = 0.0
         if self.elf is not None:
@@ -133,6 +135,12 @@ class LiveSession:
         self._pending.append(("records", records, now))
 
     def on_status(self, status: Status) -> None:
+        # What had arrived when the device sent this: records before it in the stream
+        # were decoded first (one reader thread), so this is its own moment's count.
+        session = self.session
+        if session is not None:
+            self._received_at_status = int(session.records_received_since_start)
+        self._status_at = self.clock()
         self.last_status = status
 
     def on_state(self, state: str, reason: str | None) -> None:
@@ -297,8 +305,12 @@ class LiveSession:
                 self._log("error", f"Stop failed: {exc}")
                 raise
             self.state = session.state
-            self._log("info", f"profiling stopped; {self.profile_records()} records")
-            self._close_capture(interrupted=False)
+            sid = self.capture_id
+            stored = self._close_capture(interrupted=False)
+            if stored is None:
+                self._log("info", f"profiling stopped; {self.profile_records():,} records")
+            else:
+                self._log("info", f"profiling stopped; {stored:,} records stored in session {sid}")
 
     def reset_buffers(self) -> None:
         with self._command_lock:
@@ -349,16 +361,26 @@ class LiveSession:
         self.capture_id = writer.id
         self.capture_started = self.wall()
 
-    def _close_capture(self, interrupted: bool) -> None:
+    def _close_capture(self, interrupted: bool) -> int | None:
+        """Finish the recording. Returns its record count: the records decoded from the
+        stored bytes, the one number the session list, detail, CLI and log all show."""
         writer, self.writer = self.writer, None
         if writer is None:
-            return
-        stats = self.session.stats if self.session is not None else None
+            return None
         with self._profile_lock:
             # The capture's own time span, not how long the recording stayed open,
             # including records still queued for the profile.
             self.ingest()
             duration_us = self.profile.duration_us
+        stats: dict[str, Any] | None = None
+        try:
+            writer.flush()
+            decoder = ResponseDecoder()
+            decoder.feed(self.store.raw(writer.id) if self.store is not None else b"")
+            decoder.close()
+            stats = decoder.stats.as_dict()
+        except UserError as exc:
+            self._log("error", f"could not count the recording: {exc}")
         try:
             if interrupted:
                 writer.abort(stats, duration_us)
@@ -366,6 +388,7 @@ class LiveSession:
                 writer.finish(stats, duration_us)
         except UserError as exc:
             self._log("error", f"could not finish the recording: {exc}")
+        return None if stats is None else int(stats["records"])
 
     def _new_profile(self) -> None:
         with self._profile_lock:
@@ -477,7 +500,28 @@ class LiveSession:
         status = self.last_status
         received = int(session.records_received_since_start) if session is not None else 0
         captured = status.records_captured if status is not None else None
-        loss = int(session.estimated_loss) if session is not None and captured is not None else 0
+        # Captured is the device's counter as of its last status; Received counts what
+        # arrived since Start. While profiling, records the device still holds or has on
+        # the wire are "in flight" (captured, neither dropped nor received when that
+        # status was sent); what the device dropped (overflows) is lost. After Stop the
+        # link drains and asks again, so Captured = Received + Lost exactly.
+        profiling = self.state == "profiling"
+        in_flight = 0
+        if captured is not None:
+            at_status = self._received_at_status if profiling else received
+            overflows = status.buffer_overflows if status is not None else 0
+            if profiling:
+                in_flight = max(0, captured - overflows - at_status)
+                loss = min(overflows, captured)
+            else:
+                loss = max(0, captured - received)
+        else:
+            loss = 0
+        status_age = (
+            self.clock() - self._status_at
+            if self._status_at is not None and status is not None
+            else None
+        )
         return {
             "state": self.state,
             "reason": self.reason,
@@ -486,6 +530,8 @@ class LiveSession:
             "overflows": status.buffer_overflows if status is not None else None,
             "captured": captured,
             "received": received,
+            "in_flight": in_flight,
+            "status_age_s": status_age,
             "loss": max(0, loss),
             "loss_pct": (100.0 * max(0, loss) / captured) if captured else 0.0,
             "crc_errors": stats.crc_errors if stats is not None else 0,
@@ -547,6 +593,7 @@ class LiveSession:
             "default_port_label": self.describe_port(self.settings.device_port()),
             "version": self.version,
             "file_stem": self.file_stem(),
+            "capture_started": self.capture_started,
             "range": self.time_range(),
         }
 
