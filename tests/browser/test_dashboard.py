@@ -260,7 +260,9 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     zoomed = pg.evaluate("(i) => window.mcuprof.flame.rects.find(r => r.i === i)", arg=target["i"])
     width = pg.evaluate("document.getElementById('flame-plot').clientWidth")
     assert zoomed["x"] == 0 and abs(zoomed["w"] - width) < 1
-    ancestors = pg.evaluate("window.mcuprof.flame.rects.filter(r => r.y < %f)" % zoomed["y"])
+    ancestors = pg.evaluate(
+        "(y) => window.mcuprof.flame.rects.filter(r => r.y < y)", arg=zoomed["y"]
+    )
     row = pg.evaluate("window.mcuprof.flame.rowPx")
     assert len({a["y"] for a in ancestors}) == round(zoomed["y"] / row) >= 1
     expect(pg.locator("#flame-path")).to_be_visible()

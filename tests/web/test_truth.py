@@ -1,0 +1,152 @@
+"""One number, one definition: the web views agree with each other and with the store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from .conftest import ORIGIN, capture, wait_for
+
+H = {"Origin": ORIGIN}
+MCUPROF = [sys.executable, "-m", "mcuprof"]
+
+
+def _stopped(client: TestClient, records: int = 1500) -> dict[str, Any]:
+    capture(client, records)
+    r = client.post("/api/stop", headers=H)
+    assert r.status_code == 200, r.text
+    return client.get("/api/state").json()
+
+
+def _walk(node: dict[str, Any]) -> Any:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n["k"])
+
+
+def test_shares_of_one_function_agree_across_views(client: TestClient) -> None:
+    state = _stopped(client)
+    t0, t1 = state["range"]
+    for params in ({}, {"t0": t0 + (t1 - t0) * 0.2, "t1": t0 + (t1 - t0) * 0.7}):
+        funcs = client.get("/api/functions", params=params).json()
+        flame = client.get("/api/flame", params=params).json()
+        td = client.get("/api/tree", params={"mode": "top-down", **params}).json()
+        bu = client.get("/api/tree", params={"mode": "bottom-up", **params}).json()
+        # 100% is the same number everywhere: the window's profiled time.
+        profiled = funcs["profiled_us"]
+        assert profiled > 0
+        for d in (flame, td, bu):
+            assert abs(d["profiled_us"] - profiled) < 1e-6 * profiled
+        assert abs(flame["total_us"] - profiled) <= 1e-3 * len(flame["ids"])
+        assert 0 < funcs["coverage_pct"] <= 100
+        assert funcs["wall_us"] >= profiled
+        roots_pct = sum(c["p"] for c in td["root"]["k"])
+        assert abs(roots_pct - 100.0) < 0.01
+        by_fid = {f["fid"]: f for f in funcs["functions"]}
+        # Bottom-up first level: a function's total and self share, as in Functions
+        # and in the flame tooltip's "function, all frames" line.
+        for top in bu["root"]["k"]:
+            f = by_fid[top["i"]]
+            assert abs(top["p"] - f["pct"]) < 1e-6, (top, f)
+            assert abs(top["q"] - f["self_pct"]) < 1e-6, (top, f)
+            share = flame["functions"][str(top["i"])]
+            assert abs(share[0] - f["pct"]) < 1e-6 and abs(share[1] - f["self_pct"]) < 1e-6
+            assert share[2] == f["calls"]
+        # A function called only at the root reads the same in the top-down tree.
+        counts: dict[int, int] = {}
+        for n in _walk(td["root"]):
+            counts[n["i"]] = counts.get(n["i"], 0) + 1
+        for top in td["root"]["k"]:
+            if counts[top["i"]] == 1 and top["i"] in by_fid:
+                assert abs(top["p"] - by_fid[top["i"]]["pct"]) < 1e-6
+
+
+def test_bottom_up_flame_and_sandwich_add_up(client: TestClient) -> None:
+    _stopped(client)
+    funcs = client.get("/api/functions").json()
+    bu = client.get("/api/flame", params={"mode": "bottom-up"}).json()
+    # Bottom-up cells are self time: the root holds all of it, once.
+    self_total = sum(f["self_us"] for f in funcs["functions"])
+    assert abs(bu["total_us"] - self_total) < 1e-3 * len(bu["ids"]) + 1e-6 * self_total
+    top = max(funcs["functions"], key=lambda f: f["total_us"])
+    sw = client.get("/api/sandwich", params={"fid": top["fid"]}).json()
+    assert sw["name"] == top["name"]
+    # Both halves weigh the function's total time (nested calls once).
+    for half in ("callers", "callees"):
+        assert abs(sw[half]["total_us"] - top["total_us"]) < 1e-3 * len(sw[half]["ids"]) + 0.01
+    missing = client.get("/api/sandwich", params={"fid": 999_999})
+    assert missing.status_code == 400 and "no calls" in missing.json()["error"]
+
+
+def test_record_count_agrees_in_list_detail_cli_and_log(client: TestClient, tmp_path) -> None:
+    # Two captures on one connection: the link's counters run on, the session's must not.
+    _stopped(client, 800)
+    _stopped(client, 800)
+    sessions = client.get("/api/sessions").json()["sessions"]
+    latest = max(sessions, key=lambda s: s["id"])
+    detail = client.get(f"/api/sessions/{latest['id']}").json()["session"]
+    log = [e["message"] for e in client.get("/api/log").json()["entries"]]
+    stored = [m for m in log if f"stored in session {latest['id']}" in m]
+    assert stored, log
+    logged = int(stored[-1].split("; ")[1].split(" ")[0].replace(",", ""))
+    data = str(tmp_path / "data")
+    cli_list = json.loads(
+        subprocess.run(
+            [*MCUPROF, "sessions", "list", "--json", "--data-dir", data],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    cli_show = json.loads(
+        subprocess.run(
+            [*MCUPROF, "sessions", "show", str(latest["id"]), "--json", "--data-dir", data],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    listed = next(s for s in cli_list if s["id"] == latest["id"])
+    counts = {
+        "web list": latest["records"],
+        "web detail": detail["records"],
+        "web detail, decoded": detail["capture"]["records"],
+        "cli list": listed["link_stats"]["records"],
+        "cli show": cli_show["capture"]["records"],
+        "log": logged,
+    }
+    assert len(set(counts.values())) == 1 and latest["records"] > 0, counts
+
+
+def test_captured_received_and_lost_reconcile_after_stop(client: TestClient) -> None:
+    state = _stopped(client)
+    h = wait_for(
+        lambda: (h := client.get("/api/state").json()["health"])["captured"] is not None and h,
+        "a device status",
+    )
+    assert state["health"]["state"] == "ready"
+    assert h["in_flight"] == 0
+    assert h["captured"] == h["received"] + h["loss"], h
+
+
+def test_an_import_without_a_valid_packet_is_refused_and_nothing_stored(
+    client: TestClient,
+) -> None:
+    before = client.get("/api/sessions").json()["sessions"]
+    for name, body in (("noise.bin", bytes(range(256)) * 64), ("README.md", b"# hello\n" * 50)):
+        r = client.post(
+            "/api/sessions/import",
+            params={"name": name},
+            content=body,
+            headers={**H, "Content-Type": "application/octet-stream"},
+        )
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert "\n" not in error and "no valid packet" in error and name in error
+    assert client.get("/api/sessions").json()["sessions"] == before
