@@ -13,6 +13,7 @@ export function initDevice(ctx) {
   };
   let busy = false;
   let lastOverflows = null;
+  let shownMismatch = null;
 
   async function command(path, after) {
     busy = true;
@@ -32,20 +33,46 @@ export function initDevice(ctx) {
     ctx.setWindow(null);
     ctx.emit("capture-start");
   }));
-  buttons.stop.addEventListener("click", () => command("/api/stop", () => ctx.emit("refresh")));
+  buttons.stop.addEventListener("click", () => {
+    if (ctx.state?.health?.replay) {
+      command("/api/sessions/replay/stop", () => { ctx.emit("refresh"); ctx.emit("sessions-changed"); });
+    } else {
+      command("/api/stop", () => ctx.emit("refresh"));
+    }
+  });
   buttons.reset.addEventListener("click", () => command("/api/reset"));
   buttons.status.addEventListener("click", () => command("/api/status", (r) => {
     const s = r.status;
     ctx.notify(`Device status: ${s.is_profiling ? "profiling" : "idle"}, ${fmtInt(s.records_captured)} records captured, buffer ${s.buffer_usage_percent}%`, "info");
   }));
 
+  let wasReplaying = false;
   function renderControls(state) {
     const connected = !!state?.connected;
     const profiling = state?.health?.state === "profiling";
-    buttons.start.disabled = busy || !connected || profiling;
-    buttons.stop.disabled = busy || !connected || !profiling;
-    buttons.reset.disabled = busy || !connected;
+    const replay = state?.health?.replay || null;
+    buttons.start.disabled = busy || !connected || profiling || !!replay;
+    buttons.start.title = replay ? "A replay is playing: stop it first" : "";
+    buttons.stop.disabled = busy || !connected || (!profiling && !replay);
+    buttons.stop.textContent = replay ? "Stop replay" : "Stop";
+    buttons.reset.disabled = busy || !connected || !!replay;
     buttons.status.disabled = busy || !connected;
+    const box = $("replay-box");
+    box.hidden = !replay;
+    if (replay) {
+      const pct = replay.pct ?? 0;
+      $("replay-label").textContent = replay.label;
+      $("replay-label").title = replay.label;
+      $("replay-pct").textContent = replay.total
+        ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)}` : fmtInt(replay.received);
+      $("replay-bar").style.width = `${pct}%`;
+      $("replay-meter").setAttribute("aria-valuenow", String(Math.round(pct)));
+    }
+    if (wasReplaying && !replay) {
+      ctx.emit("sessions-changed");
+      ctx.notify("Replay finished: its data stays in the views; the device is back.", "info");
+    }
+    wasReplaying = !!replay;
   }
 
   function renderDevice(state) {
@@ -70,6 +97,15 @@ export function initDevice(ctx) {
       badge.className = `badge ${check.state}`;
       badge.textContent = check.message;
     }
+    // A mismatched ELF makes every name wrong: say it where it cannot be missed, once
+    // per device/ELF pair.
+    const pair = `${d.device_build_id}/${d.elf_build_id}/${state?.elf?.label}`;
+    if (connected && check.state === "mismatch" && pair !== shownMismatch) {
+      shownMismatch = pair;
+      ctx.notify(`ELF ${state?.elf?.label || ""} does not match the firmware: ${check.message}. ` +
+        "Function names are not trustworthy; choose the firmware's ELF.", "warning");
+    }
+    if (check.state !== "mismatch") shownMismatch = null;
     const note = $("elf-note");
     const notes = [];
     if (state?.elf_error) notes.push(state.elf_error);

@@ -150,3 +150,48 @@ def test_an_import_without_a_valid_packet_is_refused_and_nothing_stored(
         error = r.json()["error"]
         assert "\n" not in error and "no valid packet" in error and name in error
     assert client.get("/api/sessions").json()["sessions"] == before
+
+
+def test_a_replay_shows_progress_ends_by_itself_and_gives_the_device_back(
+    client: TestClient,
+) -> None:
+    _stopped(client, 600)
+    sid = max(s["id"] for s in client.get("/api/sessions").json()["sessions"])
+    stored = client.get(f"/api/sessions/{sid}").json()["session"]["records"]
+    r = client.post(f"/api/sessions/{sid}/replay", json={"speed": "max"}, headers=H)
+    assert r.status_code == 200, r.text
+    assert client.post("/api/start", headers=H).status_code in (200, 400)
+    ended = wait_for(
+        lambda: (
+            (s := client.get("/api/state").json())["health"]["replay"] is None
+            and s["connected"]
+            and s["health"]["state"] == "ready"
+            and s
+        ),
+        "the replay to end and the simulator to be back",
+    )
+    assert ended["device"]["replay"] is False and ended["device"]["simulated"] is True
+    assert ended["health"]["profile_records"] == stored  # its data stays in the views
+    assert client.get("/api/sessions").json()["replay"] is None
+    log = [e["message"] for e in client.get("/api/log").json()["entries"]]
+    assert any(f"replay finished: {stored:,} records" in m for m in log), log
+    # Start afterwards records a real capture, not a stuck one.
+    before = {s["id"] for s in client.get("/api/sessions").json()["sessions"]}
+    _stopped(client, 300)
+    after = client.get("/api/sessions").json()["sessions"]
+    new = [s for s in after if s["id"] not in before]
+    assert len(new) == 1 and new[0]["status"] == "complete" and new[0]["records"] >= 300
+
+
+def test_start_is_refused_while_a_replay_plays(client: TestClient) -> None:
+    _stopped(client, 600)
+    sid = max(s["id"] for s in client.get("/api/sessions").json()["sessions"])
+    client.post(f"/api/sessions/{sid}/replay", json={"speed": "1x"}, headers=H)
+    state = client.get("/api/state").json()
+    assert state["health"]["replay"]["total"] > 0
+    r = client.post("/api/start", headers=H)
+    assert r.status_code == 400 and "replay" in r.json()["error"]
+    r = client.post("/api/sessions/replay/stop", headers=H)
+    assert r.status_code == 200
+    back = client.get("/api/state").json()
+    assert back["health"]["replay"] is None and back["device"]["simulated"] is True

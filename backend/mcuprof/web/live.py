@@ -97,6 +97,9 @@ class LiveSession:
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
+        self.replay_total: int | None = None
+        self._replay_restore: tuple[str, int] | None = None
+        self._replay_ending = False
         self._received_at_status = 0
         self._status_at: float | None = None
         self._last_health: str = ""
@@ -233,10 +236,19 @@ class LiveSession:
         text = options.to_query()
         return SIM_PORT + ("?" + text if text else "")
 
-    def replay(self, factory: Callable[..., DeviceSession], label: str) -> None:
+    def replay(
+        self, factory: Callable[..., DeviceSession], label: str, total: int | None = None
+    ) -> None:
         """Play a stored session into the live views (the store's replay device), without
-        recording it again."""
+        recording it again. With ``total`` (its record count) the replay shows progress
+        and ends by itself, reconnecting the device that was connected before."""
+        if self.port_label is None:
+            self._replay_restore = (
+                (self.port, self.baud) if self.connected and self.port is not None else None
+            )
         self.disconnect()
+        self.replay_total = total
+        self._replay_ending = False
         with self._command_lock:
             self.state = "connecting"
             session = factory(SIM_PORT, self.baud, self)
@@ -259,6 +271,44 @@ class LiveSession:
                 raise
             self.state = session.state
             self._log("info", label)
+
+    def replay_progress(self) -> dict[str, Any] | None:
+        if self.port_label is None or self.session is None:
+            return None
+        received = int(self.session.records_received_since_start)
+        total = self.replay_total
+        return {
+            "label": self.port_label,
+            "received": received,
+            "total": total,
+            "pct": min(100.0, 100.0 * received / total) if total else None,
+        }
+
+    def _replay_done(self) -> bool:
+        progress = self.replay_progress()
+        if progress is None or not progress["total"] or self._replay_ending:
+            return False
+        return bool(progress["received"] >= progress["total"])
+
+    def finish_replay(self) -> None:
+        """The replay has played every record: leave its data in the views and put the
+        connection back as it was before (the device reconnected, ready)."""
+        with self._state_lock:
+            if self._replay_ending:
+                return
+            self._replay_ending = True
+        progress = self.replay_progress()
+        restore, self._replay_restore = self._replay_restore, None
+        self.disconnect()
+        self.port_label = None
+        self.replay_total = None
+        if progress is not None:
+            self._log("info", f"replay finished: {progress['received']:,} records played")
+        if restore is not None:
+            try:
+                self.connect(*restore)
+            except UserError as exc:
+                self._log("error", f"could not reconnect after the replay: {exc}")
 
     def disconnect(self) -> None:
         with self._command_lock:
@@ -284,6 +334,8 @@ class LiveSession:
     def start(self) -> None:
         with self._command_lock:
             session = self._require()
+            if self.port_label is not None:
+                raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
             self._new_profile()
             self._open_capture()
@@ -539,6 +591,7 @@ class LiveSession:
             "skipped_bytes": stats.skipped_bytes if stats is not None else 0,
             "unsupported_version": stats.unsupported_version if stats is not None else 0,
             "profile_records": self.profile_records(),
+            "replay": self.replay_progress(),
             "capture_id": self.capture_id,
             "recording": self.writer is not None,
             **rates,
@@ -610,6 +663,10 @@ class LiveSession:
         """One update for every tab, as JSON, or None when nothing changed. Runs in a
         worker thread at ``update_hz``."""
         self.ingest()
+        if self._replay_done():
+            threading.Thread(
+                target=self.finish_replay, name="mcuprof-replay-end", daemon=True
+            ).start()
         now = self.clock()
         self._rates_cache = self._compute_rates()
         health = self.health()
