@@ -135,9 +135,7 @@ export function initDevice(ctx) {
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
     ov.className = `mono ${h.overflow_warning ? "bad" : ""}`;
     const cap = $("h-captured");
-    cap.textContent = h.captured == null ? "—"
-      : label === "profiling" && h.status_age_s != null
-        ? `${fmtInt(h.captured)} · ${h.status_age_s.toFixed(1)} s ago` : fmtInt(h.captured);
+    cap.textContent = h.captured == null ? "—" : fmtInt(h.captured);
     cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
     $("h-received").textContent = fmtInt(h.received);
     $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);

@@ -51,12 +51,16 @@ FLAME_GEOMETRY = """() => {
 }"""
 
 TIMELINE_GEOMETRY = """() => {
-    const plot = document.getElementById('timeline-plot');
-    const view = document.getElementById('view-timeline');
-    const range = plot.layout.yaxis.range;
-    return {room: view.clientHeight - plot.offsetTop, plot: plot.clientHeight,
-            levels: Math.round(range[0] - range[1])};
+    const area = document.getElementById('timeline-area');
+    const canvas = document.getElementById('timeline-plot');
+    const rects = window.mcuprof.timeline.rects();
+    return {room: area.clientHeight, plot: canvas.clientHeight,
+            row: window.mcuprof.timeline.rowPx(), boxes: rects.length,
+            levels: new Set(rects.map(r => r.depth)).size,
+            labelled: rects.filter(r => r.text).length};
 }"""
+
+TIMELINE_DRAWN = "() => window.mcuprof.timeline && window.mcuprof.timeline.rects().length > 0"
 
 
 def assert_flame_fills_panel(page: Page) -> None:
@@ -91,12 +95,13 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     assert_flame_fills_panel(pg)
 
     pg.get_by_role("tab", name="Timeline").click()
-    expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
+    pg.wait_for_function(TIMELINE_DRAWN)
     expect(pg.locator("#timeline-info")).to_contain_text("calls in view")
     shot(pg, "03-timeline")
     geo = pg.evaluate(TIMELINE_GEOMETRY)
-    # The chart fills the panel unless a shallow capture has reached the row-height cap.
-    assert geo["plot"] >= 0.85 * geo["room"] or (geo["plot"] - 44) / geo["levels"] >= 60, geo
+    # The chart fills the panel; the rows grow with it up to a cap.
+    assert geo["plot"] >= geo["room"] - 1, geo
+    assert geo["levels"] * geo["row"] + 24 >= 0.85 * geo["room"] or geo["row"] >= 40, geo
 
     pg.get_by_role("tab", name="Functions").click()
     rows = pg.locator("#functions-table tbody tr")
@@ -273,9 +278,9 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     pg.wait_for_function("() => window.mcuprof.flame.focus === 0", timeout=2000)
 
     pg.get_by_role("tab", name="Timeline").click()
-    expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
+    pg.wait_for_function(TIMELINE_DRAWN)
     pg.get_by_role("button", name="Select range").click()
-    box = pg.locator("#timeline-plot .nsewdrag").bounding_box()
+    box = pg.locator("#timeline-plot").bounding_box()
     assert box is not None
     y = box["y"] + box["height"] / 2
     pg.mouse.move(box["x"] + box["width"] * 0.3, y)

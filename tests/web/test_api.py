@@ -136,7 +136,11 @@ def test_exports_carry_names_version_and_time(client: TestClient) -> None:
     json.loads(bodies["chrome"])
     assert bodies["csv"].splitlines()[0]
     html = bodies["html"]
-    assert b"Plotly.newPlot" in html and b"<script src" not in html  # offline: inlined
+    # Offline, and drawn by the page's own flame component; titled like the SVG.
+    assert b"class FlameCanvas" in html and b"<script src" not in html
+    assert b"import " not in html.split(b"<script>")[1].split(b"const data")[0][:200]
+    for body in (html, bodies["svg"]):
+        assert f"firmware {version}".encode() in body and b"whole capture" in body
     assert any(json.dumps(n).encode() in html for n in names)
     events, stats = decode_stream(bodies["raw"])
     assert isinstance(events[0], Metadata) and events[0].fw_version == version

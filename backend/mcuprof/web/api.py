@@ -190,6 +190,16 @@ async def timeline(
     return await asyncio.to_thread(_query, live, views.timeline, t0, t1, width)
 
 
+@router.get("/call")
+async def call(
+    live: LiveDep,
+    depth: Annotated[int, Query(ge=0, le=100_000)],
+    t: Annotated[float, Query(allow_inf_nan=False)],
+) -> dict[str, Any]:
+    """The timeline's details panel: the call at ``depth`` running at time ``t`` (µs)."""
+    return await asyncio.to_thread(_query, live, views.call_details, depth, t)
+
+
 @router.get("/metrics")
 async def metrics(live: LiveDep) -> dict[str, Any]:
     return live.metrics()

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..names import short_label
+
 OTHER = "other"
 # Plotly checks that children never exceed their parent; integer values make that exact.
 _UNITS_PER_US = 1000
@@ -158,42 +160,3 @@ def count_frames(root: Frame) -> int:
         count += 1
         stack.extend(node.children)
     return count
-
-
-def short_label(name: str) -> str:
-    """Drop a C++ parameter list (the last balanced "(...)", maybe followed by
-    qualifiers such as " const"): cells are narrow, the tooltip has the full name."""
-    end = name.rfind(")")
-    if end < 0 or name[end + 1 :].strip() not in (
-        "",
-        "const",
-        "volatile",
-        "const volatile",
-        "&",
-        "&&",
-    ):
-        return name
-    depth = 0
-    for i in range(end, -1, -1):
-        if name[i] == ")":
-            depth += 1
-        elif name[i] == "(":
-            depth -= 1
-            if depth == 0:
-                return _drop_return_type(name[:i]) if i > 0 else name
-    return name
-
-
-def _drop_return_type(head: str) -> str:
-    """``int app::clamp<int>`` -> ``app::clamp<int>``: the last top-level space
-    separates a return type (template arguments may hold spaces)."""
-    depth = 0
-    for k in range(len(head) - 1, -1, -1):
-        c = head[k]
-        if c in ">)":
-            depth += 1
-        elif c in "<(":
-            depth -= 1
-        elif c == " " and depth == 0 and not head[:k].endswith("operator"):
-            return head[k + 1 :] or head
-    return head

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import UserError
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
@@ -268,3 +270,59 @@ def timeline(profile: Profile, t0: float | None, t1: float | None, width: int) -
     data["max_depth"] = profile.max_depth
     data["empty"] = False
     return data
+
+
+def _call_at(profile: Profile, depth: int, tick: float) -> tuple[int, int, int] | None:
+    """(entry, duration, frame id) of the call at ``depth`` running at ``tick``."""
+    lv = profile.levels.get(depth)
+    if lv is None or lv.n == 0:
+        return None
+    entry = lv.entry
+    k = int(np.searchsorted(entry, tick, side="right")) - 1
+    # Calls of one depth are disjoint, but a long one may start before a shorter neighbour.
+    lo = int(np.searchsorted(entry, tick - lv.max_dur, side="left"))
+    for i in range(k, lo - 1, -1):
+        if i < 0:
+            break
+        if entry[i] <= tick <= entry[i] + int(lv.dur[i]):
+            fid = int(profile.frame_ids(lv)[i])
+            return int(entry[i]), int(lv.dur[i]), fid
+    return None
+
+
+def call_details(profile: Profile, depth: int, t_us: float) -> dict[str, Any]:
+    """One call of the timeline: where it is, how long, its self time and call path."""
+    tick = profile.ticks(t_us)
+    found = _call_at(profile, depth, tick)
+    if found is None:
+        raise UserError(f"no call at depth {depth} at that time")
+    entry, dur, fid = found
+    # Self: its duration less the calls one level deeper that ran inside it.
+    inner = 0
+    lv = profile.levels.get(depth + 1)
+    if lv is not None and lv.n:
+        lo = int(np.searchsorted(lv.entry, entry, side="left"))
+        hi = int(np.searchsorted(lv.entry, entry + dur, side="right"))
+        inner = int(np.minimum(lv.entry[lo:hi] + lv.dur[lo:hi], entry + dur).sum()) - int(
+            lv.entry[lo:hi].sum()
+        )
+    path = []
+    for d in range(depth):
+        outer = _call_at(profile, d, tick)
+        if outer is not None:
+            path.append(profile.frames[outer[2]].name)
+    fr = profile.frames[fid]
+    us = 1e6 / profile.timer_freq
+    return {
+        "name": fr.name,
+        "label": fr.label,
+        "fid": fid,
+        "file": fr.file,
+        "line": fr.line,
+        "depth": depth,
+        "start_us": entry * us,
+        "since_start_us": entry * us - profile.t0_us,
+        "dur_us": dur * us,
+        "self_us": max(0, dur - inner) * us,
+        "path": path,
+    }
