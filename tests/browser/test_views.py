@@ -300,3 +300,39 @@ def test_exports_carry_the_title(server, page, tmp_path: Path) -> None:
         assert f"firmware {fw}" in text and "captured" in text and "whole capture" in text
         assert "profiled" in text
     assert console.errors == []
+
+
+SIZES = ((1280, 720), (1600, 1000), (2560, 1440))
+VIEWS = ("Flame graph", "Timeline", "Functions", "Call tree", "Log", "Sessions", "Compare")
+
+
+def test_screenshots_of_every_view_at_three_sizes(server, page) -> None:
+    """For looking at: every view at a laptop, desktop and 4K-ish size."""
+    pg, console = page
+    _capture(pg, server.url, ms=1500)
+    _capture(pg, server.url, ms=2500)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width, height in SIZES:
+        pg.set_viewport_size({"width": width, "height": height})
+        for view in VIEWS:
+            pg.get_by_role("tab", name=view).click()
+            if view == "Flame graph":
+                pg.wait_for_function(FLAME_READY)
+            if view == "Timeline":
+                pg.wait_for_function("() => window.mcuprof.timeline.rects().length > 0")
+            if view == "Compare":
+                # Opens on the two newest non-empty sessions, already compared.
+                expect(pg.locator("#cmp-functions tbody tr").first).to_be_visible(timeout=15_000)
+                sessions = _get(f"{server.url}api/sessions")["sessions"]
+                newest = sorted((s["id"] for s in sessions if s["records"]), reverse=True)[:2]
+                expect(pg.locator("#cmp-base")).to_have_value(str(newest[1]))
+                expect(pg.locator("#cmp-new")).to_have_value(str(newest[0]))
+                expect(pg.locator("#cmp-legend")).to_contain_text("pts")
+                table = pg.locator("#cmp-functions").bounding_box()
+                assert table is not None and table["x"] + table["width"] <= width + 1
+            pg.wait_for_timeout(600)
+            slug = view.lower().replace(" ", "-")
+            pg.screenshot(path=str(SHOTS / f"size-{width}x{height}-{slug}.png"))
+            # Nothing spills sideways out of the page.
+            assert pg.evaluate("document.documentElement.scrollWidth") <= width + 1, view
+    assert console.errors == []
