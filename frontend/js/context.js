@@ -17,7 +17,6 @@ export function createContext() {
     window: null,
     version: 0,
     view: "flame",
-    get Plotly() { return window.Plotly; },
     on(event, fn) {
       if (!listeners.has(event)) listeners.set(event, new Set());
       listeners.get(event).add(fn);

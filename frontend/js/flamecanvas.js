@@ -111,7 +111,7 @@ export class FlameCanvas {
     const fx = t.x0[f];
     const fw = t.values[f] || 1;
     const row = this.rowPx;
-    g.font = this.font;
+    g.font = row >= 34 ? this.font.replace("12px", "13px") : this.font;
     g.textBaseline = "middle";
     const charPx = g.measureText("abcdefghijklmnopqrstuvwxyz").width / 26;
     const minText = 3 * charPx + 8; // room for three characters and the padding

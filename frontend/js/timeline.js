@@ -8,7 +8,7 @@ import { esc, fitLabel, fmtInt, fmtTime, nameColor, plural, shortName, throttle 
 
 const AXIS_PX = 24;
 const MIN_ROW = 16;
-const MAX_ROW = 40;
+const MAX_ROW = 64;
 const DIM = "#2a3039";
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
@@ -85,11 +85,11 @@ export function initTimeline(ctx) {
 
   // ---------------------------------------------------------------- drawing
 
+  // The canvas keeps its CSS width (it follows the panel); its pixels follow the size.
   function sizeCanvas(c, w, h) {
     const dpr = window.devicePixelRatio || 1;
     c.width = Math.max(1, Math.round(w * dpr));
     c.height = Math.max(1, Math.round(h * dpr));
-    c.style.width = `${w}px`;
     c.style.height = `${h}px`;
     const g = c.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -128,7 +128,7 @@ export function initTimeline(ctx) {
       g.lineWidth = 1;
       g.strokeRect(x0 + 0.5, AXIS_PX + 0.5, x1 - x0 - 1, H - AXIS_PX - 1);
     }
-    g.font = FONT;
+    g.font = rowPx >= 34 ? FONT.replace("12px", "13px") : FONT;
     g.textBaseline = "middle";
     const charPx = g.measureText("abcdefghijklmnopqrstuvwxyz").width / 26;
     rects = [];
@@ -149,7 +149,7 @@ export function initTimeline(ctx) {
       g.fillRect(cx, y, Math.max(1, cw - (cw > 3 ? 1 : 0)), rowPx - 1);
       g.globalAlpha = 1;
       let text = "";
-      if (!merged && cw >= 3 * charPx + 8) {
+      if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
         text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
         if (text) {
           g.fillStyle = fill === DIM ? "#8b95a3" : "#15181d";
@@ -420,7 +420,8 @@ export function initTimeline(ctx) {
 
   return {
     show() {
-      if (stale || !data) { fetchAndDraw(); fetchOverview(); }
+      const widthNow = Math.max(200, Math.round(area.clientWidth || 1000));
+      if (stale || !data || (data.width_px && data.width_px !== widthNow)) { fetchAndDraw(); fetchOverview(); }
       else { draw(); drawOverview(); }
     },
   };

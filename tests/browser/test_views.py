@@ -92,7 +92,9 @@ def test_live_updates_continue_while_a_window_is_set(server, page) -> None:
     pg.goto(server.url)
     expect(pg.locator("#conn-state")).to_contain_text("Ready")
     pg.get_by_role("button", name="Start", exact=True).click()
+    expect(pg.get_by_role("button", name="Stop", exact=True)).to_be_enabled()
     pg.wait_for_function(FLAME_READY, timeout=10_000)
+    pg.wait_for_function("() => window.mcuprof.state.range")
     t0 = pg.evaluate("window.mcuprof.state.range[0]")
     # A window reaching past the present: new records fall in it.
     pg.evaluate("(t) => window.mcuprof.setWindow([t, t + 3600e6])", t0)
