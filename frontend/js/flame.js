@@ -47,6 +47,10 @@ export function initFlame(ctx, live) {
   }
 
   function redrawSandwich() {
+    // Callers get the height their rows need (often a few), callees the rest.
+    const total = sandwichBox.clientHeight - 60;
+    const want = callers.levels() * 24 + 6;
+    $("sw-callers-area").style.flex = `0 0 ${Math.max(40, Math.min(Math.round(total * 0.5), want))}px`;
     for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
       const box = $(id);
       const room = Math.max(80, box.clientHeight);

@@ -195,3 +195,18 @@ def test_start_is_refused_while_a_replay_plays(client: TestClient) -> None:
     assert r.status_code == 200
     back = client.get("/api/state").json()
     assert back["health"]["replay"] is None and back["device"]["simulated"] is True
+
+
+def test_start_and_stop_with_nothing_captured_leaves_no_empty_session(
+    idle_client: TestClient,
+) -> None:
+    r = idle_client.post("/api/connect", json={"port": "sim://?rate=0.001"}, headers=H)
+    assert r.status_code == 200, r.text
+    assert idle_client.post("/api/start", headers=H).status_code == 200
+    assert idle_client.post("/api/stop", headers=H).status_code == 200
+    assert idle_client.get("/api/sessions").json()["sessions"] == []
+    log = [e["message"] for e in idle_client.get("/api/log").json()["entries"]]
+    assert any("nothing was captured" in m for m in log), log
+    # Start works again afterwards and the next capture is stored as usual.
+    assert idle_client.post("/api/start", headers=H).status_code == 200
+    assert idle_client.get("/api/state").json()["health"]["recording"] is True

@@ -440,6 +440,13 @@ class LiveSession:
                 writer.finish(stats, duration_us)
         except UserError as exc:
             self._log("error", f"could not finish the recording: {exc}")
+        if stats is not None and stats["records"] == 0 and self.store is not None:
+            # Start then Stop (or a replay) before any record arrived: no empty session.
+            with contextlib.suppress(UserError):
+                self.store.delete(writer.id)
+                self._log("info", f"nothing was captured; session {writer.id} not kept")
+                if self.capture_id == writer.id:
+                    self.capture_id = None
         return None if stats is None else int(stats["records"])
 
     def _new_profile(self) -> None:
