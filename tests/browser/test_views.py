@@ -338,3 +338,23 @@ def test_screenshots_of_every_view_at_three_sizes(server, page) -> None:
             # Nothing spills sideways out of the page.
             assert pg.evaluate("document.documentElement.scrollWidth") <= width + 1, view
     assert console.errors == []
+
+
+def test_a_mismatched_elf_is_said_in_the_banner(server, page) -> None:
+    pg, console = page
+    pg.goto(server.url)
+    expect(pg.locator("#conn-state")).to_contain_text("Ready")
+    pg.get_by_role("button", name="Disconnect", exact=True).click()
+    expect(pg.locator("#conn-state")).to_contain_text("Disconnected")
+    pg.get_by_label("Port", exact=True).select_option("__tcp__")
+    pg.get_by_label("TCP URL").fill("sim://?mismatch=1")
+    pg.get_by_role("button", name="Connect", exact=True).click()
+    expect(pg.locator("#build-badge")).to_have_class(re.compile("mismatch"))
+    banner = pg.locator("#banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("does not match the firmware")
+    # The banner floats over the page: the panels below do not move.
+    assert pg.evaluate("getComputedStyle(document.getElementById('banner')).position") == "fixed"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / "26-elf-mismatch-banner.png"))
+    assert all("status of 4" in e for e in console.errors), console.errors
