@@ -102,8 +102,8 @@ export function initDevice(ctx) {
     const pair = `${d.device_build_id}/${d.elf_build_id}/${state?.elf?.label}`;
     if (connected && check.state === "mismatch" && pair !== shownMismatch) {
       shownMismatch = pair;
-      ctx.notify(`ELF ${state?.elf?.label || ""} does not match the firmware: ${check.message}. ` +
-        "Function names are not trustworthy; choose the firmware's ELF.", "warning");
+      ctx.notify(`${check.message} — the names shown for ${state?.elf?.label || "this ELF"} are not ` +
+        "trustworthy; choose the firmware's own ELF.", "warning");
     }
     if (check.state !== "mismatch") shownMismatch = null;
     const note = $("elf-note");

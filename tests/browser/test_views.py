@@ -353,6 +353,7 @@ def test_a_mismatched_elf_is_said_in_the_banner(server, page) -> None:
     banner = pg.locator("#banner")
     expect(banner).to_be_visible()
     expect(banner).to_contain_text("does not match the firmware")
+    expect(banner).to_contain_text("not trustworthy")
     # The banner floats over the page: the panels below do not move.
     assert pg.evaluate("getComputedStyle(document.getElementById('banner')).position") == "fixed"
     SHOTS.mkdir(parents=True, exist_ok=True)
