@@ -64,7 +64,8 @@ export function initDevice(ctx) {
       $("replay-label").textContent = replay.label;
       $("replay-label").title = replay.label;
       $("replay-pct").textContent = replay.total
-        ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)}` : fmtInt(replay.received);
+        ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)} records`
+        : `${fmtInt(replay.received)} records`;
       $("replay-bar").style.width = `${pct}%`;
       $("replay-meter").setAttribute("aria-valuenow", String(Math.round(pct)));
     }
@@ -120,6 +121,7 @@ export function initDevice(ctx) {
     const label = h.state || "disconnected";
     conn.className = `conn-state ${label}`;
     const d = state?.device || {};
+    conn.title = d.label || "";
     conn.querySelector(".text").textContent =
       label === "disconnected" ? "Disconnected"
         : `${label[0].toUpperCase()}${label.slice(1)} · ${d.label || d.port || ""}`;

@@ -68,7 +68,7 @@ export function initFlame(ctx, live) {
     }
     for (const fc of [main, callers, callees]) fc.match = re;
     const m = main.matches();
-    matchesEl.textContent = !m ? "" : m.frames ? `${m.frames} frames, ${fmtPct(100 * m.share)} of time` : "no match";
+    matchesEl.textContent = !m ? "" : m.frames ? `${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
   }
 
   function describe(d) {
