@@ -271,6 +271,20 @@ def test_garbage_import_is_refused_and_replay_ends_cleanly(server, page) -> None
     expect(pg.locator("#conn-state")).to_contain_text("Ready · Simulated device")
     expect(pg.get_by_role("button", name="Start", exact=True)).to_be_enabled()
     expect(pg.locator("#sess-replay-stop")).to_be_hidden()
+    # The stored capture, replayed into the views: its windowed flame total is the server's.
+    pg.get_by_role("tab", name="Flame graph").click()
+    t0, t1 = pg.evaluate("window.mcuprof.state.range")
+    win = [t0 + (t1 - t0) * 0.1, t0 + (t1 - t0) * 0.5]
+    pg.evaluate("(w) => window.mcuprof.setWindow(w)", win)
+    pg.wait_for_function(
+        "(w) => { const d = window.mcuprof.flame.data; return d && d.raw.window"
+        " && Math.abs(d.raw.window[0] - w[0]) < 1e-3; }",
+        arg=win,
+    )
+    flame_total = pg.evaluate("window.mcuprof.flame.data.raw.total_us")
+    server_total = _get(f"{server.url}api/functions?t0={win[0]}&t1={win[1]}")["profiled_us"]
+    assert abs(flame_total - server_total) <= 1e-3 * 3000
+    pg.get_by_role("button", name="Clear time window").click()
     # Start after a replay records a real capture.
     pg.get_by_role("button", name="Start", exact=True).click()
     expect(pg.locator("#h-state")).to_have_text("profiling")
@@ -330,8 +344,12 @@ def test_screenshots_of_every_view_at_three_sizes(server, page) -> None:
                 expect(pg.locator("#cmp-base")).to_have_value(str(newest[1]))
                 expect(pg.locator("#cmp-new")).to_have_value(str(newest[0]))
                 expect(pg.locator("#cmp-legend")).to_contain_text("pts")
-                table = pg.locator("#cmp-functions").bounding_box()
-                assert table is not None and table["x"] + table["width"] <= width + 1
+                # The table fits the window (it may be redrawn meanwhile: ask the page).
+                pg.wait_for_function(
+                    "(w) => { const t = document.getElementById('cmp-functions');"
+                    " return t && t.getBoundingClientRect().right <= w + 1; }",
+                    arg=width,
+                )
             pg.wait_for_timeout(600)
             slug = view.lower().replace(" ", "-")
             pg.screenshot(path=str(SHOTS / f"size-{width}x{height}-{slug}.png"))
