@@ -210,3 +210,38 @@ def test_start_and_stop_with_nothing_captured_leaves_no_empty_session(
     # Start works again afterwards and the next capture is stored as usual.
     assert idle_client.post("/api/start", headers=H).status_code == 200
     assert idle_client.get("/api/state").json()["health"]["recording"] is True
+
+
+def test_merged_timeline_boxes_keep_their_longest_call_and_details_add_up() -> None:
+    import numpy as np
+
+    from mcuprof.profile import Profile
+    from mcuprof.protocol import RECORD_DTYPE
+    from mcuprof.web import views
+
+    # 100 pixel columns of 100 µs; in each, a short A, a long B and a short A.
+    rows = []
+    for k in range(100):
+        t = k * 100
+        rows += [(0x100, t, 10, 0), (0x200, t + 20, 40, 0), (0x100, t + 70, 10, 0)]
+    p = Profile()
+    p.add(np.array(rows, RECORD_DTYPE))
+    tl = p.timeline(p.t0_us, p.t1_us, 100)
+    names = [tl["names"][f] for f in tl["frame"]]
+    assert set(tl["count"]) == {3} and set(names) == {"0x00000200"}
+    assert len(tl["fids"]) == len(tl["names"])
+
+    # A call's details: its self time is its duration less its children's.
+    q = Profile()
+    q.add(
+        np.array(
+            [(0x300, 10, 30, 1), (0x300, 50, 20, 1), (0x400, 0, 100, 0)],
+            RECORD_DTYPE,
+        )
+    )
+    outer = views.call_details(q, 0, 60.0)
+    assert outer["name"] == "0x00000400" and outer["dur_us"] == 100
+    assert outer["self_us"] == 50 and outer["path"] == []
+    inner = views.call_details(q, 1, 60.0)
+    assert inner["name"] == "0x00000300" and inner["self_us"] == 20
+    assert inner["path"] == ["0x00000400"] and inner["since_start_us"] == 50
