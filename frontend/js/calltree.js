@@ -26,7 +26,7 @@ export function initCallTree(ctx) {
           `<span class="toggle ${hasKids ? "" : "leaf"}" aria-hidden="true">${hasKids ? (isOpen ? "▾" : "▸") : "·"}</span>` +
           `${esc(shortName(child.n))}${child.f ? ` <span class="muted">${esc(child.f)}</span>` : ""}</td>` +
           `<td>${fmtTime(child.t)}</td><td>${fmtTime(child.s)}</td><td>${fmtInt(child.c)}</td>` +
-          `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, child.p).toFixed(1)}%"></div><span>${fmtPct(child.p)}</span></td><td>${fmtPct(child.q)}</td></tr>`,
+          `<td class="pct-cell" title="${esc(fmtPct(node.t ? (100 * child.t) / node.t : 0))} of ${esc(depth ? shortName(node.n) : "all")}"><div class="bar" style="width:${Math.min(100, child.p).toFixed(1)}%"></div><span>${fmtPct(child.p)}</span></td><td>${fmtPct(child.q)}</td></tr>`,
         );
         if (hasKids && isOpen) walk(child, p, depth + 1);
       }

@@ -216,6 +216,11 @@ export function initFlame(ctx, live) {
       const what = kind === "main" && mode === "bottom-up" ? "Self time along this caller path"
         : kind === "callers" ? "Time in the function along this path" : "This frame";
       lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled ${scope}`);
+      const parent = t.parent[r.i];
+      if (parent > 0 && t.values[parent]) {
+        lines.push(`${esc(fmtPct((100 * t.values[r.i]) / t.values[parent]))} of its parent, ` +
+          `${esc(t.labels[parent])}`);
+      }
       if (!(kind === "main" && mode === "bottom-up") && kind !== "callers") {
         lines.push(`self ${esc(fmtTime(c[2]))} · ${esc(fmtCalls(c[3]))}`);
       } else {
