@@ -211,11 +211,11 @@ export function initFlame(ctx, live) {
     const lines = [`<b>${esc(c[0] ?? r.name)}</b>`];
     if (c[5]) lines.push(`<span class="muted">${esc(c[5])}</span>`);
     if (c[3] === null || c[3] === undefined) {
-      lines.push(`${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled ${scope}`);
+      lines.push(`${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
     } else {
       const what = kind === "main" && mode === "bottom-up" ? "Self time along this caller path"
         : kind === "callers" ? "Time in the function along this path" : "This frame";
-      lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled ${scope}`);
+      lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
       const parent = t.parent[r.i];
       if (parent > 0 && t.values[parent]) {
         lines.push(`${esc(fmtPct((100 * t.values[r.i]) / t.values[parent]))} of its parent, ` +
