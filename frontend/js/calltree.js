@@ -1,6 +1,6 @@
 // Call tree: top-down, expandable, with a bottom-up (callers) toggle.
 
-import { esc, fmtInt, fmtPct, fmtTime, throttle } from "./format.js";
+import { esc, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 export function initCallTree(ctx) {
   const body = document.querySelector("#tree-table tbody");
@@ -24,9 +24,9 @@ export function initCallTree(ctx) {
         html.push(
           `<tr data-path="${esc(p)}"><td class="name" style="padding-left:${10 + depth * 16}px" title="${esc(child.n)}">` +
           `<span class="toggle ${hasKids ? "" : "leaf"}" aria-hidden="true">${hasKids ? (isOpen ? "▾" : "▸") : "·"}</span>` +
-          `${esc(child.n)}${child.f ? ` <span class="muted">${esc(child.f)}</span>` : ""}</td>` +
+          `${esc(shortName(child.n))}${child.f ? ` <span class="muted">${esc(child.f)}</span>` : ""}</td>` +
           `<td>${fmtTime(child.t)}</td><td>${fmtTime(child.s)}</td><td>${fmtInt(child.c)}</td>` +
-          `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, child.p).toFixed(1)}%"></div><span>${fmtPct(child.p)}</span></td></tr>`,
+          `<td class="pct-cell" title="${esc(fmtPct(node.t ? (100 * child.t) / node.t : 0))} of ${esc(depth ? shortName(node.n) : "all")}"><div class="bar" style="width:${Math.min(100, child.p).toFixed(1)}%"></div><span>${fmtPct(child.p)}</span></td><td>${fmtPct(child.q)}</td></tr>`,
         );
         if (hasKids && isOpen) walk(child, p, depth + 1);
       }
@@ -57,7 +57,8 @@ export function initCallTree(ctx) {
       if (mode === "top-down") expandHot(root, "", 6);
     }
     info.textContent = root
-      ? `${fmtInt(d.nodes)} nodes${d.pruned ? " (smallest merged into “other”)" : ""}`
+      ? `${fmtInt(d.nodes)} nodes${d.pruned ? " (smallest merged into “other”)" : ""} · ` +
+        `100% = ${fmtTime(d.profiled_us)} profiled`
       : "";
     render();
   }

@@ -125,10 +125,12 @@ export function initConnection(ctx) {
     if (!Number.isFinite(rate) || rate < 300) { ctx.notify("Enter a baud rate (e.g. 115200)"); return; }
     setBusy(true);
     connectBtn.textContent = "Connecting…";
+    // Old errors go now; what the new connection says (an ELF mismatch) stays.
+    ctx.clearNotice();
     const state = await ctx.run(() => ctx.api.postJSON("/api/connect", { port, baud: rate }));
     connectBtn.textContent = "Connect";
     setBusy(false);
-    if (state) { ctx.clearNotice(); ctx.emit("state", state); }
+    if (state) ctx.emit("state", state);
   });
 
   disconnectBtn.addEventListener("click", async () => {

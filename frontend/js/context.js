@@ -17,7 +17,6 @@ export function createContext() {
     window: null,
     version: 0,
     view: "flame",
-    get Plotly() { return window.Plotly; },
     on(event, fn) {
       if (!listeners.has(event)) listeners.set(event, new Set());
       listeners.get(event).add(fn);
@@ -31,9 +30,16 @@ export function createContext() {
     notify(message, level = "error") {
       bannerText.textContent = message;
       banner.className = `banner ${level === "error" ? "" : level}`.trim();
+      banner.setAttribute("role", level === "info" ? "status" : "alert");
       banner.hidden = false;
       clearTimeout(bannerTimer);
-      if (level !== "error") bannerTimer = setTimeout(() => { banner.hidden = true; }, 6000);
+      // Information fades; warnings and errors stay until dismissed.
+      if (level === "info") {
+        bannerTimer = setTimeout(() => {
+          banner.classList.add("fading");
+          bannerTimer = setTimeout(() => { banner.hidden = true; }, 700);
+        }, 5000);
+      }
     },
     clearNotice() { banner.hidden = true; },
     setWindow(win) {

@@ -1,6 +1,6 @@
 // Device card, the four controls, the health panel and the state dot in the top bar.
 
-import { fmtHz, fmtInt, fmtPct, fmtRate, hex32 } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtRate, fmtTime, hex32 } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -13,6 +13,7 @@ export function initDevice(ctx) {
   };
   let busy = false;
   let lastOverflows = null;
+  let shownMismatch = null;
 
   async function command(path, after) {
     busy = true;
@@ -32,20 +33,47 @@ export function initDevice(ctx) {
     ctx.setWindow(null);
     ctx.emit("capture-start");
   }));
-  buttons.stop.addEventListener("click", () => command("/api/stop", () => ctx.emit("refresh")));
+  buttons.stop.addEventListener("click", () => {
+    if (ctx.state?.health?.replay) {
+      command("/api/sessions/replay/stop", () => { ctx.emit("refresh"); ctx.emit("sessions-changed"); });
+    } else {
+      command("/api/stop", () => ctx.emit("refresh"));
+    }
+  });
   buttons.reset.addEventListener("click", () => command("/api/reset"));
   buttons.status.addEventListener("click", () => command("/api/status", (r) => {
     const s = r.status;
     ctx.notify(`Device status: ${s.is_profiling ? "profiling" : "idle"}, ${fmtInt(s.records_captured)} records captured, buffer ${s.buffer_usage_percent}%`, "info");
   }));
 
+  let wasReplaying = false;
   function renderControls(state) {
     const connected = !!state?.connected;
     const profiling = state?.health?.state === "profiling";
-    buttons.start.disabled = busy || !connected || profiling;
-    buttons.stop.disabled = busy || !connected || !profiling;
-    buttons.reset.disabled = busy || !connected;
+    const replay = state?.health?.replay || null;
+    buttons.start.disabled = busy || !connected || profiling || !!replay;
+    buttons.start.title = replay ? "A replay is playing: stop it first" : "";
+    buttons.stop.disabled = busy || !connected || (!profiling && !replay);
+    buttons.stop.textContent = replay ? "Stop replay" : "Stop";
+    buttons.reset.disabled = busy || !connected || !!replay;
     buttons.status.disabled = busy || !connected;
+    const box = $("replay-box");
+    box.hidden = !replay;
+    if (replay) {
+      const pct = replay.pct ?? 0;
+      $("replay-label").textContent = replay.label;
+      $("replay-label").title = replay.label;
+      $("replay-pct").textContent = replay.total
+        ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)} records`
+        : `${fmtInt(replay.received)} records`;
+      $("replay-bar").style.width = `${pct}%`;
+      $("replay-meter").setAttribute("aria-valuenow", String(Math.round(pct)));
+    }
+    if (wasReplaying && !replay) {
+      ctx.emit("sessions-changed");
+      ctx.notify("Replay finished: its data stays in the views; the device is back.", "info");
+    }
+    wasReplaying = !!replay;
   }
 
   function renderDevice(state) {
@@ -70,6 +98,15 @@ export function initDevice(ctx) {
       badge.className = `badge ${check.state}`;
       badge.textContent = check.message;
     }
+    // A mismatched ELF makes every name wrong: say it where it cannot be missed, once
+    // per device/ELF pair.
+    const pair = `${d.device_build_id}/${d.elf_build_id}/${state?.elf?.label}`;
+    if (connected && check.state === "mismatch" && pair !== shownMismatch) {
+      shownMismatch = pair;
+      ctx.notify(`${check.message} — the names shown for ${state?.elf?.label || "this ELF"} are not ` +
+        "trustworthy; choose the firmware's own ELF.", "warning");
+    }
+    if (check.state !== "mismatch") shownMismatch = null;
     const note = $("elf-note");
     const notes = [];
     if (state?.elf_error) notes.push(state.elf_error);
@@ -84,6 +121,7 @@ export function initDevice(ctx) {
     const label = h.state || "disconnected";
     conn.className = `conn-state ${label}`;
     const d = state?.device || {};
+    conn.title = d.label || "";
     conn.querySelector(".text").textContent =
       label === "disconnected" ? "Disconnected"
         : `${label[0].toUpperCase()}${label.slice(1)} · ${d.label || d.port || ""}`;
@@ -98,11 +136,19 @@ export function initDevice(ctx) {
     const ov = $("h-overflows");
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
     ov.className = `mono ${h.overflow_warning ? "bad" : ""}`;
-    $("h-captured").textContent = fmtInt(h.captured);
+    const cap = $("h-captured");
+    cap.textContent = h.captured == null ? "—" : fmtInt(h.captured);
+    cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
     $("h-received").textContent = fmtInt(h.received);
+    $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);
     const loss = $("h-loss");
-    loss.textContent = h.captured ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
+    loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
     loss.className = `mono ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
+    const rec = $("h-reconcile");
+    rec.hidden = h.captured == null || label === "disconnected";
+    rec.textContent = label === "profiling"
+      ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
+      : `After Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
     $("h-bytes").textContent = fmtRate(h.bytes_per_s, "B");
     $("h-records").textContent = fmtRate(h.records_per_s, "rec");
     const crc = $("h-crc");
@@ -121,6 +167,14 @@ export function initDevice(ctx) {
     const info = $("capture-info");
     info.textContent = h.profile_records ? `${fmtInt(h.profile_records)} records` : "";
   }
+
+  // Coverage of the whole capture, from each live flame update.
+  ctx.on("icicle", ({ icicle }) => {
+    if (!icicle || icicle.wall_us === undefined) return;
+    const has = icicle.wall_us > 0;
+    $("h-coverage").textContent = has ? `${fmtPct(icicle.coverage_pct)} of ${fmtTime(icicle.wall_us)}` : "—";
+    $("h-outside").textContent = has ? fmtTime(Math.max(0, icicle.wall_us - icicle.profiled_us)) : "—";
+  });
 
   ctx.on("state", (state) => {
     ctx.state = state;

@@ -2,7 +2,7 @@
 // Differential flame graph (widths from the newer capture; red grew, blue shrank, by self-time
 // share) and a per-function table of deltas: calls, self and total, absolute and %.
 
-import { fmtInt, fmtTime, throttle } from "./format.js";
+import { fmtInt, fmtTime, shortName, throttle } from "./format.js";
 import { el } from "./sessions.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -25,6 +25,12 @@ const STYLE = `
 .cmp td.up { color: #ff8a84; }
 .cmp td.down { color: #7fb4ff; }
 .cmp .legend-up { color: #ff8a84; } .cmp .legend-down { color: #7fb4ff; }
+.cmp-legend { display: inline-flex; align-items: center; gap: 6px; margin-left: 8px; vertical-align: middle; }
+.cmp-legend .ramp { width: 160px; height: 10px; border-radius: 3px; border: 1px solid var(--line-2);
+  background: linear-gradient(90deg, rgb(0,0,255), rgb(235,235,235) 50%, rgb(255,0,0)); }
+#cmp-functions { font-size: 12px; }
+#cmp-functions th, #cmp-functions td { padding: 3px 6px; }
+#cmp-functions td.name { max-width: 220px; }
 .cmp select { max-width: 220px; }
 .cmp #cmp-filter { width: 180px; }
 .cmp .empty-list { padding: 30px; color: var(--muted); text-align: center; }
@@ -42,7 +48,13 @@ function injectStyle(id, css) {
   document.head.appendChild(style);
 }
 
-// Same scale as the server's SVG (mcuprof.diff.flame.colour): full red/blue at the largest change.
+// Colour strength follows the size of the change in points of self-time share: full
+// red/blue at the largest change, but never for less than FULL_PTS points, so a 0.4-point
+// wobble stays pale (the legend shows the scale).
+const FULL_PTS = 2;
+export function diffScale(maxAbsDelta) {
+  return Math.max(FULL_PTS / 100, maxAbsDelta || 0);
+}
 export function diffColour(delta, scale) {
   if (!(scale > 0) || delta === 0) return "rgb(235,235,235)";
   const strength = Math.min(1, Math.abs(delta) / scale);
@@ -59,6 +71,7 @@ function num(v, unit = "") {
   if (v === null || v === undefined) return "—";
   if (unit === "us") return fmtTime(v);
   if (unit === "%") return `${v.toFixed(2)}%`;
+  if (unit === "rate") return v >= 100 ? fmtInt(v) : v.toFixed(v >= 10 ? 1 : 2);
   return fmtInt(v);
 }
 
@@ -66,19 +79,16 @@ const COLUMNS = [
   // key, header, getter, unit, is-change
   ["key", "Function", (f) => f.key, "text"],
   ["status", "", (f) => (f.status === "both" ? "" : f.status), "text"],
-  ["calls_base", "Calls base", (f) => f.calls.base, ""],
-  ["calls_new", "Calls new", (f) => f.calls.new, ""],
-  ["calls_pct", "Calls Δ", (f) => f.calls.pct, "pct"],
+  // Captures differ in length: calls are compared per second of capture.
+  ["rate_base", "Calls/s base", (f) => f.rate_base, "rate"],
+  ["rate_new", "Calls/s new", (f) => f.rate_new, "rate"],
+  ["rate_pct", "Calls/s Δ", (f) => f.rate_pct, "pct"],
   ["self_mean_base", "Self/call base", (f) => f.self_mean.base, "us"],
   ["self_mean_new", "Self/call new", (f) => f.self_mean.new, "us"],
   ["self_mean_pct", "Self/call Δ", (f) => f.self_mean.pct, "pct"],
-  ["total_mean_base", "Total/call base", (f) => f.total_mean.base, "us"],
-  ["total_mean_new", "Total/call new", (f) => f.total_mean.new, "us"],
   ["total_mean_pct", "Total/call Δ", (f) => f.total_mean.pct, "pct"],
-  ["self_delta", "Self Δ", (f) => f.self.delta, "us"],
-  ["self_share_base", "Self share base", (f) => f.self_share.base, "%"],
-  ["self_share_new", "Self share new", (f) => f.self_share.new, "%"],
-  ["self_share_delta", "Share Δ (pts)", (f) => f.self_share.delta, "pts"],
+  ["self_share_new", "Self share", (f) => f.self_share.new, "%"],
+  ["self_share_delta", "Share Δ pts", (f) => f.self_share.delta, "pts"],
 ];
 
 export async function mount(container, ctx) {
@@ -106,9 +116,12 @@ export async function mount(container, ctx) {
   const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" });
   const tableBox = el("div", { class: "cmp-table table-wrap", id: "cmp-table" });
   const tip = el("div", { class: "cmp-tip", hidden: true });
-  const legend = el("div", { class: "cmp-summary" }, "Widths: the newer capture. Colour: change of self-time share — ",
+  const legendLo = el("span", { class: "mono" }, "");
+  const legendHi = el("span", { class: "mono" }, "");
+  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share — ",
     el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
-    ". Click a frame to zoom, click the root to reset.");
+    el("span", { class: "cmp-legend" }, legendLo, el("span", { class: "ramp" }), legendHi),
+    " Click a frame to zoom, the root to reset.");
   const root = el("div", { class: "cmp" },
     el("div", { class: "toolbar" },
       el("label", { class: "muted" }, "Base ", baseSel),
@@ -126,15 +139,17 @@ export async function mount(container, ctx) {
   // otherwise the two newest finished sessions (older as base). The session being recorded
   // is the live capture itself, so it is never the default baseline.
   function defaults(preferBase) {
-    const done = sessions.filter((s) => s.status !== "recording");
+    // Non-empty: a session with records (an empty or failed one compares as "all removed").
+    const done = sessions.filter((s) => s.status !== "recording" && (s.records === null || s.records === undefined ? s.raw_bytes > 0 : s.records > 0));
     const connected = !!(ctx.state && ctx.state.connected);
     const has = (id) => sessions.some((s) => String(s.id) === String(id));
     if (preferBase !== undefined && preferBase !== null && has(preferBase)) {
       const other = done.find((s) => String(s.id) !== String(preferBase));
       return [String(preferBase), connected || !other ? "live" : String(other.id)];
     }
-    if (connected && done.length) return [String(done[0].id), "live"];
     if (done.length >= 2) return [String(done[1].id), String(done[0].id)];
+    const liveHas = (ctx.state?.health?.profile_records || 0) > 0;
+    if (connected && done.length && liveHas) return [String(done[0].id), "live"];
     return null;
   }
 
@@ -233,6 +248,16 @@ export async function mount(container, ctx) {
     svgLink.hidden = false;
     summary.textContent = `${b.name}: ${fmtInt(b.records)} records, ${fmtTime(b.duration_us)}  →  ` +
       `${n.name}: ${fmtInt(n.records)} records, ${fmtTime(n.duration_us)}`;
+    const scalePts = 100 * diffScale(data.flame.max_abs_delta);
+    legendLo.textContent = `−${scalePts.toFixed(scalePts >= 10 ? 0 : 1)} pts`;
+    legendHi.textContent = `+${scalePts.toFixed(scalePts >= 10 ? 0 : 1)} pts`;
+    const bs = (b.duration_us || 0) / 1e6;
+    const ns = (n.duration_us || 0) / 1e6;
+    for (const f of data.functions) {
+      f.rate_base = bs > 0 && f.calls.base != null ? f.calls.base / bs : null;
+      f.rate_new = ns > 0 && f.calls.new != null ? f.calls.new / ns : null;
+      f.rate_pct = f.rate_base && f.rate_new != null ? (100 * (f.rate_new - f.rate_base)) / f.rate_base : null;
+    }
     renderFlame();
     renderTable();
   }
@@ -274,7 +299,7 @@ export async function mount(container, ctx) {
     svg.setAttribute("height", String(height));
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
     svg.setAttribute("id", "cmp-flame-svg");
-    const scale = flame.max_abs_delta;
+    const scale = diffScale(flame.max_abs_delta);
     const perUnit = width / focus.value;
     const frames = [];
     path.slice(0, -1).forEach((node, i) => frames.push([node, 0, width, i]));
@@ -301,11 +326,12 @@ export async function mount(container, ctx) {
       rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(node.delta, scale));
       g.appendChild(rect);
       const fits = Math.floor((w - 6) / 6.6);
+      const label = node === tree ? node.name : shortName(node.name);
       if (fits >= 3) {
         const t = document.createElementNS(SVG_NS, "text");
         t.setAttribute("x", (x + 3).toFixed(2));
         t.setAttribute("y", String(y + ROW / 2 + 4));
-        t.textContent = node.name.length <= fits ? node.name : node.name.slice(0, fits - 1) + "…";
+        t.textContent = label.length <= fits ? label : label.slice(0, fits - 1) + "…";
         g.appendChild(t);
       }
       g.dataset.name = node.name;
@@ -367,7 +393,7 @@ export async function mount(container, ctx) {
     const body = rows.slice(0, 2000).map((f) => el("tr", { "data-key": f.key },
       COLUMNS.map(([key, , getter, unit]) => {
         const v = getter(f);
-        if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, v || "");
+        if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, key === "key" ? shortName(v || "") : v || "");
         let text;
         if (unit === "pct") text = pct(v);
         else if (unit === "pts") text = v === null || v === undefined ? "—" : `${v > 0 ? "+" : ""}${v.toFixed(2)}`;

@@ -1,5 +1,5 @@
 // Export menu: server-side formats are fetched (so errors show in the page), PNG is
-// rendered by Plotly in the browser. File names carry the firmware version and time.
+// drawn by the page's flame component at 2x density. File names carry the firmware version and time.
 
 function filenameFrom(response, fallback) {
   const cd = response.headers.get("content-disposition") || "";

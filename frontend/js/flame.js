@@ -1,181 +1,115 @@
-// Flame graph: a Plotly icicle with the root at the bottom, click to zoom, regex search.
+// Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
+// Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { esc, fmtTime, nameColor } from "./format.js";
-
-const DIM = "#2a3039";
-const HIT = "#e64980";
-const ROOT_COLOR = "#3b4350";
-const OTHER_COLOR = "#4a525e";
-const MIN_ROW_PX = 18;
-const MAX_ROW_PX = 44; // taller rows read as slabs, not frames
+import { FlameCanvas } from "./flamecanvas.js";
+import { esc, fmtCalls, fmtPct, fmtTime, throttle } from "./format.js";
 
 export function initFlame(ctx, live) {
-  const plot = document.getElementById("flame-plot");
-  const area = document.getElementById("flame-area");
-  const empty = document.getElementById("flame-empty");
-  const search = document.getElementById("flame-search");
-  const matches = document.getElementById("flame-matches");
-  const info = document.getElementById("flame-info");
-  let data = null; // the icicle payload on screen
-  let pending = null; // latest live payload, drawn when visible
+  const $ = (id) => document.getElementById(id);
+  const area = $("flame-area");
+  const empty = $("flame-empty");
+  const search = $("flame-search");
+  const matchesEl = $("flame-matches");
+  const info = $("flame-info");
+  const foot = $("flame-foot");
+  const pathbar = $("flame-path");
+  const tip = $("flame-tip");
+  const sandwichBox = $("flame-sandwich");
+  const flipBtn = $("flame-flip");
+  let mode = "top-down";
+  let flip = false;
+  let data = null; // the payload on screen (main graph)
+  let sandwichData = null;
+  let sandwichFid = null;
+  let pending = null;
   let pendingMeta = null;
-  let level = undefined;
-  let drawn = false;
-  let windowed = false;
-  let rowPx = MIN_ROW_PX;
+  const zoomMs = [];
+  ctx.flameZoomMs = zoomMs;
 
-  function colors(d) {
-    const query = search.value.trim();
-    let re = null;
-    if (query) {
-      try { re = new RegExp(query, "i"); } catch { re = null; }
-    }
-    const n = d.ids.length;
-    const out = new Array(n);
-    let hits = 0;
-    let hitUnits = 0;
-    const hitIndex = new Set();
-    const indexOf = new Map(d.ids.map((id, i) => [id, i]));
-    for (let i = 0; i < n; i++) {
-      const name = d.names[i];
-      if (i === 0) { out[i] = ROOT_COLOR; continue; }
-      if (name === "other" && d.customdata[i][3] === null) { out[i] = query ? DIM : OTHER_COLOR; continue; }
-      if (!query) { out[i] = nameColor(name); continue; }
-      const hit = re ? re.test(name) : name.toLowerCase().includes(query.toLowerCase());
-      out[i] = hit ? HIT : DIM;
-      if (hit) {
-        hits++;
-        hitIndex.add(i);
-        // Count time once: skip frames nested under a frame that already matched.
-        let p = indexOf.get(d.parents[i]);
-        let nested = false;
-        while (p !== undefined && p > 0) {
-          if (hitIndex.has(p)) { nested = true; break; }
-          p = indexOf.get(d.parents[p]);
-        }
-        if (!nested) hitUnits += d.values[i];
-      }
-    }
-    if (query) {
-      const pct = d.values[0] ? (100 * hitUnits) / d.values[0] : 0;
-      matches.textContent = hits ? `${hits} frames, ${pct.toFixed(1)}% of time` : "no match";
-    } else {
-      matches.textContent = "";
-    }
-    return out;
-  }
+  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), maxRow: 48 });
+  const callers = new FlameCanvas($("sw-callers"), { flip: true, maxRow: 28 });
+  const callees = new FlameCanvas($("sw-callees"), { maxRow: 28 });
+  ctx.flame = main;
+  ctx.sandwich = { callers, callees };
 
-  // Dark labels on the warm palette; light ones where the box itself is dark (root, dimmed).
-  function textColors(fills) {
-    return fills.map((c) => (c === ROOT_COLOR || c === OTHER_COLOR ? "#d6dbe2" : c === DIM ? "#6b7380" : "#111"));
-  }
+  const windowed = () => !!ctx.window;
+  const fetched = () => windowed() || mode !== "top-down";
 
-  function trace(d) {
-    const fills = colors(d);
-    const labels = textColors(fills);
-    return {
-      type: "icicle",
-      ids: d.ids,
-      labels: d.labels,
-      parents: d.parents,
-      values: d.values,
-      customdata: d.customdata,
-      branchvalues: "total",
-      sort: false,
-      level,
-      maxdepth: -1,
-      tiling: { orientation: "v", flip: "y", pad: 0 },
-      pathbar: { visible: false },
-      textinfo: "label",
-      // Tall rows read better with a larger label centred on the box.
-      textposition: rowPx >= 30 ? "middle left" : "top left",
-      textfont: { family: "system-ui, sans-serif", size: rowPx >= 30 ? 12 : 11, color: labels },
-      insidetextfont: { color: labels },
-      marker: { colors: fills, line: { width: 0.6, color: "#0f1216" } },
-      hovertemplate:
-        "<b>%{customdata[0]}</b><br>" +
-        "total %{customdata[1]:,.1f} µs · %{customdata[4]:.2f}%<br>" +
-        "self %{customdata[2]:,.1f} µs · calls %{customdata[3]:,}<br>" +
-        "<span style='color:#8b95a3'>%{customdata[5]}</span><extra></extra>",
-      hoverlabel: { bgcolor: "#1c2129", bordercolor: "#4c9aff", font: { color: "#d6dbe2", size: 12 } },
-    };
-  }
-
-  // Rows stretch to use the panel (a shallow tree should not sit in a strip at the bottom),
-  // but stay between MIN and MAX px so boxes neither turn into slabs nor lose their labels.
-  // Plotly splits the height evenly over the levels under the visible root, so the height
-  // follows from the row we want and the depth below the zoomed frame.
-  function levelsUnder(d, rootId) {
-    const depth = new Map();
-    let levels = 1;
-    for (let i = 0; i < d.ids.length; i++) {
-      const id = d.ids[i];
-      let v;
-      if (rootId === undefined ? i === 0 : id === rootId) v = 1;
-      else if (depth.has(d.parents[i])) v = depth.get(d.parents[i]) + 1;
-      else continue; // outside the zoomed subtree (the payload lists parents first)
-      depth.set(id, v);
-      if (v > levels) levels = v;
-    }
-    return levels;
-  }
-
-  function fitHeight(d) {
-    const zoomed = level !== undefined && level !== "root" && d.ids.includes(level);
-    const levels = levelsUnder(d, zoomed ? level : undefined);
+  function redraw() {
+    if (ctx.view !== "flame") return;
+    if (mode === "sandwich") return redrawSandwich();
     const room = Math.max(120, area.clientHeight);
-    rowPx = Math.max(MIN_ROW_PX, Math.min(MAX_ROW_PX, Math.floor((room - 8) / levels)));
-    const px = levels * rowPx + 8;
-    if (px === layout.height) return;
-    setHeight(px);
-    // Too deep for the panel: the area scrolls; show the root, which is at the bottom.
-    area.scrollTop = area.scrollHeight;
+    const width = area.clientWidth;
+    main.flip = flip;
+    const height = main.fit(room);
+    main.draw(width, height);
+    if (flip && height > room) area.scrollTop = area.scrollHeight;
   }
 
-  // Plotly keeps the size of its first draw unless told; the layout carries it.
-  function setHeight(px) {
-    plot.style.height = `${px}px`;
-    layout.height = px;
+  function redrawSandwich() {
+    // Callers get the height their rows need (often a few), callees the rest.
+    const total = sandwichBox.clientHeight - 60;
+    const want = callers.levels() * 24 + 6;
+    $("sw-callers-area").style.flex = `0 0 ${Math.max(40, Math.min(Math.round(total * 0.5), want))}px`;
+    for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
+      const box = $(id);
+      const room = Math.max(80, box.clientHeight);
+      const h = fc.fit(room);
+      fc.draw(box.clientWidth, h);
+      if (fc.flip && h > room) box.scrollTop = box.scrollHeight;
+    }
   }
 
-  const layout = {
-    margin: { t: 4, l: 4, r: 4, b: 4 },
-    uniformtext: { mode: "hide", minsize: 11 },
-    paper_bgcolor: "#161a20",
-    plot_bgcolor: "#161a20",
-    font: { color: "#d6dbe2", size: 11 },
-    uirevision: "flame",
-  };
-  const config = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
+  function setMatch() {
+    const q = search.value.trim();
+    let re = null;
+    if (q) {
+      try { re = new RegExp(q, "i"); } catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
+    }
+    for (const fc of [main, callers, callees]) fc.match = re;
+    const m = main.matches();
+    matchesEl.textContent = !m ? "" : m.frames ? `${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
+  }
 
-  async function draw(d, meta) {
-    if (!window.Plotly) return;
+  function describe(d) {
+    if (!d) return;
+    const win = d.window;
+    const scope = win ? "the window" : "the capture";
+    info.textContent = `${d.nodes.toLocaleString("en-US")} of ${d.frames.toLocaleString("en-US")} frames · ` +
+      `${fmtTime(d.total_us)} profiled` + (d.nodes < d.frames ? " · small frames merged into “other”" : "");
+    if (d.wall_us === undefined) { foot.textContent = ""; return; }
+    const outside = Math.max(0, d.wall_us - d.profiled_us);
+    foot.innerHTML =
+      `<span title="Time inside instrumented functions (nested calls once) against the wall time of ${scope}">` +
+      `<b>Coverage ${esc(fmtPct(d.coverage_pct))}</b>: ${esc(fmtTime(d.profiled_us))} profiled of ` +
+      `${esc(fmtTime(d.wall_us))} wall time of ${scope}</span>` +
+      `<span>${esc(fmtTime(outside))} (${esc(fmtPct(100 - d.coverage_pct))}) outside instrumented functions</span>` +
+      `<span class="muted">100% = profiled time of ${scope}</span>`;
+  }
+
+  function renderPath() {
+    const t = main.data;
+    if (!t || mode === "sandwich") { pathbar.hidden = true; return; }
+    const path = main.path();
+    pathbar.hidden = path.length <= 1;
+    pathbar.innerHTML = path.map((i, k) =>
+      `<button type="button" data-i="${i}" ${k === path.length - 1 ? 'aria-current="true"' : ""} title="${esc(t.names[i])}">` +
+      `${esc(k === 0 ? "all" : t.labels[i])}</button>`).join('<span class="sep">›</span>') +
+      '<span class="muted hint">Esc: back</span>';
+  }
+
+  function show(d, meta) {
     const started = performance.now();
     data = d;
-    const hasData = d && d.ids.length > 1 && d.values[0] > 0;
-    empty.hidden = hasData;
-    plot.style.visibility = hasData ? "visible" : "hidden";
-    if (!hasData) {
-      info.textContent = "";
-      if (drawn) { window.Plotly.purge(plot); drawn = false; }
-      reportDrawn(meta, started);
-      return;
-    }
-    info.innerHTML = `${esc(d.nodes)} of ${esc(d.frames)} frames · ${esc(fmtTime(d.total_us))} total` +
-      (d.nodes < d.frames ? " · small frames merged into <i>other</i>" : "");
-    fitHeight(d);
-    await window.Plotly.react(plot, [trace(d)], layout, config);
-    if (!drawn) {
-      drawn = true;
-      // Plotly zooms on click by itself; once it has, its trace holds the new visible root,
-      // and the zoomed subtree (fewer levels) gets taller rows.
-      plot.on("plotly_animated", () => {
-        const next = plot.data && plot.data[0] ? plot.data[0].level : undefined;
-        const was = level;
-        level = next && next !== "root" ? next : undefined;
-        if (level !== was) refit();
-      });
-    }
+    const hasData = !!d && d.ids.length > 1 && d.values[0] > 0;
+    empty.hidden = hasData || mode === "sandwich";
+    area.style.visibility = hasData ? "visible" : "hidden";
+    main.setData(hasData ? d : null);
+    setMatch();
+    if (hasData) describe(d);
+    else { info.textContent = ""; foot.textContent = ""; }
+    renderPath();
+    redraw();
     reportDrawn(meta, started);
   }
 
@@ -186,62 +120,235 @@ export function initFlame(ctx, live) {
     });
   }
 
-  async function fetchWindow() {
-    const d = await ctx.run(() => ctx.api.getJSON("/api/flame", ctx.windowParams()));
-    if (d) await draw(d, null);
+  async function fetchMain() {
+    if (mode === "sandwich") return fetchSandwich();
+    const d = await ctx.run(() => ctx.api.getJSON("/api/flame", { mode, ...ctx.windowParams() }));
+    if (d) show(d, null);
   }
 
+  async function fetchSandwich() {
+    if (sandwichFid === null) {
+      sandwichData = null;
+      $("sw-name").textContent = "—";
+      $("sw-name2").textContent = "—";
+      $("sw-hint").hidden = false;
+      callers.setData(null);
+      callees.setData(null);
+      redrawSandwich();
+      return;
+    }
+    const d = await ctx.run(() => ctx.api.getJSON("/api/sandwich", { fid: sandwichFid, ...ctx.windowParams() }));
+    if (!d) return;
+    sandwichData = d;
+    $("sw-hint").hidden = true;
+    $("sw-name").textContent = d.name;
+    $("sw-name2").textContent = d.name;
+    callers.setData(d.callers);
+    callees.setData(d.callees);
+    setMatch();
+    redrawSandwich();
+  }
+
+  const refetch = throttle(() => { if (ctx.view === "flame" && fetched()) fetchMain(); }, 1000);
+
   ctx.on("icicle", ({ icicle, meta }) => {
-    if (windowed) return;
-    pending = icicle;
-    pendingMeta = meta;
-    if (ctx.view === "flame") {
-      draw(pending, pendingMeta);
-      pending = null;
+    if (fetched()) { refetch(); return; } // live updates go on through the window/mode
+    if (ctx.view === "flame") show(icicle, meta);
+    else { pending = icicle; pendingMeta = meta; }
+  });
+  ctx.on("version", () => { if (fetched()) refetch(); });
+  ctx.on("window", () => {
+    main.reset();
+    if (fetched()) fetchMain();
+    else ctx.run(async () => show(await ctx.api.getJSON("/api/flame"), null));
+  });
+  ctx.on("capture-start", () => main.reset());
+  ctx.on("select-function", (sel) => {
+    const fid = sel ? sel.fid : null;
+    for (const fc of [main, callers, callees]) fc.selectedFid = fid;
+    if (sel && mode === "sandwich") { sandwichFid = fid; fetchSandwich(); }
+    else if (sel) sandwichFid = fid;
+    redraw();
+  });
+
+  function setMode(next) {
+    mode = next;
+    for (const b of document.querySelectorAll("#view-flame [data-flame]")) {
+      b.classList.toggle("on", b.dataset.flame === mode);
+      b.setAttribute("aria-pressed", String(b.dataset.flame === mode));
+    }
+    const sw = mode === "sandwich";
+    sandwichBox.hidden = !sw;
+    area.hidden = sw;
+    flipBtn.hidden = sw;
+    main.reset();
+    if (sw) { empty.hidden = true; pathbar.hidden = true; }
+    fetchMain();
+  }
+  for (const b of document.querySelectorAll("#view-flame [data-flame]")) {
+    b.addEventListener("click", () => setMode(b.dataset.flame));
+  }
+  flipBtn.addEventListener("click", () => {
+    flip = !flip;
+    flipBtn.setAttribute("aria-pressed", String(flip));
+    flipBtn.textContent = flip ? "Root at bottom" : "Root at top";
+    redraw();
+  });
+
+  // ---------------------------------------------------------------- mouse and keys
+
+  function tooltip(fc, ev, kind) {
+    const rect = fc.canvas.getBoundingClientRect();
+    const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
+    fc.canvas.style.cursor = r ? "pointer" : "default";
+    if (!r) { tip.hidden = true; return; }
+    const t = fc.data;
+    const c = t.custom[r.i] || [];
+    const d = t.raw;
+    const scope = d.window || (kind === "main" ? data?.window : sandwichData?.window) ? "window" : "capture";
+    const profiled = (kind === "main" ? data?.profiled_us : sandwichData?.profiled_us) || d.total_us;
+    const shareOfAll = profiled ? (100 * c[1]) / profiled : 0;
+    const lines = [`<b>${esc(c[0] ?? r.name)}</b>`];
+    if (c[5]) lines.push(`<span class="muted">${esc(c[5])}</span>`);
+    if (c[3] === null || c[3] === undefined) {
+      lines.push(`${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+    } else {
+      const what = kind === "main" && mode === "bottom-up" ? "Self time along this caller path"
+        : kind === "callers" ? "Time in the function along this path" : "This frame";
+      lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+      const parent = t.parent[r.i];
+      if (parent > 0 && t.values[parent]) {
+        lines.push(`${esc(fmtPct((100 * t.values[r.i]) / t.values[parent]))} of its parent, ` +
+          `${esc(t.labels[parent])}`);
+      }
+      if (!(kind === "main" && mode === "bottom-up") && kind !== "callers") {
+        lines.push(`self ${esc(fmtTime(c[2]))} · ${esc(fmtCalls(c[3]))}`);
+      } else {
+        lines.push(esc(fmtCalls(c[3])));
+      }
+      const fn = (data?.functions || {})[String(r.fid)];
+      if (fn) {
+        lines.push(`Function, all frames: total ${esc(fmtPct(fn[0]))} · self ${esc(fmtPct(fn[1]))} · ` +
+          `${esc(fmtCalls(fn[2]))}`);
+      }
+    }
+    lines.push(`<span class="muted">100% = profiled time of the ${scope} (${esc(fmtTime(profiled))})</span>`);
+    tip.innerHTML = lines.join("<br>");
+    tip.hidden = false;
+    const x = Math.min(window.innerWidth - tip.offsetWidth - 8, ev.clientX + 14);
+    const y = ev.clientY + 16 + tip.offsetHeight > window.innerHeight ? ev.clientY - tip.offsetHeight - 10 : ev.clientY + 16;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  }
+
+  function wire(fc, kind) {
+    fc.canvas.addEventListener("mousemove", (ev) => tooltip(fc, ev, kind));
+    fc.canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
+    fc.canvas.addEventListener("click", (ev) => {
+      const rect = fc.canvas.getBoundingClientRect();
+      const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
+      if (!r) return;
+      if (kind === "main" && mode !== "sandwich") {
+        fc.zoom(r.i === fc.focus ? fc.data.parent[r.i] : r.i);
+        redraw();
+        requestAnimationFrame(() => zoomMs.push(performance.now() - ev.timeStamp));
+        if (r.fid >= 0) ctx.emit("select-function", { fid: r.fid, name: r.name, from: "flame" });
+      } else if (r.fid >= 0 && kind !== "main") {
+        sandwichFid = r.fid;
+        ctx.emit("select-function", { fid: r.fid, name: r.name, from: "sandwich" });
+      }
+      tooltip(fc, ev, kind);
+    });
+  }
+  wire(main, "main");
+  wire(callers, "callers");
+  wire(callees, "callees");
+  pathbar.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-i]");
+    if (!b) return;
+    main.zoom(Number(b.dataset.i));
+    redraw();
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ctx.view !== "flame" || ev.key !== "Escape") return;
+    if (ev.target instanceof HTMLInputElement && ev.target !== search) return;
+    if (main.back()) { redraw(); ev.preventDefault(); }
+  });
+  search.addEventListener("input", () => { setMatch(); redraw(); });
+  search.addEventListener("keydown", (ev) => {
+    // Enter picks the first matching function for the sandwich view.
+    if (ev.key !== "Enter" || !main.data || !main.match) return;
+    const t = main.data;
+    for (let i = 1; i < t.n; i++) {
+      if (t.fids[i] >= 0 && main.match.test(t.names[i])) {
+        sandwichFid = t.fids[i];
+        ctx.emit("select-function", { fid: t.fids[i], name: t.names[i], from: "search" });
+        if (mode !== "sandwich") setMode("sandwich");
+        return;
+      }
     }
   });
-  ctx.on("window", (win) => {
-    windowed = !!win;
-    level = undefined;
-    if (windowed) fetchWindow();
-    else ctx.run(async () => draw(await ctx.api.getJSON("/api/flame"), null));
-  });
-  ctx.on("capture-start", () => { level = undefined; });
-  function refit() {
-    if (!drawn || !data || ctx.view !== "flame") return;
-    fitHeight(data);
-    window.Plotly.react(plot, [trace(data)], layout, config);
-  }
-  // The panel changes size with the window, the error banner and the sidebar.
-  let lastRoom = 0;
+  $("flame-reset").addEventListener("click", () => { main.reset(); redraw(); });
+
+  let lastSize = "";
   new ResizeObserver(() => {
-    if (area.clientHeight === lastRoom) return;
-    lastRoom = area.clientHeight;
-    refit();
-  }).observe(area);
-  search.addEventListener("input", () => {
-    if (!data || data.ids.length <= 1) return;
-    const fills = colors(data);
-    const labels = textColors(fills);
-    window.Plotly.restyle(plot, { "marker.colors": [fills], "textfont.color": [labels], "insidetextfont.color": [labels] });
-  });
-  document.getElementById("flame-reset").addEventListener("click", () => {
-    level = "root";
-    if (data) draw(data, null);
-  });
+    const size = `${area.clientWidth}x${area.clientHeight}x${sandwichBox.clientHeight}`;
+    if (size === lastSize) return;
+    lastSize = size;
+    redraw();
+  }).observe(document.getElementById("view-flame"));
 
   return {
     show() {
-      if (pending) { draw(pending, pendingMeta); pending = null; }
-      else if (drawn) window.Plotly.Plots.resize(plot);
+      if (fetched()) fetchMain();
+      else if (pending) { show(pending, pendingMeta); pending = null; }
+      else redraw();
+    },
+    // Title lines for exports: firmware, capture time, window, total.
+    title() {
+      const dev = ctx.state?.device || {};
+      const started = ctx.state?.capture_started;
+      const when = started ? new Date(started * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—";
+      const range = ctx.state?.range;
+      const win = ctx.window && range
+        ? `window ${fmtTime(ctx.window[0] - range[0])} – ${fmtTime(ctx.window[1] - range[0])}`
+        : "whole capture";
+      const d = data || {};
+      return {
+        title: `mcuprof flame graph — firmware ${dev.fw_version || "unknown"}`,
+        sub: `captured ${when} · ${win} · ${fmtTime(d.total_us)} profiled` +
+          (d.wall_us ? ` of ${fmtTime(d.wall_us)} wall (${fmtPct(d.coverage_pct)} coverage)` : ""),
+      };
     },
     async png(filename) {
-      if (!data || !drawn) throw new Error("nothing to export yet: the flame graph is empty");
-      const url = await window.Plotly.toImage(plot, {
-        format: "png", width: Math.max(1200, plot.clientWidth), height: Math.max(700, plot.clientHeight), scale: 2,
-      });
+      if (!data || !main.data) throw new Error("nothing to export yet: the flame graph is empty");
+      const width = 1600;
+      const head = 58;
+      const fc = new FlameCanvas(document.createElement("canvas"), { maxRow: 22, minRow: 20 });
+      fc.setData(data);
+      fc.focusId = main.focusId;
+      fc.match = main.match;
+      const h = fc.levels() * 20;
+      fc.rowPx = 20;
+      const flameCanvas = document.createElement("canvas");
+      fc.draw(width - 16, h, 2, flameCanvas);
+      const out = document.createElement("canvas");
+      out.width = width * 2;
+      out.height = (head + h + 12) * 2;
+      const g = out.getContext("2d");
+      g.scale(2, 2);
+      g.fillStyle = "#161a20";
+      g.fillRect(0, 0, width, head + h + 12);
+      const { title, sub } = this.title();
+      g.fillStyle = "#e6e9ee";
+      g.font = "600 16px system-ui, sans-serif";
+      g.fillText(title, 8, 24);
+      g.fillStyle = "#8b95a3";
+      g.font = "13px system-ui, sans-serif";
+      g.fillText(sub, 8, 44);
+      g.drawImage(flameCanvas, 8, head, width - 16, h);
       const a = document.createElement("a");
-      a.href = url;
+      a.href = out.toDataURL("image/png");
       a.download = filename;
       document.body.append(a);
       a.click();

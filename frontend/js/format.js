@@ -1,12 +1,49 @@
 // Number and time formatting shared by every view.
 
+// Three significant digits and a unit: 456 µs, 1.23 ms, 12.3 s.
+const UNITS = [[1e6, "s"], [1e3, "ms"], [1, "µs"], [1e-3, "ns"]];
 export function fmtTime(us) {
   if (us === null || us === undefined || Number.isNaN(us)) return "—";
+  if (us === 0) return "0 µs";
   const a = Math.abs(us);
-  if (a >= 1e6) return `${(us / 1e6).toFixed(a >= 1e7 ? 2 : 3)} s`;
-  if (a >= 1e3) return `${(us / 1e3).toFixed(a >= 1e5 ? 1 : 2)} ms`;
-  if (a >= 10) return `${us.toFixed(1)} µs`;
-  return `${us.toFixed(2)} µs`;
+  for (let k = 0; k < UNITS.length; k++) {
+    const [scale, unit] = UNITS[k];
+    if (a < scale && k < UNITS.length - 1) continue;
+    const v = us / scale;
+    const text = sig3(v);
+    // 999.6 µs rounds to "1000 µs": say 1.00 ms instead.
+    if (Math.abs(Number(text)) >= 1000 && k > 0) return `${sig3(us / UNITS[k - 1][0])} ${UNITS[k - 1][1]}`;
+    return `${text} ${unit}`;
+  }
+  return `${sig3(us)} µs`;
+}
+
+function sig3(v) {
+  const a = Math.abs(v);
+  return v.toFixed(a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2);
+}
+
+export function fmtCalls(n) {
+  if (n === null || n === undefined) return "—";
+  return `${fmtInt(n)} ${Math.round(n) === 1 ? "call" : "calls"}`;
+}
+
+export function plural(n, word, many = `${word}s`) {
+  return `${fmtInt(n)} ${Math.round(n) === 1 ? word : many}`;
+}
+
+// The longest prefix of `text` that fits `room` px, cut with "…"; "" when not even
+// one character and the ellipsis fit.
+export function fitLabel(text, room, measure) {
+  if (measure(text) <= room) return text;
+  let lo = 0;
+  let hi = text.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (measure(text.slice(0, mid) + "…") <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo >= 1 ? `${text.slice(0, lo)}…` : "";
 }
 
 export function fmtInt(n) {
@@ -29,8 +66,8 @@ export function fmtHz(hz) {
 }
 
 export function fmtPct(p) {
-  if (p === null || p === undefined) return "—";
-  return `${p.toFixed(p >= 10 ? 1 : 2)}%`;
+  if (p === null || p === undefined || Number.isNaN(p)) return "—";
+  return `${p.toFixed(p >= 99.95 ? 0 : p >= 9.995 ? 1 : 2)}%`;
 }
 
 export function hex32(n) {
@@ -43,16 +80,17 @@ export function esc(text) {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ESC[c]);
 }
 
-// Flame-graph colours: warm hues, stable per function name.
+// Flame-graph colours: warm hues, one per function name, stable across refreshes.
+// backend/mcuprof/export/svg.py computes the same (FNV-1a over code points).
 export function nameColor(name) {
   let h = 2166136261;
-  for (let i = 0; i < name.length; i++) {
-    h ^= name.charCodeAt(i);
+  for (const ch of name) {
+    h ^= ch.codePointAt(0);
     h = Math.imul(h, 16777619);
   }
   const u = (h >>> 0) / 4294967295;
   const hue = 8 + Math.round(u * 42);
-  const light = 46 + Math.round(((h >>> 8) & 0xff) / 255 * 14);
+  const light = 46 + Math.round((((h >>> 8) & 0xff) / 255) * 14);
   return `hsl(${hue}, 78%, ${light}%)`;
 }
 
@@ -77,4 +115,33 @@ export function throttle(fn, ms) {
       timer = setTimeout(() => { timer = null; last = performance.now(); fn(); }, wait);
     }
   };
+}
+
+// A short name for views: no parameter list (and its qualifiers), no return type;
+// tooltips and exports keep the full name. Mirrors web/icicle.py short_label.
+export function shortName(name) {
+  const text = String(name ?? "");
+  const m = /\)\s*(const|volatile|const volatile|&|&&)?\s*$/.exec(text);
+  if (!m) return text;
+  let depth = 0;
+  for (let i = m.index; i >= 0; i--) {
+    if (text[i] === ")") depth++;
+    else if (text[i] === "(") {
+      depth--;
+      if (depth === 0) {
+        if (i === 0) return text;
+        let head = text.slice(0, i);
+        // A return type is what stands before the last top-level space.
+        let d = 0;
+        for (let k = head.length - 1; k >= 0; k--) {
+          const c = head[k];
+          if (c === ">" || c === ")") d++;
+          else if (c === "<" || c === "(") d--;
+          else if (c === " " && d === 0 && !head.slice(0, k).endsWith("operator")) { head = head.slice(k + 1); break; }
+        }
+        return head;
+      }
+    }
+  }
+  return text;
 }

@@ -1,6 +1,6 @@
 // Functions: a sortable table of per-function statistics.
 
-import { esc, fmtInt, fmtPct, fmtTime, throttle } from "./format.js";
+import { esc, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 const TEXT_KEYS = new Set(["label", "where"]);
 
@@ -14,6 +14,8 @@ export function initFunctions(ctx) {
   let sortKey = "self_us";
   let desc = true;
   let stale = true;
+  let selected = null; // frame id of the selected function
+  let span = null;
 
   function render() {
     const q = filter.value.trim().toLowerCase();
@@ -33,23 +35,28 @@ export function initFunctions(ctx) {
     const html = [];
     for (const r of shown) {
       html.push(
-        `<tr><td class="name" title="${esc(r.name)}">${esc(r.label)}</td>` +
+        `<tr data-fid="${r.fid}" class="${r.fid === selected ? "selected" : ""}">` +
+        `<td class="name" title="${esc(r.label)}">${esc(shortName(r.label))}</td>` +
         `<td class="where" title="${esc(r.where)}">${esc(r.where)}</td>` +
         `<td>${fmtInt(r.calls)}</td><td>${fmtTime(r.total_us)}</td><td>${fmtTime(r.self_us)}</td>` +
         `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.max_us)}</td>` +
         `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, (100 * r.pct) / maxPct).toFixed(1)}%"></div>` +
-        `<span>${fmtPct(r.pct)}</span></td></tr>`,
+        `<span>${fmtPct(r.pct)}</span></td><td>${fmtPct(r.self_pct)}</td></tr>`,
       );
     }
     body.innerHTML = html.join("");
     empty.hidden = rows.length > 0;
-    info.textContent = rows.length ? `${shown.length} of ${rows.length} functions` : "";
+    info.textContent = rows.length
+      ? `${shown.length} of ${rows.length} functions · 100% = ${fmtTime(span?.profiled_us)} profiled` +
+        (span ? ` (${fmtPct(span.coverage_pct)} of ${fmtTime(span.wall_us)} wall time)` : "")
+      : "";
   }
 
   async function load() {
     stale = false;
     const d = await ctx.run(() => ctx.api.getJSON("/api/functions", ctx.windowParams()));
     if (!d) return;
+    span = { profiled_us: d.profiled_us, wall_us: d.wall_us, coverage_pct: d.coverage_pct };
     rows = d.functions.map((f) => ({ ...f, where: f.file ? (f.line ? `${f.file}:${f.line}` : f.file) : "" }));
     render();
   }
@@ -66,6 +73,15 @@ export function initFunctions(ctx) {
     th.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sort(); } });
   }
   filter.addEventListener("input", render);
+  // A row click selects the function in the flame graph and the timeline.
+  body.addEventListener("click", (ev) => {
+    const tr = ev.target.closest("tr[data-fid]");
+    if (!tr) return;
+    const fid = Number(tr.dataset.fid);
+    const row = rows.find((r) => r.fid === fid);
+    ctx.emit("select-function", selected === fid ? null : { fid, name: row?.name, from: "functions" });
+  });
+  ctx.on("select-function", (sel) => { selected = sel ? sel.fid : null; render(); });
   const follow = throttle(() => { if (ctx.view === "functions") load(); }, 1000);
   ctx.on("version", () => { stale = true; follow(); });
   ctx.on("window", () => { stale = true; if (ctx.view === "functions") load(); });

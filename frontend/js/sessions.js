@@ -28,6 +28,10 @@ const STYLE = `
 .sess-empty-title { font-size: 15px; font-weight: 600; margin-bottom: 6px; }
 .sess-empty ol { margin: 0 0 10px; padding-left: 20px; }
 .sess-detail h3 { margin: 0; font-size: 13px; }
+.sess .grid th, .sess .grid td { padding: 3px 7px; }
+.sess .grid td.name { max-width: 220px; }
+.sess .grid td.where { max-width: 140px; }
+@media (max-width: 1400px) { .sess-detail { width: 290px; } }
 `;
 
 function injectStyle(id, css) {
@@ -167,7 +171,7 @@ export async function mount(container, ctx) {
       onclick: () => { selected = s.id; renderList(); showDetail(); },
     },
     el("td", {}, s.id),
-    el("td", { class: "name" }, s.name),
+    el("td", { class: "name", title: s.name }, s.name),
     el("td", {}, el("span", { class: `st ${s.status}` }, s.status)),
     el("td", {}, fmtWhen(s.created_at)),
     el("td", {}, s.length_s === null ? "—" : fmtTime(s.length_s * 1e6)),

@@ -1,204 +1,428 @@
-// Timeline: a flame chart over time. The server sends only what is visible at pixel
-// resolution (level of detail); zooming or panning asks for the new range. A range
-// selected here filters every other view.
+// Timeline: a flame chart over time on a canvas, in the manner of Perfetto. The server
+// sends only what is visible at pixel resolution (narrow calls merge into one box named
+// after the longest); zooming or panning asks for the new range, and the boxes on hand are
+// stretched meanwhile so the view follows the hand at once. W/S zoom, A/D pan, the wheel
+// zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
-import { fmtTime, nameColor, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, nameColor, plural, shortName, throttle } from "./format.js";
+
+const AXIS_PX = 24;
+const MIN_ROW = 16;
+const MAX_ROW = 64;
+const DIM = "#2a3039";
+const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
 export function initTimeline(ctx) {
-  const plot = document.getElementById("timeline-plot");
-  const empty = document.getElementById("timeline-empty");
-  const info = document.getElementById("timeline-info");
-  let drawn = false;
-  let origin = 0; // capture start, µs: the axis shows ms since then
-  let view = null; // [t0, t1] absolute µs when zoomed, null for the whole capture
+  const $ = (id) => document.getElementById(id);
+  const area = $("timeline-area");
+  const canvas = $("timeline-plot");
+  const overview = $("timeline-overview");
+  const details = $("timeline-details");
+  const empty = $("timeline-empty");
+  const info = $("timeline-info");
   let mode = "zoom";
+  let view = null; // [t0, t1] absolute µs, null = whole capture
+  let data = null; // last /api/timeline answer
+  let whole = null; // the overview's answer (whole capture)
+  let range = null; // capture [t0, t1]
+  let rects = [];
+  let rowPx = 20;
+  let selectedFid = null;
   let inflight = false;
   let again = false;
   let stale = true;
+  let mouseX = null;
+  const api = { rects: () => rects, view: () => current(), rowPx: () => rowPx };
+  ctx.timeline = api;
 
-  // The chart fills the panel: rows get the height the panel allows for the deepest level,
-  // capped so a shallow capture keeps proportions of a flame chart, not of a bar chart.
-  const MAX_ROW_PX = 64;
-  const AXES_PX = 44; // top and bottom margins: the x axis and its title
-  let last = null;
-  let rowPx = 20;
-
-  function fitHeight(d) {
-    const room = plot.parentElement.clientHeight - plot.offsetTop;
-    const levels = Math.max(d.max_depth + 1, 1);
-    rowPx = Math.min(MAX_ROW_PX, (room - AXES_PX) / levels);
-    plot.style.flex = "0 0 auto";
-    plot.style.height = `${Math.max(160, Math.min(room, Math.ceil(levels * rowPx + AXES_PX)))}px`;
+  function current() {
+    if (view) return view;
+    if (range) return range;
+    return data ? [data.t0_us, data.t1_us] : [0, 1];
   }
 
-  function toMs(us) { return (us - origin) / 1000; }
-  function toUs(ms) { return ms * 1000 + origin; }
-
-  function traces(d) {
-    const n = d.start_us.length;
-    const base = new Array(n);
-    const x = new Array(n);
-    const y = new Array(n);
-    const colors = new Array(n);
-    const text = new Array(n);
-    const custom = new Array(n);
-    const span = (d.t1_us - d.t0_us) || 1;
-    const pxPerUs = (d.width_px || plot.clientWidth || 1000) / span;
-    const charPx = rowPx >= 30 ? 7.1 : 6.5;
-    for (let i = 0; i < n; i++) {
-      const name = d.names[d.frame[i]];
-      const count = d.count[i];
-      base[i] = toMs(d.start_us[i]);
-      x[i] = Math.max(d.dur_us[i], 1e-6) / 1000;
-      y[i] = d.depth[i];
-      colors[i] = count > 1 ? "#6b7380" : nameColor(name);
-      const chars = Math.floor((d.dur_us[i] * pxPerUs - 6) / charPx);
-      text[i] = count > 1 || chars < 3 ? "" : name.length > chars ? name.slice(0, chars - 1) + "…" : name;
-      custom[i] = [name, d.dur_us[i], count, toMs(d.start_us[i])];
-    }
-    return [{
-      type: "bar",
-      orientation: "h",
-      base, x, y, text, customdata: custom,
-      marker: { color: colors, line: { width: 0.4, color: "#0f1216" } },
-      textposition: "inside",
-      insidetextanchor: "start",
-      constraintext: "none",
-      cliponaxis: true,
-      textfont: { size: rowPx >= 30 ? 12 : 11, color: "#111" },
-      hovertemplate:
-        "<b>%{customdata[0]}</b><br>%{customdata[1]:,.1f} µs at %{customdata[3]:,.3f} ms" +
-        "<extra>%{customdata[2]} call(s)</extra>",
-      hoverlabel: { bgcolor: "#1c2129", bordercolor: "#4c9aff", font: { color: "#d6dbe2", size: 12 } },
-      selected: { marker: { opacity: 1 } },
-      unselected: { marker: { opacity: 1 } },
-    }];
+  function setView(a, b) {
+    if (!range) return;
+    const full = range[1] - range[0] || 1;
+    let span = Math.max(1, Math.min(full, b - a));
+    let lo = Math.max(range[0], Math.min(a, range[1] - span));
+    if (!Number.isFinite(lo)) lo = range[0];
+    view = span >= full ? null : [lo, lo + span];
+    span = 0;
+    draw();
+    drawOverview();
+    fetchSoon();
   }
 
-  function layout(d) {
-    const depth = Math.max(d.max_depth + 1, 1);
-    const shapes = [];
-    if (ctx.window) {
-      shapes.push({
-        type: "rect", xref: "x", yref: "paper", x0: toMs(ctx.window[0]), x1: toMs(ctx.window[1]),
-        y0: 0, y1: 1, fillcolor: "rgba(76,154,255,0.12)", line: { color: "#4c9aff", width: 1 },
-      });
-    }
-    return {
-      margin: { t: 8, l: 44, r: 12, b: 36 },
-      paper_bgcolor: "#161a20",
-      plot_bgcolor: "#161a20",
-      font: { color: "#d6dbe2", size: 11 },
-      barmode: "overlay",
-      bargap: 0.08,
-      dragmode: mode,
-      selectdirection: "h",
-      showlegend: false,
-      shapes,
-      xaxis: {
-        title: { text: "time since capture start (ms)", font: { size: 11, color: "#8b95a3" } },
-        range: [toMs(d.t0_us), toMs(d.t1_us)],
-        gridcolor: "#272e38", zeroline: false, showspikes: false,
-      },
-      yaxis: {
-        title: { text: "depth", font: { size: 11, color: "#8b95a3" } },
-        autorange: false, range: [depth - 0.5, -0.5], fixedrange: true,
-        dtick: 1, gridcolor: "#1f252d", zeroline: false,
-      },
-    };
-  }
+  // ---------------------------------------------------------------- data
 
   async function fetchAndDraw() {
     if (inflight) { again = true; return; }
     inflight = true;
     stale = false;
-    const width = Math.max(200, Math.round(plot.clientWidth || 1000));
+    const width = Math.max(200, Math.round(area.clientWidth || 1000));
     const params = { width };
     if (view) { params.t0 = view[0]; params.t1 = view[1]; }
     try {
       const d = await ctx.run(() => ctx.api.getJSON("/api/timeline", params));
-      if (d) await draw(d);
+      if (d) {
+        data = d;
+        if (!d.empty) range = d.range;
+        draw();
+      }
     } finally {
       inflight = false;
       if (again) { again = false; fetchAndDraw(); }
     }
   }
+  const fetchSoon = throttle(fetchAndDraw, 60);
 
-  async function draw(d) {
-    if (!window.Plotly) return;
-    last = d;
-    if (!d.empty) fitHeight(d);
-    if (d.empty) {
+  async function fetchOverview() {
+    const width = Math.max(200, Math.round(overview.clientWidth || 1000));
+    const d = await ctx.run(() => ctx.api.getJSON("/api/timeline", { width }));
+    if (d) { whole = d; if (!d.empty) range = d.range; drawOverview(); }
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  // The canvas keeps its CSS width (it follows the panel); its pixels follow the size.
+  function sizeCanvas(c, w, h) {
+    const dpr = window.devicePixelRatio || 1;
+    c.width = Math.max(1, Math.round(w * dpr));
+    c.height = Math.max(1, Math.round(h * dpr));
+    c.style.height = `${h}px`;
+    const g = c.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return g;
+  }
+
+  function draw() {
+    if (ctx.view !== "timeline") return;
+    const W = area.clientWidth;
+    const room = area.clientHeight;
+    if (!data || data.empty) {
       empty.hidden = false;
-      plot.style.visibility = "hidden";
+      canvas.style.visibility = "hidden";
+      overview.style.visibility = "hidden";
       info.textContent = "";
+      rects = [];
       return;
     }
     empty.hidden = true;
-    plot.style.visibility = "visible";
-    origin = d.range[0];
-    info.textContent = `${d.start_us.length.toLocaleString("en-US")} boxes for ${d.records.toLocaleString("en-US")} calls in view · ${fmtTime(d.t1_us - d.t0_us)} visible of ${fmtTime(d.range[1] - d.range[0])}`;
-    await window.Plotly.react(plot, traces(d), layout(d), {
-      displaylogo: false, responsive: true, scrollZoom: true, showLink: false,
-      showSendToCloud: false, showEditInChartStudio: false,
-      modeBarButtonsToRemove: ["toImage", "lasso2d", "autoScale2d", "zoomIn2d", "zoomOut2d"],
-    });
-    if (!drawn) {
-      drawn = true;
-      plot.on("plotly_relayout", (ev) => {
-        if (ev["xaxis.autorange"]) { view = null; fetchAndDraw(); return; }
-        const a = ev["xaxis.range[0]"] ?? ev["xaxis.range"]?.[0];
-        const b = ev["xaxis.range[1]"] ?? ev["xaxis.range"]?.[1];
-        if (a === undefined || b === undefined) return;
-        view = [toUs(Math.min(a, b)), toUs(Math.max(a, b))];
-        fetchAndDraw();
-      });
-      plot.on("plotly_selected", (ev) => {
-        const r = ev && ev.range && ev.range.x;
-        if (!r) return;
-        ctx.setWindow([toUs(Math.min(r[0], r[1])), toUs(Math.max(r[0], r[1]))]);
-        window.Plotly.restyle(plot, { selectedpoints: [null] });
-      });
+    canvas.style.visibility = "visible";
+    overview.style.visibility = "visible";
+    const levels = Math.max(1, data.max_depth + 1);
+    rowPx = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor((room - AXIS_PX) / levels)));
+    const H = Math.max(room, AXIS_PX + levels * rowPx);
+    const g = sizeCanvas(canvas, W, H);
+    g.clearRect(0, 0, W, H);
+    const [a, b] = current();
+    const scale = W / (b - a || 1);
+    drawAxis(g, W, H, a, b);
+    if (ctx.window) {
+      const x0 = (ctx.window[0] - a) * scale;
+      const x1 = (ctx.window[1] - a) * scale;
+      g.fillStyle = "rgba(76,154,255,0.10)";
+      g.fillRect(x0, AXIS_PX, x1 - x0, H - AXIS_PX);
+      g.strokeStyle = "#4c9aff";
+      g.lineWidth = 1;
+      g.strokeRect(x0 + 0.5, AXIS_PX + 0.5, x1 - x0 - 1, H - AXIS_PX - 1);
     }
+    g.font = rowPx >= 34 ? FONT.replace("12px", "13px") : FONT;
+    g.textBaseline = "middle";
+    const charPx = g.measureText("abcdefghijklmnopqrstuvwxyz").width / 26;
+    rects = [];
+    const n = data.start_us.length;
+    for (let i = 0; i < n; i++) {
+      const x = (data.start_us[i] - a) * scale;
+      const w = Math.max(1, data.dur_us[i] * scale);
+      if (x > W || x + w < 0) continue;
+      const y = AXIS_PX + data.depth[i] * rowPx;
+      const name = data.names[data.frame[i]];
+      const fid = data.fids ? data.fids[data.frame[i]] : -1;
+      const merged = data.count[i] > 1;
+      const fill = selectedFid !== null && fid !== selectedFid ? DIM : nameColor(name);
+      g.fillStyle = fill;
+      g.globalAlpha = merged ? 0.8 : 1;
+      const cx = Math.max(0, x);
+      const cw = Math.min(W, x + w) - cx;
+      g.fillRect(cx, y, Math.max(1, cw - (cw > 3 ? 1 : 0)), rowPx - 1);
+      g.globalAlpha = 1;
+      let text = "";
+      if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
+        text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
+        if (text) {
+          g.fillStyle = fill === DIM ? "#8b95a3" : "#15181d";
+          g.fillText(text, cx + 4, y + rowPx / 2);
+        }
+      }
+      rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i] });
+    }
+    const shown = b - a;
+    info.textContent = `${fmtInt(data.records)} calls in view · ${fmtTime(shown)} of ${fmtTime(range[1] - range[0])}` +
+      (n < data.records ? ` · narrow calls merged into ${fmtInt(n)} boxes` : "");
   }
+
+  function niceStep(span, px) {
+    const target = span / Math.max(2, px / 110);
+    const p = 10 ** Math.floor(Math.log10(target));
+    for (const m of [1, 2, 5, 10]) if (m * p >= target) return m * p;
+    return 10 * p;
+  }
+
+  function axisLabel(t, step) {
+    const [unit, div] = step >= 1e5 ? ["s", 1e6] : step >= 100 ? ["ms", 1e3] : ["µs", 1];
+    const decimals = Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9));
+    return `${(t / div).toFixed(Math.min(decimals, 6))} ${unit}`;
+  }
+
+  function drawAxis(g, W, H, a, b) {
+    g.fillStyle = "#12161b";
+    g.fillRect(0, 0, W, AXIS_PX);
+    const origin = range ? range[0] : a;
+    const step = niceStep(b - a, W);
+    const first = Math.ceil((a - origin) / step) * step;
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    g.strokeStyle = "#272e38";
+    g.fillStyle = "#8b95a3";
+    g.lineWidth = 1;
+    for (let t = first; t <= b - origin; t += step) {
+      const x = Math.round((t + origin - a) * (W / (b - a))) + 0.5;
+      g.beginPath();
+      g.moveTo(x, AXIS_PX - 6);
+      g.lineTo(x, H);
+      g.stroke();
+      g.fillText(axisLabel(t, step), x + 3, AXIS_PX / 2);
+    }
+    g.strokeStyle = "#323a46";
+    g.beginPath();
+    g.moveTo(0, AXIS_PX - 0.5);
+    g.lineTo(W, AXIS_PX - 0.5);
+    g.stroke();
+  }
+
+  function drawOverview() {
+    if (ctx.view !== "timeline") return;
+    const W = overview.clientWidth;
+    const H = 40;
+    const g = sizeCanvas(overview, W, H);
+    g.fillStyle = "#12161b";
+    g.fillRect(0, 0, W, H);
+    if (!whole || whole.empty || !range) return;
+    const levels = Math.max(1, whole.max_depth + 1);
+    const row = (H - 4) / levels;
+    const scale = W / (range[1] - range[0] || 1);
+    for (let i = 0; i < whole.start_us.length; i++) {
+      g.fillStyle = nameColor(whole.names[whole.frame[i]]);
+      g.fillRect((whole.start_us[i] - range[0]) * scale, 2 + whole.depth[i] * row,
+        Math.max(1, whole.dur_us[i] * scale), Math.max(1, row - 0.5));
+    }
+    const [a, b] = current();
+    const x0 = (a - range[0]) * scale;
+    const x1 = (b - range[0]) * scale;
+    g.fillStyle = "rgba(15,18,22,0.62)";
+    g.fillRect(0, 0, x0, H);
+    g.fillRect(x1, 0, W - x1, H);
+    g.strokeStyle = "#4c9aff";
+    g.lineWidth = 1.5;
+    g.strokeRect(x0 + 0.75, 0.75, Math.max(2, x1 - x0 - 1.5), H - 1.5);
+  }
+
+  // ---------------------------------------------------------------- details panel
+
+  function hit(x, y) {
+    for (let k = rects.length - 1; k >= 0; k--) {
+      const r = rects[k];
+      if (x >= r.x - 1 && x < r.x + Math.max(r.w, 2) + 1 && y >= r.y && y < r.y + r.h + 1) return r;
+    }
+    return null;
+  }
+
+  async function showDetails(r) {
+    const start = data.start_us[r.i];
+    const dur = data.dur_us[r.i];
+    const origin = range ? range[0] : 0;
+    if (r.count > 1) {
+      details.hidden = false;
+      details.innerHTML = `<header><b>${esc(plural(r.count, "call"))} merged</b>` +
+        '<button type="button" class="x" aria-label="Close details">&times;</button></header>' +
+        `<dl class="kv"><dt>Longest</dt><dd title="${esc(r.name)}">${esc(shortName(r.name))}</dd>` +
+        `<dt>From</dt><dd>${esc(fmtTime(start - origin))}</dd><dt>Span</dt><dd>${esc(fmtTime(dur))}</dd>` +
+        `<dt>Depth</dt><dd>${r.depth}</dd></dl>` +
+        '<button type="button" class="btn small secondary" id="tl-zoom-merged">Zoom to these calls</button>';
+      $("tl-zoom-merged").addEventListener("click", () => setView(start - dur * 0.1, start + dur * 1.1));
+      api.details = { merged: r.count };
+      return;
+    }
+    const d = await ctx.run(() => ctx.api.getJSON("/api/call", { depth: r.depth, t: start + dur / 2 }));
+    if (!d) return;
+    details.hidden = false;
+    const where = d.file ? (d.line ? `${d.file}:${d.line}` : d.file) : "—";
+    const path = [...d.path, d.name];
+    details.innerHTML = `<header><b title="${esc(d.name)}">${esc(shortName(d.name))}</b>` +
+      '<button type="button" class="x" aria-label="Close details">&times;</button></header>' +
+      `<div class="full muted">${esc(d.name)}</div>` +
+      `<dl class="kv"><dt>File</dt><dd title="${esc(where)}">${esc(where)}</dd>` +
+      `<dt>Start</dt><dd>${esc(fmtTime(d.since_start_us))}</dd>` +
+      `<dt>Duration</dt><dd>${esc(fmtTime(d.dur_us))}</dd>` +
+      `<dt>Self</dt><dd>${esc(fmtTime(d.self_us))}</dd>` +
+      `<dt>Depth</dt><dd>${d.depth}</dd></dl>` +
+      `<div class="path-title muted">Call path</div><ol class="callpath">` +
+      path.map((p, k) => `<li style="padding-left:${k * 8}px" title="${esc(p)}">${esc(shortName(p))}</li>`).join("") +
+      "</ol>";
+    api.details = d;
+  }
+  details.addEventListener("click", (ev) => {
+    if (ev.target.closest("button.x")) { details.hidden = true; api.details = null; }
+  });
+
+  // ---------------------------------------------------------------- mouse and keys
+
+  let drag = null;
+  const band = $("timeline-band");
+  canvas.addEventListener("mousedown", (ev) => {
+    if (ev.button !== 0) return;
+    const rect = canvas.getBoundingClientRect();
+    drag = { x: ev.clientX - rect.left, y: ev.clientY - rect.top, moved: false, view: current() };
+    ev.preventDefault();
+  });
+  window.addEventListener("mousemove", (ev) => {
+    const rect = canvas.getBoundingClientRect();
+    mouseX = ev.clientX - rect.left;
+    if (!drag) return;
+    const x = mouseX;
+    if (Math.abs(x - drag.x) > 3) drag.moved = true;
+    if (!drag.moved) return;
+    const W = area.clientWidth;
+    if (mode === "pan") {
+      const [a, b] = drag.view;
+      const dt = ((x - drag.x) / W) * (b - a);
+      setView(a - dt, b - dt);
+    } else {
+      const lo = Math.max(0, Math.min(drag.x, x));
+      const hi = Math.min(W, Math.max(drag.x, x));
+      band.hidden = false;
+      band.style.left = `${lo}px`;
+      band.style.width = `${hi - lo}px`;
+      band.classList.toggle("select", mode === "select");
+    }
+  });
+  window.addEventListener("mouseup", (ev) => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    band.hidden = true;
+    const rect = canvas.getBoundingClientRect();
+    const x = ev.clientX - rect.left;
+    if (!d.moved) {
+      const r = hit(x, ev.clientY - rect.top);
+      if (r) showDetails(r);
+      return;
+    }
+    if (mode === "pan") return;
+    const [a, b] = d.view;
+    const W = area.clientWidth;
+    const t0 = a + (Math.max(0, Math.min(d.x, x)) / W) * (b - a);
+    const t1 = a + (Math.min(W, Math.max(d.x, x)) / W) * (b - a);
+    if (t1 - t0 <= 0) return;
+    if (mode === "select") { ctx.setWindow([t0, t1]); draw(); } else setView(t0, t1);
+  });
+  canvas.addEventListener("wheel", (ev) => {
+    if (!range) return;
+    ev.preventDefault();
+    const [a, b] = current();
+    const W = area.clientWidth;
+    const rect = canvas.getBoundingClientRect();
+    const at = a + ((ev.clientX - rect.left) / W) * (b - a);
+    const dx = ev.shiftKey ? ev.deltaY : ev.deltaX;
+    if (Math.abs(dx) > Math.abs(ev.shiftKey ? 0 : ev.deltaY)) {
+      const dt = (dx / W) * (b - a);
+      setView(a + dt, b + dt);
+      return;
+    }
+    // Perfetto-like: a notch (~100 px of delta) zooms by about a fifth.
+    const f = Math.exp(Math.max(-2, Math.min(2, ev.deltaY * 0.0022)));
+    setView(at - (at - a) * f, at + (b - at) * f);
+  }, { passive: false });
+  canvas.addEventListener("mousemove", (ev) => {
+    const rect = canvas.getBoundingClientRect();
+    const r = hit(ev.clientX - rect.left, ev.clientY - rect.top);
+    canvas.style.cursor = mode === "pan" ? "grab" : r ? "pointer" : "crosshair";
+    canvas.title = r ? (r.count > 1 ? `${plural(r.count, "call")} merged; longest: ${r.name}` : `${r.name} · ${fmtTime(data.dur_us[r.i])}`) : "";
+  });
+
+  document.addEventListener("keydown", (ev) => {
+    if (ctx.view !== "timeline" || !range) return;
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement || ev.ctrlKey || ev.metaKey) return;
+    const key = ev.key.toLowerCase();
+    if (!"wasd".includes(key) || key.length !== 1) return;
+    ev.preventDefault();
+    const [a, b] = current();
+    const W = area.clientWidth;
+    const at = mouseX !== null && mouseX >= 0 && mouseX <= W ? a + (mouseX / W) * (b - a) : (a + b) / 2;
+    if (key === "w" || key === "s") {
+      const f = key === "w" ? 0.8 : 1.25;
+      setView(at - (at - a) * f, at + (b - at) * f);
+    } else {
+      const dt = (key === "a" ? -0.15 : 0.15) * (b - a);
+      setView(a + dt, b + dt);
+    }
+  });
+
+  // The overview strip: click or drag to move the visible range there.
+  let ovDrag = false;
+  function ovMove(ev) {
+    if (!range) return;
+    const rect = overview.getBoundingClientRect();
+    const t = range[0] + ((ev.clientX - rect.left) / rect.width) * (range[1] - range[0]);
+    const [a, b] = current();
+    setView(t - (b - a) / 2, t + (b - a) / 2);
+  }
+  overview.addEventListener("mousedown", (ev) => { ovDrag = true; ovMove(ev); });
+  window.addEventListener("mousemove", (ev) => { if (ovDrag) ovMove(ev); });
+  window.addEventListener("mouseup", () => { ovDrag = false; });
 
   for (const btn of document.querySelectorAll("#view-timeline [data-mode]")) {
     btn.addEventListener("click", () => {
       mode = btn.dataset.mode;
       for (const b of document.querySelectorAll("#view-timeline [data-mode]")) b.classList.toggle("on", b === btn);
-      if (drawn) window.Plotly.relayout(plot, { dragmode: mode });
     });
   }
-  document.getElementById("timeline-fit").addEventListener("click", () => { view = null; fetchAndDraw(); });
-  document.getElementById("timeline-filter").addEventListener("click", () => {
-    const range = view || ctx.state?.range;
-    if (range) ctx.setWindow([range[0], range[1]]);
+  $("timeline-fit").addEventListener("click", () => { view = null; draw(); drawOverview(); fetchAndDraw(); });
+  $("timeline-filter").addEventListener("click", () => {
+    const r = view || range;
+    if (r) ctx.setWindow([r[0], r[1]]);
   });
 
-  ctx.on("window", () => { if (ctx.view === "timeline") fetchAndDraw(); else stale = true; });
+  ctx.on("window", () => { if (ctx.view === "timeline") draw(); else stale = true; });
+  ctx.on("select-function", (sel) => { selectedFid = sel ? sel.fid : null; draw(); });
   // While live, follow the data at most twice a second.
-  const follow = throttle(() => { if (ctx.view === "timeline") fetchAndDraw(); }, 500);
+  const follow = throttle(() => {
+    if (ctx.view === "timeline") { fetchAndDraw(); fetchOverview(); }
+  }, 500);
   ctx.on("version", () => {
     stale = true;
     if (ctx.view === "timeline") follow();
   });
-  ctx.on("capture-start", () => { view = null; });
+  ctx.on("capture-start", () => { view = null; whole = null; details.hidden = true; });
 
-  // Window, banner or sidebar changes resize the panel: refit the rows to it.
-  let lastRoom = 0;
+  let lastSize = "";
   new ResizeObserver(() => {
-    const room = plot.parentElement.clientHeight;
-    if (room === lastRoom || !room || !drawn || !last || last.empty) return;
-    lastRoom = room;
-    fitHeight(last);
-    // Resize to the div (not relayout with a height, which would pin the old width too).
-    window.Plotly.Plots.resize(plot);
-  }).observe(plot.parentElement);
+    const size = `${area.clientWidth}x${area.clientHeight}`;
+    if (size === lastSize || ctx.view !== "timeline") return;
+    const widthChanged = !lastSize.startsWith(`${area.clientWidth}x`);
+    lastSize = size;
+    draw();
+    drawOverview();
+    if (widthChanged) { fetchSoon(); fetchOverview(); }
+  }).observe(area);
 
   return {
     show() {
-      if (stale || !drawn) fetchAndDraw();
-      else window.Plotly.Plots.resize(plot);
+      const widthNow = Math.max(200, Math.round(area.clientWidth || 1000));
+      if (stale || !data || (data.width_px && data.width_px !== widthNow)) { fetchAndDraw(); fetchOverview(); }
+      else { draw(); drawOverview(); }
     },
   };
 }

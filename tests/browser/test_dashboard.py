@@ -30,8 +30,8 @@ TOTAL_CALLS = (
 def flame_shows_names(page: Page, names: list[str], timeout: float = 5000) -> None:
     page.wait_for_function(
         """(names) => {
-            const cells = [...document.querySelectorAll('#flame-plot text')];
-            const shown = new Set(cells.map(t => t.textContent.trim()));
+            const rects = (window.mcuprof.flame && window.mcuprof.flame.rects) || [];
+            const shown = new Set(rects.map(r => r.text.replace(/…$/, '')));
             return names.some(n => shown.has(n) || shown.has(n.split('(')[0]));
         }""",
         arg=names,
@@ -40,29 +40,36 @@ def flame_shows_names(page: Page, names: list[str], timeout: float = 5000) -> No
 
 
 FLAME_GEOMETRY = """() => {
-    const area = document.getElementById('flame-area').getBoundingClientRect();
-    const plot = document.getElementById('flame-plot').getBoundingClientRect();
-    const rows = [...document.querySelectorAll('#flame-plot g.slice path.surface')]
-        .map(p => p.getBBox().height);
-    return {area: area.height, areaBottom: area.bottom, plot: plot.height,
-            plotBottom: plot.bottom, row: Math.max(...rows), minRow: Math.min(...rows)};
+    const area = document.getElementById('flame-area');
+    const box = area.getBoundingClientRect();
+    const canvas = document.getElementById('flame-plot').getBoundingClientRect();
+    const rects = window.mcuprof.flame.rects;
+    return {area: area.clientHeight, canvas: canvas.height, top: canvas.top - box.top,
+            row: window.mcuprof.flame.rowPx, rows: new Set(rects.map(r => r.y)).size,
+            wide: rects.filter(r => r.w >= 60).length,
+            unlabelled: rects.filter(r => r.w >= 60 && !r.text).map(r => r.name)};
 }"""
 
 TIMELINE_GEOMETRY = """() => {
-    const plot = document.getElementById('timeline-plot');
-    const view = document.getElementById('view-timeline');
-    const range = plot.layout.yaxis.range;
-    return {room: view.clientHeight - plot.offsetTop, plot: plot.clientHeight,
-            levels: Math.round(range[0] - range[1])};
+    const area = document.getElementById('timeline-area');
+    const canvas = document.getElementById('timeline-plot');
+    const rects = window.mcuprof.timeline.rects();
+    return {room: area.clientHeight, plot: canvas.clientHeight,
+            row: window.mcuprof.timeline.rowPx(), boxes: rects.length,
+            levels: new Set(rects.map(r => r.depth)).size,
+            labelled: rects.filter(r => r.text).length};
 }"""
+
+TIMELINE_DRAWN = "() => window.mcuprof.timeline && window.mcuprof.timeline.rects().length > 0"
 
 
 def assert_flame_fills_panel(page: Page) -> None:
-    """Rows grow with the panel up to a cap, and the root stays at the bottom."""
+    """Rows grow with the panel up to a cap; every frame 60 px wide or more has a label."""
     geo = page.evaluate(FLAME_GEOMETRY)
-    assert geo["minRow"] >= 17.5, geo  # labels stay readable
-    assert geo["plot"] >= 0.8 * geo["area"] or geo["row"] >= 40, geo  # cap: 44 px
-    assert abs(geo["plotBottom"] - geo["areaBottom"]) <= 2, geo
+    assert geo["row"] >= 18, geo  # labels stay readable
+    assert geo["canvas"] >= geo["area"] - 1, geo
+    assert geo["rows"] * geo["row"] >= 0.8 * geo["area"] or geo["row"] >= 40, geo
+    assert geo["wide"] > 0 and geo["unlabelled"] == [], geo
 
 
 def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) -> None:
@@ -88,12 +95,13 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     assert_flame_fills_panel(pg)
 
     pg.get_by_role("tab", name="Timeline").click()
-    expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
+    pg.wait_for_function(TIMELINE_DRAWN)
     expect(pg.locator("#timeline-info")).to_contain_text("calls in view")
     shot(pg, "03-timeline")
     geo = pg.evaluate(TIMELINE_GEOMETRY)
-    # The chart fills the panel unless a shallow capture has reached the row-height cap.
-    assert geo["plot"] >= 0.85 * geo["room"] or (geo["plot"] - 44) / geo["levels"] >= 60, geo
+    # The chart fills the panel; the rows grow with it up to a cap.
+    assert geo["plot"] >= geo["room"] - 1, geo
+    assert geo["levels"] * geo["row"] + 24 >= 0.85 * geo["room"] or geo["row"] >= 40, geo
 
     pg.get_by_role("tab", name="Functions").click()
     rows = pg.locator("#functions-table tbody tr")
@@ -244,19 +252,35 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     pg.get_by_role("button", name="Stop", exact=True).click()
     expect(pg.locator("#h-state")).to_have_text("ready")
 
-    # Click zoom: clicking a frame makes it the icicle's visible root.
-    cell = pg.locator("#flame-plot g.slice").nth(2)
-    cell.click()
-    pg.wait_for_timeout(800)
-    # Once Plotly has zoomed, the subtree's rows are refitted to the cap (or to the panel).
-    pg.wait_for_function(f"() => ({FLAME_GEOMETRY})().row <= 44.5")
+    # Click zoom: the clicked frame spans the width, its ancestors stay drawn above it,
+    # the path bar names them and Esc goes back.
+    target = pg.evaluate(
+        "() => window.mcuprof.flame.rects.filter(r => r.y > 0 && r.w > 20 && r.w < 600)"
+        ".sort((a, b) => b.y - a.y)[0]"
+    )
+    box = pg.locator("#flame-plot").bounding_box()
+    assert box is not None
+    pg.mouse.click(box["x"] + target["x"] + target["w"] / 2, box["y"] + target["y"] + 5)
+    pg.wait_for_function("(i) => window.mcuprof.flame.focus === i", arg=target["i"], timeout=2000)
+    zoomed = pg.evaluate("(i) => window.mcuprof.flame.rects.find(r => r.i === i)", arg=target["i"])
+    width = pg.evaluate("document.getElementById('flame-plot').clientWidth")
+    assert zoomed["x"] == 0 and abs(zoomed["w"] - width) < 1
+    ancestors = pg.evaluate(
+        "(y) => window.mcuprof.flame.rects.filter(r => r.y < y)", arg=zoomed["y"]
+    )
+    row = pg.evaluate("window.mcuprof.flame.rowPx")
+    assert len({a["y"] for a in ancestors}) == round(zoomed["y"] / row) >= 1
+    expect(pg.locator("#flame-path")).to_be_visible()
+    expect(pg.locator("#flame-path button[aria-current]")).to_have_count(1)
     shot(pg, "14-flame-zoomed")
     assert_flame_fills_panel(pg)
+    pg.keyboard.press("Escape")
+    pg.wait_for_function("() => window.mcuprof.flame.focus === 0", timeout=2000)
 
     pg.get_by_role("tab", name="Timeline").click()
-    expect(pg.locator("#timeline-plot .barlayer .point").first).to_be_attached()
+    pg.wait_for_function(TIMELINE_DRAWN)
     pg.get_by_role("button", name="Select range").click()
-    box = pg.locator("#timeline-plot .nsewdrag").bounding_box()
+    box = pg.locator("#timeline-plot").bounding_box()
     assert box is not None
     y = box["y"] + box["height"] / 2
     pg.mouse.move(box["x"] + box["width"] * 0.3, y)

@@ -245,7 +245,12 @@ def test_import_decodes_metadata_and_stats(tmp_path, make_capture, meta):
 
 def test_user_errors_are_one_line(tmp_path):
     store = open_store(tmp_path / "ok")
-    info = store.import_capture("x", b"")
+    for junk in (b"", b"# README\n" * 40, bytes(range(256)) * 8):
+        with pytest.raises(UserError, match="no valid packet") as caught:
+            store.import_capture("junk", junk)
+        assert "\n" not in str(caught.value)
+    assert store.list() == []  # refused imports leave nothing behind
+    info = store.create("x", None, None).finish()
     for bad in ("", "   ", "n" * 201):
         with pytest.raises(UserError):
             store.rename(info.id, bad)

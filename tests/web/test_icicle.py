@@ -99,8 +99,10 @@ def test_same_named_siblings_get_distinct_ids() -> None:
     assert len(set(payload["ids"])) == 3
 
 
-def test_short_labels_drop_parameter_lists() -> None:
-    assert short_label("int app::clamp<int>(int, int, int)") == "int app::clamp<int>"
+def test_short_labels_drop_parameter_lists_and_return_types() -> None:
+    assert short_label("int app::clamp<int>(int, int, int)") == "app::clamp<int>"
+    assert short_label("std::pair<int, int> ns::f(int) const") == "ns::f"
+    assert short_label("operator new(unsigned int)") == "operator new"
     assert short_label("app::Pid::Pid(long, long)") == "app::Pid::Pid"
     assert short_label("main") == "main"
     assert short_label("0x08000123") == "0x08000123"

@@ -70,6 +70,7 @@ def test_tick_builds_one_json_update_and_skips_when_idle(live: LiveSession) -> N
     recs["entry_time"] = np.arange(10) * 100
     recs["duration"] = 50
     live.on_records(recs)
+    live._next_icicle_at = 0.0  # the icicle's CPU budget is timed; here it is due now
     msg = json.loads(live.tick(True))
     assert msg["icicle"]["nodes"] >= 2 and msg["recv_ts"] > 0
     live.on_client_message(json.dumps({"type": "drawn", "recv_ts": msg["recv_ts"], "frame_ms": 7}))

@@ -4,18 +4,21 @@ that highlights matches and shows the matched share."""
 
 from __future__ import annotations
 
-import hashlib
 from xml.sax.saxutils import escape, quoteattr
 
+from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window, prune
 from ..profile.aggregate import folded_ticks
 
-WIDTH = 1200
-ROW = 16
-TOP = 64
-BOTTOM = 28
+# The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
+# top, and the page's colour per function (names.name_colour).
+WIDTH = 1600
+ROW = 20
+TOP = 84
+BOTTOM = 30
 PAD = 10
-CHAR_PX = 7.0
+CHAR_PX = 6.8
+ROOT_COLOUR = "#3b4350"
 
 
 def _tree(profile: Profile, window: Window) -> TreeNode:
@@ -41,16 +44,16 @@ def _clean(name: str) -> str:
     return "".join(c if c >= " " or c in "\t" else "?" for c in name)
 
 
-def _colour(name: str) -> str:
-    h = hashlib.blake2s(name.encode("utf-8"), digest_size=3).digest()
-    return f"rgb({205 + h[0] % 50},{80 + h[1] % 130},{h[2] % 60})"
+def _colour(name: str, depth: int) -> str:
+    return ROOT_COLOUR if depth == 0 else name_colour(name)
 
 
 def _fit(name: str, width_px: float) -> str:
-    n = int((width_px - 6) / CHAR_PX)
+    """As the page: a frame with room for three characters shows its name, cut with "…"."""
+    n = int((width_px - 8) / CHAR_PX)
     if n < 3:
         return ""
-    return name if len(name) <= n else name[: n - 2] + ".."
+    return name if len(name) <= n else name[: n - 1] + "…"
 
 
 def render(
@@ -58,6 +61,7 @@ def render(
     title: str = "Flame Graph",
     window: Window = None,
     max_nodes: int = 3000,
+    subtitle: str = "",
 ) -> str:
     tree = prune(_tree(profile, window), max_nodes=max_nodes, min_fraction=0.1 / WIDTH)
     total = tree.total_us or 1.0
@@ -73,13 +77,15 @@ def render(
         pct = 100.0 * node.total_us / total
         tip = f"{node.name} ({node.total_us:,.0f} µs, {pct:.2f}%)"
         px = w * inner
+        label = short_label(node.name)
+        light = ' class="light"' if d == 0 else ""
         rows.append(
-            f'<g class="f" data-n={quoteattr(node.name)} data-v="{node.total_us:.3f}" '
-            f'data-x="{x:.9f}" data-w="{w:.9f}" data-d="{d}">'
+            f'<g class="f" data-n={quoteattr(node.name)} data-l={quoteattr(label)} '
+            f'data-v="{node.total_us:.3f}" data-x="{x:.9f}" data-w="{w:.9f}" data-d="{d}">'
             f"<title>{escape(tip)}</title>"
-            f'<rect x="0" y="0" width="0" height="{ROW - 1}" rx="2" ry="2" '
-            f'fill="{_colour(node.name)}"/>'
-            f"<text>{escape(_fit(node.name, px))}</text></g>"
+            f'<rect x="0" y="0" width="0" height="{ROW - 1}" '
+            f'fill="{_colour(node.name, d)}"/>'
+            f"<text{light}>{escape(_fit(label, px))}</text></g>"
         )
         cx = x
         kids = []
@@ -92,7 +98,7 @@ def render(
         width=WIDTH,
         height=height,
         title=escape(title),
-        mid=WIDTH / 2,
+        subtitle=escape(subtitle),
         frames="\n".join(rows),
         row=ROW,
         top=TOP,
@@ -101,29 +107,39 @@ def render(
         depth_max=depth_max,
         total=f"{tree.total_us:.3f}",
         search_x=WIDTH - PAD - 240,
+        char_px=CHAR_PX,
+        top_bar=TOP - 12,
+        pad_matched=PAD + 90,
     )
 
 
 _DOC = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" \
-viewBox="0 0 {width} {height}" font-family="Verdana, sans-serif" font-size="12">
+viewBox="0 0 {width} {height}" font-family="system-ui, -apple-system, 'Segoe UI', \
+sans-serif" font-size="12">
 <style>
-.f text {{ pointer-events: none; fill: #000; font-size: 11px; }}
-.f:hover rect {{ stroke: #000; stroke-width: 0.5; cursor: pointer; }}
-.hl rect {{ fill: rgb(230,0,230) !important; }}
-.faded rect {{ opacity: 0.5; }}
-.btn {{ cursor: pointer; fill: #246; }}
-#search input {{ width: 150px; font-size: 11px; }}
+.f text {{ pointer-events: none; fill: #15181d; font-size: 12px; }}
+.f text.light {{ fill: #d6dbe2; }}
+.f:hover rect {{ stroke: #ffffff; stroke-width: 1; cursor: pointer; }}
+.hl rect {{ stroke: #ffffff; stroke-width: 1.5; }}
+.dim rect {{ fill: #2a3039 !important; }}
+.faded rect {{ opacity: 0.72; }}
+.btn {{ cursor: pointer; fill: #4c9aff; }}
+.muted {{ fill: #8b95a3; }}
+#search input {{ width: 200px; font-size: 12px; background: #0f1216; color: #d6dbe2;
+  border: 1px solid #323a46; border-radius: 6px; padding: 3px 6px; }}
 </style>
-<rect x="0" y="0" width="100%" height="100%" fill="#f8f8f0"/>
-<text x="{mid}" y="20" text-anchor="middle" font-size="16">{title}</text>
-<text id="reset" class="btn" x="{pad}" y="40" visibility="hidden">Reset Zoom</text>
-<text id="matched" x="{pad}" y="56"></text>
-<foreignObject id="search" x="{search_x}" y="26" width="240" height="28">
+<rect x="0" y="0" width="100%" height="100%" fill="#161a20"/>
+<rect x="0" y="0" width="100%" height="{top_bar}" fill="#0f1216"/>
+<text x="{pad}" y="24" font-size="16" font-weight="600" fill="#e6e9ee">{title}</text>
+<text x="{pad}" y="44" class="muted" font-size="12.5">{subtitle}</text>
+<text id="reset" class="btn" x="{pad}" y="66" visibility="hidden">Reset zoom</text>
+<text id="matched" class="muted" x="{pad_matched}" y="66"></text>
+<foreignObject id="search" x="{search_x}" y="12" width="240" height="32">
 <div xmlns="http://www.w3.org/1999/xhtml"><input id="q" type="search" \
 placeholder="Search (regex)" aria-label="search frames"/></div>
 </foreignObject>
-<text id="details" x="{pad}" y="{bottom_y}"> </text>
+<text id="details" class="muted" x="{pad}" y="{bottom_y}"> </text>
 <g id="frames" data-total="{total}" data-top="{top}" data-row="{row}" data-pad="{pad}" \
 data-depth="{depth_max}">
 {frames}
@@ -144,18 +160,18 @@ data-depth="{depth_max}">
   var input = document.getElementById("q");
   function num(g, k) {{ return parseFloat(g.getAttribute("data-" + k)); }}
   function fit(name, px) {{
-    var n = Math.floor((px - 6) / 7);
+    var n = Math.floor((px - 8) / {char_px});
     if (n < 3) return "";
-    return name.length <= n ? name : name.slice(0, n - 2) + "..";
+    return name.length <= n ? name : name.slice(0, n - 1) + "\u2026";
   }}
   function place(g, x, w) {{
     var r = g.getElementsByTagName("rect")[0], t = g.getElementsByTagName("text")[0];
-    var y = top + (depthMax - num(g, "d")) * row;
+    var y = top + num(g, "d") * row;
     var px = Math.max(w * width, 0);
     r.setAttribute("x", pad + x * width); r.setAttribute("y", y);
     r.setAttribute("width", px);
-    t.setAttribute("x", pad + x * width + 3); t.setAttribute("y", y + row - 4);
-    t.textContent = fit(g.getAttribute("data-n"), px);
+    t.setAttribute("x", pad + x * width + 4); t.setAttribute("y", y + row - 6);
+    t.textContent = fit(g.getAttribute("data-l"), px);
   }}
   function zoom(target) {{
     var x0 = num(target, "x"), w0 = num(target, "w"), d0 = num(target, "d");
@@ -188,6 +204,7 @@ data-depth="{depth_max}">
       var hit = !!term && (re ? re.test(g.getAttribute("data-n"))
                               : g.getAttribute("data-n").indexOf(term) >= 0);
       g.classList.toggle("hl", hit);
+      g.classList.toggle("dim", !!term && !hit && num(g, "d") > 0);
       if (hit) spans.push([num(g, "x"), num(g, "x") + num(g, "w")]);
     }});
     // Matched share: union of matched spans, so nested matches are not counted twice.

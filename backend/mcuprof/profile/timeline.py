@@ -16,7 +16,7 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
 
     Calls at least one pixel wide come back one by one. Narrower calls of one depth
     row are merged per pixel column into one rectangle spanning them, with ``count`` > 1
-    and the name of the first; so the answer stays O(width x depth) for any capture.
+    and the name of the longest; so the answer stays O(width x depth) for any capture.
     Columns: depth, start_us, dur_us, frame (index into ``names``), count.
     """
     if t1_us < t0_us:
@@ -59,7 +59,11 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
             starts = np.flatnonzero(np.diff(column, prepend=column[0] - 1))
             counts = np.diff(np.append(starts, len(ne)))
             ends = np.maximum.reduceat(nx, starts)
-            _put(cols, d, ne[starts], ends, frame_of[addr[narrow[starts]]], counts)
+            # Each merged box is named after its longest call, so zoomed out the
+            # dominant function keeps its colour.
+            order = np.lexsort((-dur[narrow], column))
+            longest = order[np.flatnonzero(np.diff(column[order], prepend=column[0] - 1))]
+            _put(cols, d, ne[starts], ends, frame_of[addr[narrow[longest]]], counts)
     cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
     frames = cat["frame"].astype(np.int64)
     used, idx = np.unique(frames, return_inverse=True)
@@ -72,6 +76,7 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
         "width_px": width,
         "records": total,
         "names": names,
+        "fids": used.tolist(),
         "depth": cat["depth"].astype(np.int64).tolist(),
         "start_us": (start * to_us).tolist(),
         "dur_us": ((cat["end"] - start) * to_us).tolist(),

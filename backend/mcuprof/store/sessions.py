@@ -365,6 +365,12 @@ class SessionStore:
                 span.feed(decoder.feed(chunk))
                 writer.append(chunk)
             span.feed(decoder.close())
+            if not sum(decoder.stats.packets.values()):
+                # Random bytes or a README are not a capture: refuse, store nothing.
+                raise UserError(
+                    f"{name}: not a MiniProfiler capture: no valid packet in "
+                    f"{decoder.stats.bytes:,} bytes; nothing was stored"
+                )
             if span.metadata is not None:
                 writer.set_metadata(span.metadata)
         except BaseException:

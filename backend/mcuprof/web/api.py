@@ -144,9 +144,23 @@ async def flame(
     settings: SettingsDep,
     window: WindowDep,
     max_nodes: Annotated[int | None, Query(ge=10, le=20000)] = None,
+    mode: Annotated[str, Query(pattern="^(top-down|bottom-up)$")] = "top-down",
 ) -> dict[str, Any]:
     budget = max_nodes or settings.icicle_max_nodes
-    return await asyncio.to_thread(_query, live, views.icicle, window, budget)
+    return await asyncio.to_thread(_query, live, views.icicle, window, budget, mode)
+
+
+@router.get("/sandwich")
+async def sandwich(
+    live: LiveDep,
+    settings: SettingsDep,
+    window: WindowDep,
+    fid: Annotated[int, Query(ge=-1, le=10_000_000)],
+) -> dict[str, Any]:
+    """One function's callers and callees, each merged into one flame graph."""
+    return await asyncio.to_thread(
+        _query, live, views.sandwich, window, fid, settings.icicle_max_nodes
+    )
 
 
 @router.get("/functions")
@@ -174,6 +188,16 @@ async def timeline(
     width: Annotated[int, Query(ge=10, le=10000)] = 1200,
 ) -> dict[str, Any]:
     return await asyncio.to_thread(_query, live, views.timeline, t0, t1, width)
+
+
+@router.get("/call")
+async def call(
+    live: LiveDep,
+    depth: Annotated[int, Query(ge=0, le=100_000)],
+    t: Annotated[float, Query(allow_inf_nan=False)],
+) -> dict[str, Any]:
+    """The timeline's details panel: the call at ``depth`` running at time ``t`` (µs)."""
+    return await asyncio.to_thread(_query, live, views.call_details, depth, t)
 
 
 @router.get("/metrics")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
@@ -12,9 +13,9 @@ from fastapi.responses import Response
 
 from ..errors import UserError
 from ..export import render as render_format
+from ..export import svg
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
-from .static import plotly_js_path
 
 router = APIRouter(prefix="/api/export")
 
@@ -45,11 +46,41 @@ def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: 
         live.ingest()
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
-        if fmt == "html":
+        if fmt in ("html", "svg"):
             payload = views.icicle(live.profile, window, max_nodes)
-            title = f"mcuprof flame graph — {live.file_stem()}"
-            return standalone_html(payload, title)
+            title, subtitle = export_title(live, payload)
+            if fmt == "svg":
+                return svg.render(live.profile, title=title, window=window, subtitle=subtitle)
+            return standalone_html(payload, title, subtitle)
         return render_format(fmt, live.profile, window)
+
+
+def _fmt_us(us: float) -> str:
+    """Three significant digits and a unit, as the page's fmtTime."""
+    for scale, unit in ((1e6, "s"), (1e3, "ms"), (1.0, "µs")):
+        if abs(us) >= scale or unit == "µs":
+            v = us / scale
+            text = f"{v:.0f}" if abs(v) >= 99.95 else f"{v:.1f}" if abs(v) >= 9.995 else f"{v:.2f}"
+            return f"{text} {unit}"
+    return f"{us:.2f} µs"
+
+
+def export_title(live: Any, payload: dict[str, Any]) -> tuple[str, str]:
+    """Title lines of the flame exports: firmware version, capture time, window, total."""
+    meta = live.metadata
+    version = meta.fw_version if meta is not None and meta.fw_version else "unknown"
+    when = live.capture_started
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)) if when is not None else "—"
+    window = payload.get("window")
+    if window:
+        t0 = live.profile.t0_us
+        scope = f"window {_fmt_us(window[0] - t0)} – {_fmt_us(window[1] - t0)}"
+    else:
+        scope = "whole capture"
+    total = f"{_fmt_us(payload.get('profiled_us', payload['total_us']))} profiled"
+    if payload.get("wall_us"):
+        total += f" of {_fmt_us(payload['wall_us'])} wall ({payload['coverage_pct']:.1f}% coverage)"
+    return f"mcuprof flame graph — firmware {version}", f"captured {stamp} · {scope} · {total}"
 
 
 @router.get("/{fmt}")
@@ -75,48 +106,37 @@ async def export(
     return _attachment(body, f"{stem}{suffix}", media)
 
 
-_STANDALONE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>@TITLE@</title>
-<style>
-html, body { margin: 0; height: 100%; background: #161a20; color: #d6dbe2;
-  font: 13px system-ui, sans-serif; }
-h1 { font-size: 14px; font-weight: 600; margin: 0; padding: 8px 12px; }
-#g { height: calc(100% - 36px); }
-</style>
-<script>@PLOTLY@</script></head>
-<body><h1>@TITLE@</h1><div id="g"></div>
-<script>
-const d = @DATA@;
-function color(name, i) {
-  if (i === 0) return "#3b4350";
-  if (name === "other") return "#4a525e";
-  let h = 2166136261;
-  for (let k = 0; k < name.length; k++) { h ^= name.charCodeAt(k); h = Math.imul(h, 16777619); }
-  const u = (h >>> 0) / 4294967295;
-  return `hsl(${8 + Math.round(u * 42)}, 78%, ${46 + Math.round(((h >>> 8) & 0xff) / 255 * 14)}%)`;
-}
-const trace = {
-  type: "icicle", ids: d.ids, labels: d.labels, parents: d.parents, values: d.values,
-  customdata: d.customdata, branchvalues: "total", sort: false, maxdepth: -1,
-  tiling: { orientation: "v", flip: "y", pad: 0 }, pathbar: { visible: false },
-  textinfo: "label", textfont: { size: 11, color: "#111" },
-  marker: { colors: d.names.map(color), line: { width: 0.6, color: "#0f1216" } },
-  hovertemplate: "<b>%{customdata[0]}</b><br>total %{customdata[1]:,.1f} µs"
-    + " · %{customdata[4]:.2f}%<br>self %{customdata[2]:,.1f} µs · calls %{customdata[3]:,}"
-    + "<extra></extra>",
-};
-Plotly.newPlot("g", [trace], { margin: { t: 4, l: 4, r: 4, b: 4 }, paper_bgcolor: "#161a20",
-  font: { color: "#d6dbe2" } }, { displaylogo: false, responsive: true });
-</script></body></html>
-"""
+def _inline_modules() -> str:
+    """The page's own flame component and formatting, as one classic script."""
+    from ..paths import frontend_dir
+
+    js = frontend_dir() / "js"
+    parts = []
+    for name in ("format.js", "flamecanvas.js"):
+        text = (js / name).read_text(encoding="utf-8")
+        lines = [ln for ln in text.splitlines() if not ln.startswith("import ")]
+        parts.append(
+            "\n".join(
+                ln.replace("export ", "", 1) if ln.startswith("export ") else ln for ln in lines
+            )
+        )
+    return "\n".join(parts)
 
 
-def standalone_html(payload: dict[str, Any], title: str) -> str:
-    """One file that opens anywhere, offline: Plotly inlined, the icicle data embedded."""
-    plotly = plotly_js_path().read_text(encoding="utf-8")
+def standalone_html(payload: dict[str, Any], title: str, subtitle: str = "") -> str:
+    """One file that opens anywhere, offline: the dashboard's flame component inlined,
+    the icicle data embedded, a title saying what it shows."""
     data = json.dumps(payload).replace("</", "<\\/")
-    safe_title = title.replace("&", "&amp;").replace("<", "&lt;")
-    # Plotly's source is inserted last so no placeholder inside it is ever replaced.
-    html = _STANDALONE.replace("@TITLE@", safe_title).replace("@DATA@", data)
-    head, tail = html.split("@PLOTLY@", 1)
-    return head + plotly.replace("</script", "<\\/script") + tail
+
+    def safe(text: str) -> str:
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    code = _inline_modules().replace("</script", "<\\/script")
+    from ..paths import frontend_dir
+
+    template = (frontend_dir() / "export.html").read_text(encoding="utf-8")
+    html = template.replace("@TITLE@", safe(title)).replace("@SUB@", safe(subtitle))
+    head, tail = html.split("@CODE@", 1)
+    tail = tail.replace("@DATA@", data)
+    # The modules go in last so no placeholder inside them is ever replaced.
+    return head + code + tail

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..names import short_label
+
 OTHER = "other"
 # Plotly checks that children never exceed their parent; integer values make that exact.
 _UNITS_PER_US = 1000
@@ -31,6 +33,7 @@ class Frame:
     line: int | None = None
     total_units: int = 0  # filled by ``settle``
     key: str = ""  # unique among siblings (static functions may share a name)
+    fid: int = -1  # the profile's frame id: ties a cell to its Functions row
 
 
 def settle(frame: Frame) -> int:
@@ -102,6 +105,7 @@ def icicle_payload(
     values: list[int] = []
     custom: list[Sequence[Any]] = []
     names: list[str] = []
+    fids: list[int] = []
     seen: set[str] = set()
     for index, (frame, parent, value) in enumerate(kept):
         # Ids are hashes of the call path, so a zoomed-in frame keeps its id across updates.
@@ -122,6 +126,7 @@ def icicle_payload(
         values.append(value)
         us = value / _UNITS_PER_US
         pct = 100.0 * value / total if total else 0.0
+        fids.append(-1 if frame is None else frame.fid)
         if frame is None:
             labels.append(OTHER)
             names.append(OTHER)
@@ -138,6 +143,7 @@ def icicle_payload(
         "parents": parents,
         "values": values,
         "names": names,
+        "fids": fids,
         "customdata": custom,
         "total_us": total / _UNITS_PER_US,
         "nodes": len(ids),
@@ -154,27 +160,3 @@ def count_frames(root: Frame) -> int:
         count += 1
         stack.extend(node.children)
     return count
-
-
-def short_label(name: str) -> str:
-    """Drop a C++ parameter list (the last balanced "(...)", maybe followed by
-    qualifiers such as " const"): cells are narrow, the tooltip has the full name."""
-    end = name.rfind(")")
-    if end < 0 or name[end + 1 :].strip() not in (
-        "",
-        "const",
-        "volatile",
-        "const volatile",
-        "&",
-        "&&",
-    ):
-        return name
-    depth = 0
-    for i in range(end, -1, -1):
-        if name[i] == ")":
-            depth += 1
-        elif name[i] == "(":
-            depth -= 1
-            if depth == 0:
-                return name[:i] if i > 0 else name
-    return name

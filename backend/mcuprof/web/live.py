@@ -25,7 +25,7 @@ from ..errors import UserError
 from ..link import DeviceSession, validate_port
 from ..link.simulator import SimOptions
 from ..profile import Profile
-from ..protocol import Metadata, Status, encode_metadata
+from ..protocol import Metadata, ResponseDecoder, Status, encode_metadata
 from ..store import SessionStore
 from ..symbols import SymbolTable, check_build_id
 from . import views
@@ -97,6 +97,11 @@ class LiveSession:
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
+        self.replay_total: int | None = None
+        self._replay_restore: tuple[str, int] | None = None
+        self._replay_ending = False
+        self._received_at_status = 0
+        self._status_at: float | None = None
         self._last_health: str = ""
         self._last_health_at = 0.0
         if self.elf is not None:
@@ -133,6 +138,12 @@ class LiveSession:
         self._pending.append(("records", records, now))
 
     def on_status(self, status: Status) -> None:
+        # What had arrived when the device sent this: records before it in the stream
+        # were decoded first (one reader thread), so this is its own moment's count.
+        session = self.session
+        if session is not None:
+            self._received_at_status = int(session.records_received_since_start)
+        self._status_at = self.clock()
         self.last_status = status
 
     def on_state(self, state: str, reason: str | None) -> None:
@@ -225,10 +236,19 @@ class LiveSession:
         text = options.to_query()
         return SIM_PORT + ("?" + text if text else "")
 
-    def replay(self, factory: Callable[..., DeviceSession], label: str) -> None:
+    def replay(
+        self, factory: Callable[..., DeviceSession], label: str, total: int | None = None
+    ) -> None:
         """Play a stored session into the live views (the store's replay device), without
-        recording it again."""
+        recording it again. With ``total`` (its record count) the replay shows progress
+        and ends by itself, reconnecting the device that was connected before."""
+        if self.port_label is None:
+            self._replay_restore = (
+                (self.port, self.baud) if self.connected and self.port is not None else None
+            )
         self.disconnect()
+        self.replay_total = total
+        self._replay_ending = False
         with self._command_lock:
             self.state = "connecting"
             session = factory(SIM_PORT, self.baud, self)
@@ -251,6 +271,44 @@ class LiveSession:
                 raise
             self.state = session.state
             self._log("info", label)
+
+    def replay_progress(self) -> dict[str, Any] | None:
+        if self.port_label is None or self.session is None:
+            return None
+        received = int(self.session.records_received_since_start)
+        total = self.replay_total
+        return {
+            "label": self.port_label,
+            "received": received,
+            "total": total,
+            "pct": min(100.0, 100.0 * received / total) if total else None,
+        }
+
+    def _replay_done(self) -> bool:
+        progress = self.replay_progress()
+        if progress is None or not progress["total"] or self._replay_ending:
+            return False
+        return bool(progress["received"] >= progress["total"])
+
+    def finish_replay(self) -> None:
+        """The replay has played every record: leave its data in the views and put the
+        connection back as it was before (the device reconnected, ready)."""
+        with self._state_lock:
+            if self._replay_ending:
+                return
+            self._replay_ending = True
+        progress = self.replay_progress()
+        restore, self._replay_restore = self._replay_restore, None
+        self.disconnect()
+        self.port_label = None
+        self.replay_total = None
+        if progress is not None:
+            self._log("info", f"replay finished: {progress['received']:,} records played")
+        if restore is not None:
+            try:
+                self.connect(*restore)
+            except UserError as exc:
+                self._log("error", f"could not reconnect after the replay: {exc}")
 
     def disconnect(self) -> None:
         with self._command_lock:
@@ -276,6 +334,8 @@ class LiveSession:
     def start(self) -> None:
         with self._command_lock:
             session = self._require()
+            if self.port_label is not None:
+                raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
             self._new_profile()
             self._open_capture()
@@ -297,8 +357,12 @@ class LiveSession:
                 self._log("error", f"Stop failed: {exc}")
                 raise
             self.state = session.state
-            self._log("info", f"profiling stopped; {self.profile_records()} records")
-            self._close_capture(interrupted=False)
+            sid = self.capture_id
+            stored = self._close_capture(interrupted=False)
+            if stored is None:
+                self._log("info", f"profiling stopped; {self.profile_records():,} records")
+            else:
+                self._log("info", f"profiling stopped; {stored:,} records stored in session {sid}")
 
     def reset_buffers(self) -> None:
         with self._command_lock:
@@ -349,16 +413,26 @@ class LiveSession:
         self.capture_id = writer.id
         self.capture_started = self.wall()
 
-    def _close_capture(self, interrupted: bool) -> None:
+    def _close_capture(self, interrupted: bool) -> int | None:
+        """Finish the recording. Returns its record count: the records decoded from the
+        stored bytes, the one number the session list, detail, CLI and log all show."""
         writer, self.writer = self.writer, None
         if writer is None:
-            return
-        stats = self.session.stats if self.session is not None else None
+            return None
         with self._profile_lock:
             # The capture's own time span, not how long the recording stayed open,
             # including records still queued for the profile.
             self.ingest()
             duration_us = self.profile.duration_us
+        stats: dict[str, Any] | None = None
+        try:
+            writer.flush()
+            decoder = ResponseDecoder()
+            decoder.feed(self.store.raw(writer.id) if self.store is not None else b"")
+            decoder.close()
+            stats = decoder.stats.as_dict()
+        except UserError as exc:
+            self._log("error", f"could not count the recording: {exc}")
         try:
             if interrupted:
                 writer.abort(stats, duration_us)
@@ -366,6 +440,14 @@ class LiveSession:
                 writer.finish(stats, duration_us)
         except UserError as exc:
             self._log("error", f"could not finish the recording: {exc}")
+        if stats is not None and stats["records"] == 0 and self.store is not None:
+            # Start then Stop (or a replay) before any record arrived: no empty session.
+            with contextlib.suppress(UserError):
+                self.store.delete(writer.id)
+                self._log("info", f"nothing was captured; session {writer.id} not kept")
+                if self.capture_id == writer.id:
+                    self.capture_id = None
+        return None if stats is None else int(stats["records"])
 
     def _discard_capture(self) -> None:
         """A Start the device refused (NACK, no answer) leaves no session behind,
@@ -489,7 +571,28 @@ class LiveSession:
         status = self.last_status
         received = int(session.records_received_since_start) if session is not None else 0
         captured = status.records_captured if status is not None else None
-        loss = int(session.estimated_loss) if session is not None and captured is not None else 0
+        # Captured is the device's counter as of its last status; Received counts what
+        # arrived since Start. While profiling, records the device still holds or has on
+        # the wire are "in flight" (captured, neither dropped nor received when that
+        # status was sent); what the device dropped (overflows) is lost. After Stop the
+        # link drains and asks again, so Captured = Received + Lost exactly.
+        profiling = self.state == "profiling"
+        in_flight = 0
+        if captured is not None:
+            at_status = self._received_at_status if profiling else received
+            overflows = status.buffer_overflows if status is not None else 0
+            if profiling:
+                in_flight = max(0, captured - overflows - at_status)
+                loss = min(overflows, captured)
+            else:
+                loss = max(0, captured - received)
+        else:
+            loss = 0
+        status_age = (
+            self.clock() - self._status_at
+            if self._status_at is not None and status is not None
+            else None
+        )
         return {
             "state": self.state,
             "reason": self.reason,
@@ -498,6 +601,8 @@ class LiveSession:
             "overflows": status.buffer_overflows if status is not None else None,
             "captured": captured,
             "received": received,
+            "in_flight": in_flight,
+            "status_age_s": status_age,
             "loss": max(0, loss),
             "loss_pct": (100.0 * max(0, loss) / captured) if captured else 0.0,
             "crc_errors": stats.crc_errors if stats is not None else 0,
@@ -505,6 +610,7 @@ class LiveSession:
             "skipped_bytes": stats.skipped_bytes if stats is not None else 0,
             "unsupported_version": stats.unsupported_version if stats is not None else 0,
             "profile_records": self.profile_records(),
+            "replay": self.replay_progress(),
             "capture_id": self.capture_id,
             "recording": self.writer is not None,
             **rates,
@@ -559,6 +665,7 @@ class LiveSession:
             "default_port_label": self.describe_port(self.settings.device_port()),
             "version": self.version,
             "file_stem": self.file_stem(),
+            "capture_started": self.capture_started,
             "range": self.time_range(),
         }
 
@@ -575,6 +682,10 @@ class LiveSession:
         """One update for every tab, as JSON, or None when nothing changed. Runs in a
         worker thread at ``update_hz``."""
         self.ingest()
+        if self._replay_done():
+            threading.Thread(
+                target=self.finish_replay, name="mcuprof-replay-end", daemon=True
+            ).start()
         now = self.clock()
         self._rates_cache = self._compute_rates()
         health = self.health()

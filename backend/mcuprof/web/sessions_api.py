@@ -257,7 +257,8 @@ async def diff_export(
 async def stop_replay(request: Request) -> dict[str, Any]:
     live = _live(request)
     if _replaying.get(id(live)) is not None:
-        await asyncio.to_thread(live.disconnect)
+        # Back to the state before the replay (the device reconnected), as when it ends.
+        await asyncio.to_thread(getattr(live, "finish_replay", live.disconnect))
         _replaying.pop(id(live), None)
     return {"replay": None}
 
@@ -326,7 +327,11 @@ def _replay_state(request: Request) -> dict[str, Any] | None:
     if state is None:
         return None
     session = getattr(live, "session", None)
-    if session is None or getattr(live, "state", "disconnected") == "disconnected":
+    if (
+        session is None
+        or getattr(live, "state", "disconnected") == "disconnected"
+        or getattr(live, "port_label", "") is None  # ended: the device is back
+    ):
         _replaying.pop(id(live), None)
         return None
     return state
@@ -349,16 +354,17 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         raise UserError(f"session {sid} holds no data to replay")
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
     factory = replay_factory(data, speed, info.metadata)
-    await asyncio.to_thread(_attach_replay, live, factory, label)
+    total = (await asyncio.to_thread(summarize, data))["records"]
+    await asyncio.to_thread(_attach_replay, live, factory, label, total)
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
     _replaying[id(live)] = state
     return {"replay": state}
 
 
-def _attach_replay(live: Any, factory: Any, label: str) -> None:
+def _attach_replay(live: Any, factory: Any, label: str, total: int | None = None) -> None:
     """Hand the replay device to the live session: it connects, starts and shows it like a
     device, without recording it as a new session."""
     hook = getattr(live, "replay", None)
     if not callable(hook):
         raise UserError("this server's live session cannot replay")
-    hook(factory, label)
+    hook(factory, label, total)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..errors import UserError
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
 from .icicle import Frame, icicle_payload
@@ -12,30 +15,184 @@ from .icicle import Frame, icicle_payload
 Window = tuple[float, float] | None
 
 
-def _frames(node: TreeNode) -> Frame:
-    """Convert iteratively: call trees of recursive firmware can be thousands deep."""
-    root = Frame(node.name, node.self_us, node.calls, [], node.file, node.line, key=node.label)
+MODES = ("top-down", "bottom-up")
+
+
+def _frame(node: TreeNode, self_us: float) -> Frame:
+    return Frame(
+        node.name, self_us, node.calls, [], node.file, node.line, key=node.label, fid=node.frame
+    )
+
+
+def _frames(node: TreeNode, inverted: bool = False) -> Frame:
+    """Convert iteratively: call trees of recursive firmware can be thousands deep.
+
+    In the callers (bottom-up) tree a node's self time is the callee's self time spent
+    along that path, so its children's self times are part of it: each cell then keeps
+    only what its callers do not account for, and a cell's width is that self time."""
+
+    def own(n: TreeNode) -> float:
+        if not inverted:
+            return n.self_us
+        return max(0.0, n.self_us - sum(c.self_us for c in n.children))
+
+    root = _frame(node, own(node))
     stack = [(node, root)]
     while stack:
         src, dst = stack.pop()
         for child in src.children:
-            frame = Frame(
-                child.name, child.self_us, child.calls, [], child.file, child.line, key=child.label
-            )
+            frame = _frame(child, own(child))
             dst.children.append(frame)
             stack.append((child, frame))
     return root
 
 
-def icicle(profile: Profile, window: Window, max_nodes: int) -> dict[str, Any]:
+def top_down(profile: Profile, window: Window) -> TreeNode:
+    return profile.cached(("web-top-down", window), lambda: profile.top_down(window))
+
+
+def span(profile: Profile, window: Window) -> dict[str, float]:
+    """The one definition of 100%: the window's profiled time (time inside instrumented
+    functions, nested calls counted once). Coverage sets it against the wall time of the
+    window (or of the whole capture)."""
+    profiled = top_down(profile, window).total_us if profile.n_records else 0.0
+    if window is not None:
+        wall = max(0.0, min(window[1], profile.t1_us) - max(window[0], profile.t0_us))
+    else:
+        wall = profile.duration_us if profile.n_records else 0.0
+    wall = max(wall, profiled)  # a lone record still covers its own duration
+    return {
+        "profiled_us": profiled,
+        "wall_us": wall,
+        "coverage_pct": 100.0 * profiled / wall if wall else 0.0,
+    }
+
+
+def _shares(profile: Profile, window: Window, profiled: float) -> dict[str, list[float]]:
+    """Per function (by frame id): [total %, self %, calls, total µs, self µs], the
+    numbers the Functions table shows, so the flame tooltip can quote them."""
+    out: dict[str, list[float]] = {}
+    for f in profile.function_stats(window):
+        out[str(f.frame)] = [
+            100.0 * f.total_us / profiled if profiled else 0.0,
+            100.0 * f.self_us / profiled if profiled else 0.0,
+            f.calls,
+            f.total_us,
+            f.self_us,
+        ]
+    return out
+
+
+def icicle(
+    profile: Profile, window: Window, max_nodes: int, mode: str = "top-down"
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {"window": window, "mode": mode}
     if profile.n_records == 0:
-        return icicle_payload(Frame("all", 0.0, 0), max_nodes) | {"window": window}
-    tree = profile.cached(("web-icicle", window), lambda: _frames(profile.top_down(window)))
-    return icicle_payload(tree, max_nodes) | {"window": window}
+        return icicle_payload(Frame("all", 0.0, 0), max_nodes) | extra | span(profile, window)
+    if mode == "bottom-up":
+        tree = profile.cached(
+            ("web-icicle-bu", window), lambda: _frames(profile.bottom_up(window), inverted=True)
+        )
+    else:
+        tree = profile.cached(("web-icicle", window), lambda: _frames(top_down(profile, window)))
+    sp = span(profile, window)
+    shares = profile.cached(
+        ("web-shares", window), lambda: _shares(profile, window, sp["profiled_us"])
+    )
+    return icicle_payload(tree, max_nodes) | extra | sp | {"functions": shares}
+
+
+class _Acc:
+    """A merge tree for the sandwich view, keyed by frame id."""
+
+    __slots__ = ("calls", "children", "node", "self_us", "weight")
+
+    def __init__(self, node: TreeNode) -> None:
+        self.node = node
+        self.weight = 0.0
+        self.self_us = 0.0
+        self.calls = 0
+        self.children: dict[int, _Acc] = {}
+
+    def child(self, node: TreeNode) -> _Acc:
+        found = self.children.get(node.frame)
+        if found is None:
+            found = self.children[node.frame] = _Acc(node)
+        return found
+
+    def to_frame(self, by_weight: bool) -> Frame:
+        """by_weight: a cell is as wide as its weight (callers); else self plus children."""
+
+        def make(acc: _Acc) -> Frame:
+            kids = sum(c.weight for c in acc.children.values())
+            own = max(0.0, acc.weight - kids) if by_weight else acc.self_us
+            f = _frame(acc.node, own)
+            f.calls = acc.calls
+            return f
+
+        root = make(self)
+        stack = [(self, root)]
+        while stack:
+            src, dst = stack.pop()
+            for acc in src.children.values():
+                frame = make(acc)
+                dst.children.append(frame)
+                stack.append((acc, frame))
+        return root
+
+
+def sandwich(profile: Profile, window: Window, fid: int, max_nodes: int) -> dict[str, Any]:
+    """speedscope's sandwich: every outermost call of one function, its callers merged
+    (weighted by the time spent in it) and its callees merged (top-down from it)."""
+    root = top_down(profile, window)
+    target: TreeNode | None = None
+    callers: _Acc | None = None
+    callees: _Acc | None = None
+    stack: list[tuple[TreeNode, tuple[TreeNode, ...]]] = [(c, ()) for c in root.children]
+    while stack:
+        node, path = stack.pop()
+        if node.frame == fid:
+            if target is None:
+                target = node
+                callers, callees = _Acc(node), _Acc(node)
+            assert callers is not None and callees is not None
+            callers.weight += node.total_us
+            callers.calls += node.calls
+            at = callers
+            for anc in reversed(path):
+                at = at.child(anc)
+                at.weight += node.total_us
+                at.calls += node.calls
+            _merge(callees, node)
+            continue  # nested calls of the function are inside this one's time
+        stack.extend((c, (*path, node)) for c in node.children)
+    if target is None or callers is None or callees is None:
+        raise UserError("that function has no calls in this window")
+    sp = span(profile, window)
+    return {
+        "fid": fid,
+        "name": target.name,
+        "callers": icicle_payload(callers.to_frame(True), max_nodes, root_label=target.name),
+        "callees": icicle_payload(callees.to_frame(False), max_nodes, root_label=target.name),
+        "window": window,
+    } | sp
+
+
+def _merge(acc: _Acc, node: TreeNode) -> None:
+    stack = [(acc, node)]
+    while stack:
+        dst, src = stack.pop()
+        dst.self_us += src.self_us
+        dst.weight += src.total_us
+        dst.calls += src.calls
+        for c in src.children:
+            stack.append((dst.child(c), c))
 
 
 def functions(profile: Profile, window: Window) -> dict[str, Any]:
     rows = []
+    sp = span(profile, window)
+    profiled = sp["profiled_us"]
     if profile.n_records:
         for f in profile.function_stats(window):
             rows.append(
@@ -50,11 +207,13 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
                     "mean_us": f.mean_us,
                     "min_us": f.min_us,
                     "max_us": f.max_us,
-                    "pct": f.pct,
-                    "self_pct": f.self_pct,
+                    "fid": f.frame,
+                    # Of the window's profiled time, as in the call tree and flame graph.
+                    "pct": 100.0 * f.total_us / profiled if profiled else 0.0,
+                    "self_pct": 100.0 * f.self_us / profiled if profiled else 0.0,
                 }
             )
-    return {"functions": rows, "window": window, "records": profile.n_records}
+    return {"functions": rows, "window": window, "records": profile.n_records} | sp
 
 
 def _compact(node: TreeNode, total: float) -> dict[str, Any]:
@@ -68,6 +227,8 @@ def _compact(node: TreeNode, total: float) -> dict[str, Any]:
             s=src.self_us,
             c=src.calls,
             p=100.0 * src.total_us / total if total else 0.0,
+            q=100.0 * src.self_us / total if total else 0.0,
+            i=src.frame,
             f=f"{src.file}:{src.line}" if src.file and src.line else src.file or "",
             k=[],
         )
@@ -81,16 +242,19 @@ def _compact(node: TreeNode, total: float) -> dict[str, Any]:
 def call_tree(profile: Profile, mode: str, window: Window, max_nodes: int) -> dict[str, Any]:
     if profile.n_records == 0:
         return {"mode": mode, "root": None, "window": window, "nodes": 0}
-    full = profile.top_down(window) if mode == "top-down" else profile.bottom_up(window)
+    full = top_down(profile, window) if mode == "top-down" else profile.bottom_up(window)
     size = full.count()
     tree = prune_tree(full, max_nodes) if size > max_nodes else full
+    sp = span(profile, window)
     return {
         "mode": mode,
-        "root": _compact(tree, full.total_us),
+        # Shares of the window's profiled time in both directions: a bottom-up root sums
+        # every function's total, which counts nested time once per function.
+        "root": _compact(tree, sp["profiled_us"]),
         "window": window,
         "nodes": size,
         "pruned": size > max_nodes,
-    }
+    } | sp
 
 
 def timeline(profile: Profile, t0: float | None, t1: float | None, width: int) -> dict[str, Any]:
@@ -106,3 +270,59 @@ def timeline(profile: Profile, t0: float | None, t1: float | None, width: int) -
     data["max_depth"] = profile.max_depth
     data["empty"] = False
     return data
+
+
+def _call_at(profile: Profile, depth: int, tick: float) -> tuple[int, int, int] | None:
+    """(entry, duration, frame id) of the call at ``depth`` running at ``tick``."""
+    lv = profile.levels.get(depth)
+    if lv is None or lv.n == 0:
+        return None
+    entry = lv.entry
+    k = int(np.searchsorted(entry, tick, side="right")) - 1
+    # Calls of one depth are disjoint, but a long one may start before a shorter neighbour.
+    lo = int(np.searchsorted(entry, tick - lv.max_dur, side="left"))
+    for i in range(k, lo - 1, -1):
+        if i < 0:
+            break
+        if entry[i] <= tick <= entry[i] + int(lv.dur[i]):
+            fid = int(profile.frame_ids(lv)[i])
+            return int(entry[i]), int(lv.dur[i]), fid
+    return None
+
+
+def call_details(profile: Profile, depth: int, t_us: float) -> dict[str, Any]:
+    """One call of the timeline: where it is, how long, its self time and call path."""
+    tick = profile.ticks(t_us)
+    found = _call_at(profile, depth, tick)
+    if found is None:
+        raise UserError(f"no call at depth {depth} at that time")
+    entry, dur, fid = found
+    # Self: its duration less the calls one level deeper that ran inside it.
+    inner = 0
+    lv = profile.levels.get(depth + 1)
+    if lv is not None and lv.n:
+        lo = int(np.searchsorted(lv.entry, entry, side="left"))
+        hi = int(np.searchsorted(lv.entry, entry + dur, side="right"))
+        inner = int(np.minimum(lv.entry[lo:hi] + lv.dur[lo:hi], entry + dur).sum()) - int(
+            lv.entry[lo:hi].sum()
+        )
+    path = []
+    for d in range(depth):
+        outer = _call_at(profile, d, tick)
+        if outer is not None:
+            path.append(profile.frames[outer[2]].name)
+    fr = profile.frames[fid]
+    us = 1e6 / profile.timer_freq
+    return {
+        "name": fr.name,
+        "label": fr.label,
+        "fid": fid,
+        "file": fr.file,
+        "line": fr.line,
+        "depth": depth,
+        "start_us": entry * us,
+        "since_start_us": entry * us - profile.t0_us,
+        "dur_us": dur * us,
+        "self_us": max(0, dur - inner) * us,
+        "path": path,
+    }

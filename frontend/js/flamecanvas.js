@@ -1,0 +1,234 @@
+// One flame-graph component, drawn on a canvas: the page's flame graph, both halves of the
+// sandwich view, the PNG export and the standalone HTML export all use it, so frames,
+// labels and colours are the same everywhere. Input: the server's icicle payload
+// (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
+
+import { fitLabel, nameColor } from "./format.js";
+
+const ROOT_COLOR = "#3b4350";
+const OTHER_COLOR = "#4a525e";
+const DIM_COLOR = "#2a3039";
+const GAP = 1; // px between frames, as in speedscope
+
+export class FlameCanvas {
+  constructor(canvas, options = {}) {
+    this.canvas = canvas;
+    this.flip = !!options.flip; // root at the bottom (a classic flame graph)
+    this.minRow = options.minRow || 18;
+    this.maxRow = options.maxRow || 40;
+    this.font = options.font || "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
+    this.data = null;
+    this.focusId = null; // id of the zoomed frame; its ancestors stay drawn full width
+    this.history = [];
+    this.match = null; // RegExp or null: frames that do not match are dimmed
+    this.selectedFid = null; // frames of this function get an outline
+    this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
+    this.rowPx = this.minRow;
+    this.onZoom = options.onZoom || null;
+    this.lastDrawMs = 0;
+  }
+
+  setData(d) {
+    this.data = d && d.ids && d.ids.length ? build(d) : null;
+    if (this.focusId !== null && (!this.data || !this.data.index.has(this.focusId))) {
+      this.focusId = null;
+      this.history = [];
+    }
+  }
+
+  get focus() {
+    if (!this.data || this.focusId === null) return 0;
+    return this.data.index.get(this.focusId) ?? 0;
+  }
+
+  zoom(i) {
+    if (!this.data) return;
+    const id = i <= 0 ? null : this.data.ids[i];
+    if (id === this.focusId) return;
+    this.history.push(this.focusId);
+    this.focusId = id;
+    if (this.onZoom) this.onZoom(i);
+  }
+
+  back() {
+    if (!this.history.length) return false;
+    this.focusId = this.history.pop();
+    if (this.onZoom) this.onZoom(this.focus);
+    return true;
+  }
+
+  reset() {
+    this.history = [];
+    this.focusId = null;
+    if (this.onZoom) this.onZoom(0);
+  }
+
+  // Rows below (and including) the focus, plus the ancestors above it.
+  levels() {
+    const t = this.data;
+    if (!t) return 1;
+    const f = this.focus;
+    const inSub = new Uint8Array(t.n);
+    inSub[f] = 1;
+    let deepest = t.depth[f];
+    for (let i = f + 1; i < t.n; i++) {
+      if (t.parent[i] >= 0 && inSub[t.parent[i]]) {
+        inSub[i] = 1;
+        if (t.depth[i] > deepest) deepest = t.depth[i];
+      }
+    }
+    this._inSub = inSub;
+    return deepest + 1;
+  }
+
+  // Height in CSS px the graph wants when it may use `room` px of panel.
+  fit(room) {
+    const levels = this.levels();
+    this.rowPx = Math.max(this.minRow, Math.min(this.maxRow, Math.floor(room / levels)));
+    return Math.max(room, levels * this.rowPx);
+  }
+
+  draw(width, height, dpr = window.devicePixelRatio || 1, target = null) {
+    const started = performance.now();
+    const canvas = target || this.canvas;
+    canvas.width = Math.max(1, Math.round(width * dpr));
+    canvas.height = Math.max(1, Math.round(height * dpr));
+    if (!target) {
+      canvas.style.width = `${width}px`;
+      canvas.style.height = `${height}px`;
+    }
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, height);
+    this.rects = [];
+    const t = this.data;
+    if (!t) return;
+    this.levels();
+    const inSub = this._inSub;
+    const f = this.focus;
+    const ancestors = new Set();
+    for (let p = t.parent[f]; p >= 0; p = t.parent[p]) ancestors.add(p);
+    const fx = t.x0[f];
+    const fw = t.values[f] || 1;
+    const row = this.rowPx;
+    g.font = row >= 34 ? this.font.replace("12px", "13px") : this.font;
+    g.textBaseline = "middle";
+    const charPx = g.measureText("abcdefghijklmnopqrstuvwxyz").width / 26;
+    const minText = 3 * charPx + 8; // room for three characters and the padding
+    for (let i = 0; i < t.n; i++) {
+      let x;
+      let w;
+      if (inSub[i]) {
+        x = ((t.x0[i] - fx) / fw) * width;
+        w = (t.values[i] / fw) * width;
+      } else if (ancestors.has(i)) {
+        x = 0;
+        w = width;
+      } else {
+        continue;
+      }
+      if (w < 0.3) continue;
+      const d = t.depth[i];
+      const y = this.flip ? height - (d + 1) * row : d * row;
+      const h = row - GAP;
+      const fill = this.colorOf(i);
+      g.fillStyle = fill;
+      g.globalAlpha = ancestors.has(i) ? 0.72 : 1; // ancestors read as context
+      g.fillRect(x, y, Math.max(0.5, w - (w > 2 ? GAP : 0)), h);
+      g.globalAlpha = 1;
+      if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
+        g.strokeStyle = "#ffffff";
+        g.lineWidth = 2;
+        g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
+      }
+      let text = "";
+      if (w >= minText) {
+        text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
+        if (text) {
+          g.fillStyle = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? "#d6dbe2" : "#15181d";
+          g.fillText(text, x + 4, y + h / 2 + 0.5);
+        }
+      }
+      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill });
+    }
+    this.lastDrawMs = performance.now() - started;
+  }
+
+  colorOf(i) {
+    const t = this.data;
+    if (i === 0) return ROOT_COLOR;
+    const name = t.names[i];
+    if (t.fids[i] < 0 && name === "other") return OTHER_COLOR;
+    if (this.match && !this.match.test(name)) return DIM_COLOR;
+    return nameColor(name);
+  }
+
+  hit(x, y) {
+    for (let k = this.rects.length - 1; k >= 0; k--) {
+      const r = this.rects[k];
+      if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h + GAP) return r;
+    }
+    return null;
+  }
+
+  // Frames (and time, nested matches counted once) that match the search.
+  matches() {
+    const t = this.data;
+    if (!t || !this.match) return null;
+    let frames = 0;
+    let units = 0;
+    const hitUnder = new Uint8Array(t.n);
+    for (let i = 1; i < t.n; i++) {
+      const p = t.parent[i];
+      const inherited = p >= 0 && hitUnder[p];
+      const hit = !(t.fids[i] < 0 && t.names[i] === "other") && this.match.test(t.names[i]);
+      if (hit) frames++;
+      if (hit && !inherited) units += t.values[i];
+      hitUnder[i] = inherited || hit ? 1 : 0;
+    }
+    return { frames, share: t.values[0] ? units / t.values[0] : 0 };
+  }
+
+  // Ancestors of the focus, root first, for the path bar.
+  path() {
+    const t = this.data;
+    if (!t) return [];
+    const out = [];
+    for (let p = this.focus; p >= 0; p = t.parent[p]) out.unshift(p);
+    return out;
+  }
+}
+
+function build(d) {
+  const n = d.ids.length;
+  const index = new Map();
+  const parent = new Int32Array(n);
+  const depth = new Int32Array(n);
+  const x0 = new Float64Array(n);
+  const cursor = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    index.set(d.ids[i], i);
+    const p = i === 0 ? -1 : index.get(d.parents[i]) ?? 0;
+    parent[i] = p;
+    if (p >= 0) {
+      depth[i] = depth[p] + 1;
+      x0[i] = cursor[p];
+      cursor[p] += d.values[i];
+    }
+    cursor[i] = x0[i];
+  }
+  return {
+    n,
+    ids: d.ids,
+    index,
+    parent,
+    depth,
+    x0,
+    values: d.values,
+    labels: d.labels,
+    names: d.names,
+    fids: d.fids || new Array(n).fill(-1),
+    custom: d.customdata,
+    raw: d,
+  };
+}
