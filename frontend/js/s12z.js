@@ -6,6 +6,7 @@
 
 import { el } from "./sessions.js";
 import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
+import { loadPlotly } from "./plotly.js";
 
 const STYLE = `
 .s12z { display: flex; flex-direction: column; flex: 1; min-height: 0; }
@@ -247,9 +248,16 @@ export async function mount(container, ctx) {
           ? `every ${irq.timeline.decimated_by}th interrupt shown` : "each interrupt at the trace time it was taken")),
       el("div", { class: "s12z-plot short", id: "s12z-timeline" }));
     body.replaceChildren(summary, funcPanel, histPanel, tlPanel);
-    drawHistogram(irq);
-    drawTimeline(irq, a);
     renderHealth(a, session);
+    loadPlotly().then(() => {
+      if (data !== a) return; // another trace was opened meanwhile
+      drawHistogram(irq);
+      drawTimeline(irq, a);
+    }, (err) => {
+      for (const id of ["s12z-histogram", "s12z-timeline"]) {
+        document.getElementById(id).replaceChildren(el("div", { class: "empty" }, el("span", {}, err.message)));
+      }
+    });
   }
 
   function functionsTable(a) {
