@@ -16,6 +16,7 @@ from .framing import (
     Frame,
     Framer,
     FrameStats,
+    encode_frame,
 )
 from .records import USER_FIRST, record_group, record_name
 from .user import UserArg
@@ -41,6 +42,7 @@ __all__ = [
     "UserArg",
     "clean_name",
     "decode_capture",
+    "encode_frame",
     "parse_target_info",
     "record_group",
     "record_name",

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import asdict, dataclass
+from itertools import pairwise
+from typing import NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .config import QSConfig, parse_target_info
 from .dictionaries import Dictionaries, clean_name
@@ -34,6 +39,7 @@ from .records import (
 from .user import decode_user
 
 _new = tuple.__new__
+_ARGS = ("args",)
 _DICT_KIND = {OBJ_DICT: "obj", FUN_DICT: "fun"}
 _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}
 # QS_QUERY_DATA object kinds (QSPY's SM, AO, MP, EQ, TE, AP).
@@ -119,9 +125,87 @@ class QSDecoder:
         self.stats.records += sum(1 for e in out if e.__class__ is Record)
         return out
 
+    def feed_columns(self, data: bytes | bytearray | memoryview) -> ColumnBatch:
+        """Like ``feed``, but records with a fixed layout come back as numpy columns,
+        one structured array per record id, without a Python object per record. All
+        other frames (dictionaries, target info, strings, application records, misfits)
+        and every problem go through ``feed``'s path, in stream order, into ``others``.
+        """
+        batch = self.framer.feed_batch(data)
+        n = len(batch)
+        out = ColumnBatch({}, [])
+        problems = batch.problems
+        p = 0
+        if n == 0:
+            out.others.extend(problem for _, problem in problems)
+            return out
+        recs = batch.recs
+        lengths = batch.ends - batch.starts
+        index = np.arange(batch.first_index, batch.first_index + n)
+        pieces: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        # The sizes may change at each target-info frame: decode segment by segment.
+        cuts = np.flatnonzero(recs == TARGET_INFO).tolist()
+        bounds = [0, *[c for c in cuts if c > 0], n]
+        others = out.others
+
+        def slow(i: int) -> None:
+            nonlocal p
+            while p < len(problems) and problems[p][0] <= i:
+                others.append(problems[p][1])
+                p += 1
+            s, e = int(batch.starts[i]), int(batch.ends[i])
+            frame = Frame(int(index[i]), int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
+            others.extend(self._decode_other(frame))
+
+        for lo, hi in pairwise(bounds):
+            start = lo
+            if recs[lo] == TARGET_INFO:
+                slow(lo)  # its sizes apply to the rest of the segment
+                start += 1
+            columnar = np.zeros(hi - start, dtype=bool)
+            self._columns(batch, start, hi, lengths, index, columnar, pieces)
+            for i in (np.flatnonzero(~columnar) + start).tolist():
+                slow(i)
+        out.others.extend(problem for _, problem in problems[p:])
+        for rec, parts in pieces.items():
+            out.tables[rec] = RecordColumns(
+                rec,
+                np.concatenate([part[0] for part in parts]),
+                np.concatenate([part[1] for part in parts]),
+            )
+        columnar_count = sum(len(t.index) for t in out.tables.values())
+        self.stats.records += columnar_count + sum(1 for e in others if e.__class__ is Record)
+        return out
+
+    def _columns(self, batch, lo, hi, lengths, index, columnar, pieces) -> None:
+        """Decode the fixed-layout frames in [lo, hi) column-wise; mark them."""
+        if hi <= lo:
+            return
+        recs = batch.recs
+        # Group the frames by (record id, length) with one stable sort.
+        key = recs[lo:hi] * 1024 + lengths[lo:hi]
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        edges = [0, *(np.flatnonzero(np.diff(sorted_key)) + 1).tolist(), hi - lo]
+        for a, b in pairwise(edges):
+            rec, length = divmod(int(sorted_key[a]), 1024)
+            lay = self._layouts.get(rec)
+            if lay.__class__ is not Compiled or lay.tail is not None or lay.size == 0:
+                continue
+            if length != lay.size + 3:
+                continue
+            local = order[a:b]
+            columnar[local] = True
+            sel = local + lo
+            # Rows of a zero-copy sliding window: one index per record, not per byte.
+            window = sliding_window_view(batch.u, lay.size)
+            rows = window[batch.starts[sel] + 2]
+            fields = rows.view(_dtype(lay, self.config)).reshape(len(sel))
+            pieces.setdefault(rec, []).append((index[sel], fields))
+
     def close(self) -> list[QSEvent]:
         """End of stream. A tail with no closing flag is not a frame (CLARIFICATIONS)."""
-        return []
+        return self.framer.close()
 
     # ------------------------------------------------------------ the rest
 
@@ -229,7 +313,9 @@ class QSDecoder:
             )
         except KeyError:
             args, error = (), "unsupported signal or pointer size in the configuration"
-        out: list[QSEvent] = [self._record(ev, ts, ("args",), (args,))]
+        out: list[QSEvent] = [
+            _new(Record, (ev.index, ev.seq, ev.rec, ts, _ARGS, (args,), cfg, self.dicts, ev.raw))
+        ]
         if error is not None:
             out.append(self._malformed(ev, error))
         return out
@@ -284,6 +370,33 @@ class QSDecoder:
         return self._record(
             ev, ts, ("ts", "offset", "size", "items"), (ts, offset, size, tuple(items))
         )
+
+
+class RecordColumns(NamedTuple):
+    """All records of one id from a chunk: stream ``index`` and typed ``fields``."""
+
+    rec: int
+    index: np.ndarray
+    fields: np.ndarray
+
+
+class ColumnBatch(NamedTuple):
+    tables: dict[int, RecordColumns]
+    others: list[QSEvent]
+
+
+_DTYPES: dict[tuple, np.dtype] = {}
+
+
+def _dtype(lay: Compiled, config: QSConfig) -> np.dtype:
+    key = (lay.struct.format, lay.names)
+    dtype = _DTYPES.get(key)
+    if dtype is None:
+        codes = lay.struct.format.lstrip("<")
+        sizes = {"B": 1, "H": 2, "I": 4, "Q": 8}
+        dtype = np.dtype({"names": list(lay.names), "formats": [f"<u{sizes[c]}" for c in codes]})
+        _DTYPES[key] = dtype
+    return dtype
 
 
 def decode_capture(

@@ -6,7 +6,8 @@ frame; 0x7D escapes whatever byte follows it (XOR 0x20), even 0x7E; the unstuffe
 frame starts the stream: whatever came before it is skipped silently.
 
 The framer works on whole chunks with numpy (escape parity, flag positions, checksums
-by cumulative sums) and touches Python objects only once per good frame. Bytes after
+by segment sums) and gives the good frames as columns (FrameBatch); Python objects
+per frame are made only when events are asked for. Bytes after
 the last flag wait in ``_tail`` for the next chunk, so every split of a stream gives
 the same frames.
 """
@@ -70,6 +71,7 @@ class FrameStats:
         "discontinuities",
         "frames",
         "skipped_bytes",
+        "tail_bytes",
         "too_long",
         "too_short",
     )
@@ -82,6 +84,8 @@ class FrameStats:
         self.too_long = 0
         self.discontinuities = 0
         self.skipped_bytes = 0
+        # Bytes after the last flag when the stream closed: not a frame.
+        self.tail_bytes = 0
 
     def as_dict(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in sorted(self.__slots__)}
@@ -91,27 +95,93 @@ _new_frame = tuple.__new__
 
 
 def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (unstuffed bytes, positions in them where each real flag stood)."""
-    is_esc = arr == ESC
-    n = len(arr)
-    idx = np.arange(n)
-    # In a run of 0x7D bytes every other one is an escape, starting with the first:
-    # the run starts after a byte that is not 0x7D, so nothing escapes its first byte.
-    run_start = is_esc.copy()
-    run_start[1:] &= ~is_esc[:-1]
-    first = np.maximum.accumulate(np.where(run_start, idx, 0))
-    escape = is_esc & ((idx - first) % 2 == 0)
-    escaped = np.zeros(n, dtype=bool)
-    escaped[1:] = escape[:-1]
-    flag = (arr == FLAG) & ~escaped
-    keep = ~(escape | flag)
-    values = arr ^ (escaped.astype(np.uint8) * ESC_XOR)
-    kept_before = np.cumsum(keep)
-    return values[keep], kept_before[flag]
+    """Return (unstuffed bytes, positions in them where each real flag stood).
+
+    Escapes are rare, so the work is done on their positions only: in a run of
+    consecutive 0x7D bytes every other one is an escape, starting with the first
+    (the run starts after a byte that is not 0x7D, so nothing escapes its first byte).
+    """
+    esc = np.flatnonzero(arr == ESC)
+    k = np.arange(len(esc))
+    run_start = np.ones(len(esc), dtype=bool)
+    run_start[1:] = esc[1:] != esc[:-1] + 1
+    first = np.maximum.accumulate(np.where(run_start, k, 0))
+    escape = esc[(k - first) % 2 == 0]
+    escaped = escape + 1
+    flags = np.flatnonzero(arr == FLAG)
+    # A flag right after an escape is data.
+    hit = np.searchsorted(escaped, flags)
+    hit = np.minimum(hit, max(len(escaped) - 1, 0))
+    is_data = escaped[hit] == flags if len(escaped) else np.zeros(len(flags), dtype=bool)
+    flags = flags[~is_data]
+    values = arr.copy()
+    values[escaped[escaped < len(arr)]] ^= ESC_XOR
+    keep = np.ones(len(arr), dtype=bool)
+    keep[escape] = False
+    keep[flags] = False
+    ends = flags - np.searchsorted(escape, flags) - np.arange(len(flags))
+    return values[keep], ends
+
+
+class FrameBatch:
+    """The good frames of one chunk as numpy columns, plus the rare problems.
+
+    ``u`` is the unstuffed chunk; good frame ``i`` is ``u[starts[i]:ends[i]]`` with
+    sequence number ``seqs[i]`` and record id ``recs[i]``; its stream index is
+    ``first_index + i``. ``problems`` lists (i, BadFrame | Discontinuity): each comes
+    just before good frame ``i`` (``i == len(self)`` means after the last one).
+    """
+
+    __slots__ = ("buf", "ends", "first_index", "problems", "recs", "seqs", "starts", "u")
+
+    def __init__(self, buf, u, starts, ends, seqs, recs, first_index, problems) -> None:
+        self.buf: bytes = buf
+        self.u: np.ndarray = u
+        self.starts: np.ndarray = starts
+        self.ends: np.ndarray = ends
+        self.seqs: np.ndarray = seqs
+        self.recs: np.ndarray = recs
+        self.first_index: int = first_index
+        self.problems: list[tuple[int, BadFrame | Discontinuity]] = problems
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def frames(self) -> list[Frame]:
+        buf = self.buf
+        n = len(self.starts)
+        raws = [buf[s:e] for s, e in zip(self.starts.tolist(), self.ends.tolist(), strict=True)]
+        base = self.first_index
+        return list(
+            map(
+                _new_frame,
+                [Frame] * n,
+                zip(
+                    range(base, base + n), self.seqs.tolist(), self.recs.tolist(), raws, strict=True
+                ),
+            )
+        )
+
+    def events(self) -> list[FramerEvent]:
+        frames = self.frames()
+        if not self.problems:
+            return frames  # type: ignore[return-value]
+        out: list[FramerEvent] = []
+        prev = 0
+        for i, problem in self.problems:
+            out.extend(frames[prev:i])
+            out.append(problem)
+            prev = i
+        out.extend(frames[prev:])
+        return out
+
+
+_NO_INT = np.empty(0, dtype=np.int64)
 
 
 class Framer:
-    """Sans-IO framer: ``feed`` bytes, get Frame / BadFrame / Discontinuity back."""
+    """Sans-IO framer: ``feed`` bytes, get Frame / BadFrame / Discontinuity back;
+    ``feed_batch`` gives the same as numpy columns (a FrameBatch)."""
 
     def __init__(self) -> None:
         self._tail = b""
@@ -122,6 +192,15 @@ class Framer:
         self.stats = FrameStats()
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[FramerEvent]:
+        return self.feed_batch(data).events()
+
+    def close(self) -> list[FramerEvent]:
+        """End of stream: a tail with no closing flag is not a frame."""
+        self.stats.tail_bytes = len(self._tail)
+        self._tail = b""
+        return []
+
+    def feed_batch(self, data: bytes | bytearray | memoryview) -> FrameBatch:
         data = bytes(data)
         self.stats.bytes += len(data)
         buf = self._tail + data if self._tail else data
@@ -130,7 +209,7 @@ class Framer:
             last = buf.rfind(b"\x7e", 0, last)
         if last < 0:
             self._hold(buf)
-            return []
+            return self._empty()
         whole, tail = buf[: last + 1], buf[last + 1 :]
         arr = np.frombuffer(whole, dtype=np.uint8)
         if whole.find(b"\x7d") < 0:
@@ -146,9 +225,12 @@ class Framer:
             starts = np.empty_like(ends)
             starts[0] = 0
             starts[1:] = ends[:-1]
-        out = self._frames(unstuffed, u, starts, ends)
+        batch = self._frames(unstuffed, u, starts, ends)
         self._hold(tail)
-        return out
+        return batch
+
+    def _empty(self) -> FrameBatch:
+        return FrameBatch(b"", _NO_INT, _NO_INT, _NO_INT, _NO_INT, _NO_INT, self.index, [])
 
     def _hold(self, buf: bytes) -> None:
         """Keep an unfinished frame; past the longest legal frame, keep only the run
@@ -161,102 +243,79 @@ class Framer:
 
     def _frames(
         self, unstuffed: bytes, u: np.ndarray, starts: np.ndarray, ends: np.ndarray
-    ) -> list[FramerEvent]:
-        sums = np.zeros(len(u) + 1, dtype=np.int64)
-        np.cumsum(u, out=sums[1:])
-        lengths = ends - starts
-        good_sum = ((sums[ends] - sums[starts]) & 0xFF) == GOOD_CHECKSUM
-        ok = good_sum & (lengths >= 3) & (lengths <= MAX_FRAME)
-        if self._overlong:
-            ok[0] = False
-        out: list[FramerEvent] = []
+    ) -> FrameBatch:
         stats = self.stats
+        lengths = ends - starts
+        good_sum = _checksums(u, starts, ends, lengths) == GOOD_CHECKSUM
+        ok = good_sum & (lengths >= 3) & (lengths <= MAX_FRAME)
+        overlong = self._overlong
+        self._overlong = False
+        if overlong:
+            ok[0] = False
+        good = np.flatnonzero(ok)
         if not self.started:
-            first = np.flatnonzero(ok)
-            if len(first) == 0:
+            if len(good) == 0:
                 stats.skipped_bytes += len(unstuffed)
-                self._overlong = False
-                return out
-            skip = int(first[0])
+                return self._empty()
+            skip = int(good[0])
             stats.skipped_bytes += int(starts[skip])
-            starts, ends, lengths, good_sum, ok = (
-                starts[skip:],
-                ends[skip:],
-                lengths[skip:],
-                good_sum[skip:],
-                ok[skip:],
-            )
-            self._overlong = False
-        if ok.all():
-            self._good_run(unstuffed, u, starts, ends, out)
-            self._overlong = False
-            return out
-        # Mixed chunk: runs of good frames between the bad ones.
+            ok[:skip] = True  # before the stream starts nothing counts as bad
+            overlong = overlong and skip == 0
+        g_starts, g_ends = starts[good], ends[good]
+        seqs = u[g_starts].astype(np.int64)
+        recs = u[g_starts + 1].astype(np.int64)
+        problems: list[tuple[int, BadFrame | Discontinuity]] = []
+        n = len(good)
+        if n:
+            # A gap is a good frame whose number is not the previous good one's plus 1.
+            prev = np.empty(n, dtype=np.int64)
+            prev[0] = self.last_seq
+            prev[1:] = seqs[:-1]
+            gaps = (((prev + 1) & 0xFF) != seqs) & (recs != EMPTY_RECORD)
+            if not self.started:
+                gaps[0] = False
+                self.started = True
+            for i in np.flatnonzero(gaps).tolist():
+                problems.append((i, Discontinuity(self.index + i, int(prev[i]), int(seqs[i]))))
+            stats.discontinuities += int(gaps.sum())
         bad = np.flatnonzero(~ok)
-        prev = 0
-        for b in bad.tolist():
-            if b > prev:
-                self._good_run(unstuffed, u, starts[prev:b], ends[prev:b], out)
-            raw = unstuffed[int(starts[b]) : int(ends[b])]
-            if self._overlong or lengths[b] > MAX_FRAME:
-                kind, raw = "too_long", b""
-                stats.too_long += 1
-            elif not good_sum[b]:
-                kind = "checksum"
-                stats.bad_checksum += 1
-            else:
-                kind = "too_short"
-                stats.too_short += 1
-            self._overlong = False
-            out.append(BadFrame(kind, self.last_seq, raw))
-            prev = b + 1
-        if prev < len(ok):
-            self._good_run(unstuffed, u, starts[prev:], ends[prev:], out)
-        return out
+        if len(bad):
+            positions = np.searchsorted(good, bad)
+            for b, pos in zip(bad.tolist(), positions.tolist(), strict=True):
+                after = int(seqs[pos - 1]) if pos else self.last_seq
+                raw = unstuffed[int(starts[b]) : int(ends[b])]
+                if (overlong and b == 0) or lengths[b] > MAX_FRAME:
+                    kind, raw = "too_long", b""
+                    stats.too_long += 1
+                elif not good_sum[b]:
+                    kind = "checksum"
+                    stats.bad_checksum += 1
+                else:
+                    kind = "too_short"
+                    stats.too_short += 1
+                problems.append((pos, BadFrame(kind, after, raw)))
+            # Stable: at one position, a bad frame came before the gap it caused.
+            problems.sort(key=lambda item: (item[0], item[1].__class__ is Discontinuity))
+        batch = FrameBatch(unstuffed, u, g_starts, g_ends, seqs, recs, self.index, problems)
+        if n:
+            self.index += n
+            self.last_seq = int(seqs[-1])
+            stats.frames += n
+        return batch
 
-    def _good_run(
-        self,
-        unstuffed: bytes,
-        u: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        out: list[FramerEvent],
-    ) -> None:
-        n = len(starts)
-        seqs = u[starts].astype(np.int64)
-        recs = u[starts + 1]
-        # Expected sequence number of each frame: the previous one plus one.
-        prev = np.empty(n, dtype=np.int64)
-        prev[0] = self.last_seq
-        prev[1:] = seqs[:-1]
-        gaps = ((prev + 1) & 0xFF) != seqs
-        gaps &= recs != EMPTY_RECORD
-        if not self.started:
-            gaps[0] = False
-            self.started = True
-        base = self.index
-        seq_list = seqs.tolist()
-        rec_list = recs.tolist()
-        raws = [unstuffed[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        if gaps.any():
-            prev_list = prev.tolist()
-            gap_list = gaps.tolist()
-            for i in range(n):
-                if gap_list[i]:
-                    out.append(Discontinuity(base + i, prev_list[i], seq_list[i]))
-                    self.stats.discontinuities += 1
-                out.append(_new_frame(Frame, (base + i, seq_list[i], rec_list[i], raws[i])))
-        else:
-            out.extend(
-                map(
-                    _new_frame,
-                    [Frame] * n,
-                    zip(range(base, base + n), seq_list, rec_list, raws, strict=True),
-                )
-            )
-        self.index = base + n
-        self.last_seq = seq_list[-1]
-        self.stats.frames += n
+
+def _checksums(u: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
+    """Each frame's byte sum modulo 256 (uint8 arithmetic wraps, which is the modulo).
+    ``u`` may still hold the flags (no escapes in the chunk): then each segment from
+    one start to the next includes exactly one flag, taken off again."""
+    n = len(u)
+    if int(starts[-1]) >= n:  # empty frames at the very end: give them a byte to sum
+        u = np.concatenate((u, np.zeros(1, dtype=np.uint8)))
+    sums = np.add.reduceat(u, starts, dtype=np.uint8)
+    if n > int(ends[-1]):  # the flags are still in u
+        sums -= np.uint8(FLAG)
+    sums[lengths == 0] = 0
+    return sums
 
 
 def _escaped_at_end(buf: bytes, pos: int) -> bool:
@@ -320,3 +379,10 @@ class ByteFramer:
         self.record = bytearray()
         self.chksum = 0
         self.overlong = False
+
+
+def encode_frame(seq: int, rec: int, payload: bytes = b"") -> bytes:
+    """One frame as a target sends it: checksum, escapes, closing flag."""
+    body = bytes((seq & 0xFF, rec)) + bytes(payload)
+    body += bytes(((~sum(body)) & 0xFF,))
+    return body.replace(b"\x7d", b"\x7d\x5d").replace(b"\x7e", b"\x7d\x5e") + b"\x7e"

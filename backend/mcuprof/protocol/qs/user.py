@@ -44,6 +44,7 @@ _FIXED = {
     "HEX32": struct.Struct("<I"),
 }
 _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}
+_new = tuple.__new__
 
 
 class UserArg(NamedTuple):
@@ -68,17 +69,17 @@ def decode_user(
         width = fmt >> 4
         kind = KINDS[fmt & 0xF]
         try:
-            if kind == "I8" and width & 0x8:
-                args.append(UserArg("ENUM", width, data[pos], width & 0x7))
-                pos += 1
-            elif kind in _FIXED:
+            if kind in _FIXED and not (kind == "I8" and width & 0x8):
                 st = _FIXED[kind]
                 (value,) = st.unpack_from(data, pos)
                 pos += st.size
-                args.append(UserArg(kind, width, value))
+                args.append(_new(UserArg, (kind, width, value, 0)))
+            elif kind == "I8":
+                args.append(_new(UserArg, ("ENUM", width, data[pos], width & 0x7)))
+                pos += 1
             elif kind == "STR":
                 end = data.index(0, pos)
-                args.append(UserArg(kind, width, clean_name(data[pos:end])))
+                args.append(_new(UserArg, (kind, width, clean_name(data[pos:end]), 0)))
                 pos = end + 1
             elif kind == "MEM":
                 count = data[pos]
