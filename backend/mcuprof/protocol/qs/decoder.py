@@ -90,39 +90,50 @@ class QSDecoder:
         self._ts = _UINT.get(config.tstamp_size)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[QSEvent]:
+        batch = self.framer.feed_batch(data)
         out: list[QSEvent] = []
+        n = len(batch)
+        if n == 0:
+            out.extend(problem for _, problem in batch.problems)
+            return out
         append = out.append
         layouts = self._layouts
-        for ev in self.framer.feed(data):
-            if ev.__class__ is not Frame:
-                append(ev)
-                continue
-            lay = layouts.get(ev.rec)
-            raw = ev.raw
+        config, dicts = self.config, self.dicts
+        buf = batch.buf
+        problems = batch.problems
+        next_problem = problems[0][0] if problems else n
+        p = 0
+        records = 0
+        first = batch.first_index
+        rows = zip(
+            batch.seqs.tolist(), batch.recs.tolist(), batch.starts.tolist(), batch.ends.tolist(),
+            strict=True,
+        )  # fmt: skip
+        for i, (seq, rid, start, end) in enumerate(rows):
+            while i >= next_problem:
+                append(problems[p][1])
+                p += 1
+                next_problem = problems[p][0] if p < len(problems) else n
+            raw = buf[start:end]
+            lay = layouts.get(rid)
             # The common case inline: a fixed layout that the frame fits exactly.
-            if lay.__class__ is Compiled and lay.tail is None and len(raw) - 3 == lay.size:
+            if lay.__class__ is Compiled and lay.tail is None and end - start - 3 == lay.size:
                 values = lay.struct.unpack_from(raw, 2)
-                rec = _new(
-                    Record,
-                    (
-                        ev.index,
-                        ev.seq,
-                        ev.rec,
-                        values[0] if lay.has_ts else None,
-                        lay.names,
-                        values,
-                        self.config,
-                        self.dicts,
-                        raw,
-                    ),
+                ts = values[0] if lay.has_ts else None
+                append(
+                    _new(Record, (first + i, seq, rid, ts, lay.names, values, config, dicts, raw))
                 )
-                if ev.rec == QF_RUN:
-                    self.run_dicts = self.dicts
-                append(rec)
+                records += 1
+                if rid == QF_RUN:
+                    self.run_dicts = dicts
             else:
-                out.extend(self._decode_other(ev))
+                for ev in self._decode_other(_new(Frame, (first + i, seq, rid, raw))):
+                    append(ev)
+                    records += ev.__class__ is Record
                 layouts = self._layouts
-        self.stats.records += sum(1 for e in out if e.__class__ is Record)
+                config, dicts = self.config, self.dicts
+        out.extend(problem for _, problem in problems[p:])
+        self.stats.records += records
         return out
 
     def feed_columns(self, data: bytes | bytearray | memoryview) -> ColumnBatch:
