@@ -7,12 +7,14 @@ start-up frames (target info, dictionaries), then its running part repeated with
 fresh sequence numbers up to --frames frames.
 
 Run: .venv/bin/python bench/qs.py [--frames N] [--repeat K]
-Prints medians; asserts nothing about time.
+Prints medians of CPU time (this process, or the child for commands) and of wall time: on a
+shared machine the CPU time is the steadier figure. Asserts nothing about time.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,20 +58,31 @@ def byte_decode(data: bytes) -> list[str]:
     return lines
 
 
-def median_time(fn, repeat: int) -> float:
-    times = []
+def median_time(fn, repeat: int) -> tuple[float, float]:
+    """Median (CPU seconds, wall seconds) of ``repeat`` calls."""
+    cpu, wall = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, w = time.process_time(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    return statistics.median(cpu), statistics.median(wall)
 
 
-def run_cli(argv: list[str], repeat: int) -> float:
-    def call() -> None:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_cli(argv: list[str], repeat: int) -> tuple[float, float]:
+    """Median (child CPU seconds, wall seconds), process start included."""
+    cpu, wall = [], []
+    for _ in range(repeat):
+        c, w = _children_cpu(), time.perf_counter()
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    return median_time(call, repeat)
+        cpu.append(_children_cpu() - c)
+        wall.append(time.perf_counter() - w)
+    return statistics.median(cpu), statistics.median(wall)
 
 
 def main() -> None:
@@ -84,8 +97,12 @@ def main() -> None:
     n = args.frames
     print(f"capture: {n} frames, {len(data) / 1e6:.1f} MB (DPP, 64-bit target)")
 
-    def rate(label: str, seconds: float, what: str = "frames") -> None:
-        print(f"  {label:<44} {n / seconds / 1e6:6.2f} M {what}/s  ({seconds * 1e3:7.1f} ms)")
+    def rate(label: str, times: tuple[float, float], what: str = "frames") -> None:
+        cpu, wall = times
+        print(
+            f"  {label:<48} {n / cpu / 1e6:6.2f} M {what}/s CPU ({cpu * 1e3:7.1f} ms),"
+            f" {n / wall / 1e6:6.2f} M/s wall"
+        )
 
     print("inner functions (median of", args.repeat, "runs):")
     rate("baseline: byte-at-a-time framer", median_time(lambda: ByteFramer().feed(data), 3))

@@ -49,36 +49,49 @@ RX_RECORDS = (
 
 
 class Names:
-    """Dictionary lookups for one record, with QSPY's fallbacks for unknown keys."""
+    """Dictionary lookups for one set of dictionaries and sizes, with QSPY's fallbacks
+    for unknown keys. Answers are memoised: a trace names the same few objects,
+    states and signals over and over."""
 
-    __slots__ = ("cfg", "d")
+    __slots__ = ("_fun", "_obj", "_sig", "cfg", "d")
 
     def __init__(self, record: Record) -> None:
         self.d = record.dicts
         self.cfg = record.config
+        self._obj: dict[int, str] = {}
+        self._fun: dict[int, str] = {}
+        self._sig: dict[int, str] = {}
 
     def _hex(self, key: int, size: int) -> str:
         return f"0x{key:016X}" if size > 4 else f"0x{key:08X}"
 
     def obj(self, ptr: int) -> str:
-        if ptr == 0:
-            return "NULL"
-        name = self.d.obj.get(ptr)
-        return name if name is not None else self._hex(ptr, self.cfg.obj_ptr_size)
+        name = self._obj.get(ptr)
+        if name is None:
+            name = "NULL" if ptr == 0 else self.d.obj.get(ptr)
+            if name is None:
+                name = self._hex(ptr, self.cfg.obj_ptr_size)
+            self._obj[ptr] = name
+        return name
 
     def fun(self, ptr: int) -> str:
-        if ptr == 0:
-            return "NULL"
-        name = self.d.fun.get(ptr)
-        return name if name is not None else self._hex(ptr, self.cfg.fun_ptr_size)
+        name = self._fun.get(ptr)
+        if name is None:
+            name = "NULL" if ptr == 0 else self.d.fun.get(ptr)
+            if name is None:
+                name = self._hex(ptr, self.cfg.fun_ptr_size)
+            self._fun[ptr] = name
+        return name
 
     def sig(self, sig: int, obj: int) -> str:
-        if sig == 0:
-            return "NULL"
-        name = self.d.sig_name(sig, obj)
-        if name is not None:
-            return name
-        return f"{sig:08d},Obj={self._hex(obj, self.cfg.obj_ptr_size)}"
+        key = (obj << 32) | sig
+        name = self._sig.get(key)
+        if name is None:
+            name = "NULL" if sig == 0 else self.d.sig_name(sig, obj)
+            if name is None:
+                name = f"{sig:08d},Obj={self._hex(obj, self.cfg.obj_ptr_size)}"
+            self._sig[key] = name
+        return name
 
     def enum(self, group: int, value: int) -> str:
         name = self.d.enum.get((group, value))
@@ -511,12 +524,26 @@ def _user(r: Record, n: Names) -> str:
 # ------------------------------------------------------------ entry points
 
 
+_last_names: list[Names] = []
+
+
+def _names(record: Record) -> Names:
+    """Consecutive records nearly always share their dictionaries and sizes."""
+    if _last_names:
+        n = _last_names[0]
+        if n.d is record.dicts and n.cfg is record.config:
+            return n
+    n = Names(record)
+    _last_names[:] = [n]
+    return n
+
+
 def record_line(record: Record) -> str | None:
     """QSPY's line for one record, or None for records QSPY does not print (QS_EMPTY)."""
     rec = record.rec
     if rec == 0:
         return None
-    n = Names(record)
+    n = _names(record)
     if rec >= USER_FIRST:
         return _user(record, n)
     fn = _R.get(rec)

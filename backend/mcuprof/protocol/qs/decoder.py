@@ -87,7 +87,8 @@ class QSDecoder:
     def _set_config(self, config: QSConfig) -> None:
         self.config = config
         self._layouts = compile_layouts(config)
-        self._ts = _UINT.get(config.tstamp_size)
+        code = _UINT.get(config.tstamp_size)
+        self._ts = struct.Struct("<" + code) if code else None
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[QSEvent]:
         batch = self.framer.feed_batch(data)
@@ -165,8 +166,8 @@ class QSDecoder:
                 others.append(problems[p][1])
                 p += 1
             s, e = int(batch.starts[i]), int(batch.ends[i])
-            frame = Frame(int(index[i]), int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
-            others.extend(self._decode_other(frame))
+            frame = (int(index[i]), int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
+            others.extend(self._decode_other(_new(Frame, frame)))
 
         for lo, hi in pairwise(bounds):
             start = lo
@@ -317,7 +318,7 @@ class QSDecoder:
         size = cfg.tstamp_size
         if len(data) < 2 + size:
             return [self._malformed(ev, f"{2 + size - len(data)} bytes needed")]
-        (ts,) = struct.unpack_from("<" + self._ts, data, 2)
+        (ts,) = self._ts.unpack_from(data, 2)
         try:
             args, error = decode_user(
                 data, 2 + size, cfg.sig_size, cfg.obj_ptr_size, cfg.fun_ptr_size
