@@ -26,7 +26,6 @@ from .records import (
     FUN_DICT,
     OBJ_DICT,
     PEEK_DATA,
-    PREDEFINED_LAST,
     QF_RUN,
     QUERY_DATA,
     SIG_DICT,
@@ -40,6 +39,7 @@ from .user import decode_user
 
 _new = tuple.__new__
 _ARGS = ("args",)
+_USER_CACHE = 4096
 _DICT_KIND = {OBJ_DICT: "obj", FUN_DICT: "fun"}
 _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}
 # QS_QUERY_DATA object kinds (QSPY's SM, AO, MP, EQ, TE, AP).
@@ -48,7 +48,7 @@ QUERY_KINDS = ("SM", "AO", "MP", "EQ", "TE", "AP", "SM_AO", "EP")
 
 @dataclass
 class QSStats:
-    """Counts of everything the decoder saw; framing counts live in ``frames``."""
+    """Counts of everything the decoder saw; framing counts are in ``frame_stats``."""
 
     records: int = 0
     malformed: int = 0
@@ -89,6 +89,7 @@ class QSDecoder:
         self._layouts = compile_layouts(config)
         code = _UINT.get(config.tstamp_size)
         self._ts = struct.Struct("<" + code) if code else None
+        self._user_cache: dict[bytes, tuple] = {}
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[QSEvent]:
         batch = self.framer.feed_batch(data)
@@ -312,25 +313,30 @@ class QSDecoder:
 
     def _decode_user(self, ev: Frame) -> list[QSEvent]:
         cfg = self.config
-        data = ev.raw[:-1]
+        raw = ev.raw
         if self._ts is None:
             return [self._malformed(ev, f"unsupported timestamp size {cfg.tstamp_size}")]
         size = cfg.tstamp_size
-        if len(data) < 2 + size:
-            return [self._malformed(ev, f"{2 + size - len(data)} bytes needed")]
-        (ts,) = self._ts.unpack_from(data, 2)
-        try:
-            args, error = decode_user(
-                data, 2 + size, cfg.sig_size, cfg.obj_ptr_size, cfg.fun_ptr_size
-            )
-        except KeyError:
-            args, error = (), "unsupported signal or pointer size in the configuration"
-        out: list[QSEvent] = [
-            _new(Record, (ev.index, ev.seq, ev.rec, ts, _ARGS, (args,), cfg, self.dicts, ev.raw))
-        ]
-        if error is not None:
-            out.append(self._malformed(ev, error))
-        return out
+        if len(raw) - 1 < 2 + size:
+            return [self._malformed(ev, f"{2 + size - len(raw) + 1} bytes needed")]
+        (ts,) = self._ts.unpack_from(raw, 2)
+        # Application records repeat the same few payloads (a state, a counter...):
+        # their decoded elements are immutable, so decode each payload once.
+        body = raw[2 + size : -1]
+        cached = self._user_cache.get(body)
+        if cached is None:
+            try:
+                cached = decode_user(body, 0, cfg.sig_size, cfg.obj_ptr_size, cfg.fun_ptr_size)
+            except KeyError:
+                cached = ((), "unsupported signal or pointer size in the configuration")
+            if len(self._user_cache) >= _USER_CACHE:
+                self._user_cache.clear()
+            self._user_cache[body] = cached
+        args, error = cached
+        record = _new(Record, (ev.index, ev.seq, ev.rec, ts, _ARGS, (args,), cfg, self.dicts, raw))
+        if error is None:
+            return [record]
+        return [record, self._malformed(ev, error)]
 
     def _guard(self, ev: Frame, fn) -> list[QSEvent]:
         try:
@@ -422,7 +428,6 @@ def decode_capture(
 
 
 __all__ = [
-    "PREDEFINED_LAST",
     "BadFrame",
     "Discontinuity",
     "QSDecoder",
