@@ -89,3 +89,20 @@ def test_qs_target_on_a_pty():
     assert decoder.stats.target_resets == 2
     assert decoder.frame_stats.bad_checksum == 0
     assert any(isinstance(e, Record) and e.name == "QS_QEP_DISPATCH" for e in events)
+
+
+def test_sim_url_with_proto_qs_is_a_qs_target():
+    import mcuprof.link  # noqa: F401  (registers sim://)
+
+    port = serial.serial_for_url("sim://?proto=qs&seed=2", baudrate=115_200, timeout=0.05)
+    try:
+        decoder = QSDecoder()
+        events = []
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            events += decoder.feed(port.read(4096))
+    finally:
+        port.close()
+    names = [e.name for e in events if isinstance(e, Record)]
+    assert names[:2] == ["QS_EMPTY", "QS_TARGET_INFO"] and "QS_QF_RUN" in names
+    assert decoder.frame_stats.bad_checksum == 0 and decoder.stats.malformed == 0

@@ -120,8 +120,14 @@ def _on(*recs: int) -> Callable[[Render], Render]:
     return deco
 
 
-_ST_LABEL = {1: "St-Entry", 2: "St-Exit ", 3: "St-Init ", 55: "St-Hist ", 56: "St-EP   "}
-_ST_LABEL[57] = "St-XP   "
+_ST_LABEL = {
+    1: "St-Entry",
+    2: "St-Exit ",
+    3: "St-Init ",
+    55: "St-Hist ",
+    56: "St-EP   ",
+    57: "St-XP   ",
+}
 
 
 @_on(1, 2)
