@@ -177,3 +177,17 @@ def test_bad_dic_files_raise_one_line_errors():
             assert where in str(exc) and "\n" not in str(exc)
         else:
             raise AssertionError(f"accepted {text!r}")
+
+
+def test_dictionary_flood_is_capped_and_repeats_cost_nothing():
+    entries = [(61, struct.pack("<I", 0x1000 + 8 * i) + b"o%d\0" % i) for i in range(3000)]
+    entries += [(62, struct.pack("<I", STATE_A) + b"s\0")] * 200
+    decoder = QSDecoder()
+    events = decoder.feed(stream((64, target_info()), *entries, start_seq=1))
+    assert len(events) == 1 + 3000 + 200
+    assert len(decoder.dicts.obj) == 2048
+    assert decoder.stats.dictionary_overflow == 3000 - 2048
+    assert decoder.dicts.fun == {STATE_A: "s"}
+    # The repeated function entry made no new snapshot.
+    repeats = [e for e in events if e.rec == 62]
+    assert all(e.dicts is repeats[1].dicts for e in repeats[1:])

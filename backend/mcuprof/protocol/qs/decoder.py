@@ -40,6 +40,8 @@ from .user import decode_user
 _new = tuple.__new__
 _ARGS = ("args",)
 _USER_CACHE = 4096
+# Entries per dictionary, as QSPY 7.4 holds them.
+DICT_CAPACITY = {"obj": 2048, "fun": 8192, "sig": 8192, "usr": 128, "enum": 8 * 256}
 _DICT_KIND = {OBJ_DICT: "obj", FUN_DICT: "fun"}
 _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}
 # QS_QUERY_DATA object kinds (QSPY's SM, AO, MP, EQ, TE, AP).
@@ -57,6 +59,8 @@ class QSStats:
     dictionary_entries: int = 0
     # Signal dictionary entries naming an object no object dictionary entry names.
     orphan_signal_entries: int = 0
+    # New dictionary entries dropped because the dictionary was full.
+    dictionary_overflow: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -290,6 +294,14 @@ class QSDecoder:
 
     def _put(self, kind: str, key: object, name: str) -> None:
         self.stats.dictionary_entries += 1
+        table = getattr(self.dicts, kind)
+        if table.get(key) == name:
+            return  # targets repeat their dictionaries; nothing changes
+        if key not in table and len(table) >= DICT_CAPACITY[kind]:
+            # QSPY's capacities; past them a runaway target cannot make each new
+            # snapshot ever more expensive.
+            self.stats.dictionary_overflow += 1
+            return
         self.dicts = self.dicts.with_entry(kind, key, name)
 
     def _target_info(self, ev: Frame) -> list[QSEvent]:
