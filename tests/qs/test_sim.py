@@ -106,3 +106,57 @@ def test_sim_url_with_proto_qs_is_a_qs_target():
     names = [e.name for e in events if isinstance(e, Record)]
     assert names[:2] == ["QS_EMPTY", "QS_TARGET_INFO"] and "QS_QF_RUN" in names
     assert decoder.frame_stats.bad_checksum == 0 and decoder.stats.malformed == 0
+
+
+def test_qs_listen_live_matches_decoding_the_saved_capture(tmp_path):
+    """`mcuprof qs listen` on a QS target over TCP prints what `qs decode` prints for
+    the bytes it saved: one definition of the text, live or from a file."""
+    import subprocess
+    import sys
+
+    capture = tmp_path / "live.bin"
+    with TcpSimServer(SimOptions(proto="qs", seed=4), baud=115_200) as server:
+        live = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcuprof",
+                "qs",
+                "listen",
+                "--port",
+                server.url,
+                "--duration",
+                "1.5",
+                "-o",
+                str(capture),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert live.returncode == 0, live.stderr
+    lines = live.stdout.splitlines()
+    assert lines[0] == "           Trg-RST  QP-Ver=740,Build=260601_123000"
+    assert any(" Disp===> Obj=Philo_inst[" in line for line in lines)
+    decoded = subprocess.run(
+        [sys.executable, "-m", "mcuprof", "qs", "decode", str(capture)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert decoded.stdout.splitlines() == lines
+    assert decoded.stderr == live.stderr
+
+
+def test_qs_listen_refuses_bad_ports_in_one_line():
+    import subprocess
+    import sys
+
+    for port in ("spy:///tmp/x?file=/tmp/y", "socket://127.0.0.1:1"):
+        out = subprocess.run(
+            [sys.executable, "-m", "mcuprof", "qs", "listen", "--port", port, "--duration", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr

@@ -1,16 +1,19 @@
-"""``mcuprof qs decode CAPTURE``: QSPY's text (or JSON) for a raw QP/Spy capture."""
+"""``mcuprof qs decode CAPTURE`` and ``mcuprof qs listen --port PORT``: QSPY's text (or
+JSON) for a raw QP/Spy capture, or live from a target."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from ..capture import read_capture
 from ..errors import UserError
 from ..files import read_file
+from ..link.ports import open_transport
 from ..protocol.qs import (
     SIZE_OPTIONS,
     BadFrame,
@@ -50,17 +53,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the target sends its target-info record, as QSPY's options do.",
     )
     d.add_argument("capture", help="raw target-to-host QS byte stream")
-    d.add_argument("--dic", metavar="FILE", help="QSPY dictionary file (.dic) to start with")
-    d.add_argument(
+    _common(d)
+    d.set_defaults(func=run_decode)
+    live = qs_sub.add_parser(
+        "listen",
+        help="print QSPY's lines live from a QS target on a port",
+        description="Read a QS target live (a serial device, socket://HOST:PORT or "
+        "sim://?proto=qs) and print QSPY's lines as records arrive, until --duration or "
+        "Ctrl-C.",
+    )
+    live.add_argument("--port", required=True, help="serial device, socket://HOST:PORT or sim://")
+    live.add_argument("--baud", type=int, default=115_200, help="baud rate (115200)")
+    live.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    live.add_argument("-o", "--output", metavar="CAPTURE", help="also save the raw bytes")
+    _common(live)
+    live.set_defaults(func=run_listen)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dic", metavar="FILE", help="QSPY dictionary file (.dic) to start with")
+    p.add_argument(
         "--save-dic",
         metavar="FILE",
         help="write the dictionaries as a QSPY .dic file (as they were at QS_QF_RUN, "
-        "or at the end when the capture has none)",
+        "or at the end when the stream has none)",
     )
-    d.add_argument("--json", action="store_true", help="one JSON object per record")
+    p.add_argument("--json", action="store_true", help="one JSON object per record")
     for opt, text in _SIZE_HELP.items():
-        d.add_argument(f"-{opt}", type=int, choices=(1, 2, 4, 8), metavar="N", help=text)
-    d.set_defaults(func=run_decode)
+        p.add_argument(f"-{opt}", type=int, choices=(1, 2, 4, 8), metavar="N", help=text)
 
 
 def _config(args: argparse.Namespace) -> tuple[QSConfig, Any]:
@@ -116,19 +136,16 @@ def event_json(event: QSEvent) -> dict[str, Any]:
             "raw": event.raw.hex(), "line": lines[0]}  # fmt: skip
 
 
-def run_decode(args: argparse.Namespace) -> int:
-    config, dicts = _config(args)
-    data = read_capture(args.capture)
-    decoder = QSDecoder(config, dicts)
-    write = sys.stdout.write
-    for start in range(0, len(data), CHUNK):
-        events = decoder.feed(data[start : start + CHUNK])
-        if args.json:
-            out = [json.dumps(event_json(e)) for e in events]
-        else:
-            out = [line for e in events for line in event_lines(e)]
-        if out:
-            write("\n".join(out) + "\n")
+def _write(events: list[QSEvent], as_json: bool) -> None:
+    if as_json:
+        out = [json.dumps(event_json(e)) for e in events]
+    else:
+        out = [line for e in events for line in event_lines(e)]
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+
+
+def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
     decoder.close()
     sys.stdout.flush()
     if args.save_dic:
@@ -145,4 +162,50 @@ def run_decode(args: argparse.Namespace) -> int:
         f"{s.malformed} malformed, {s.unknown_records} unknown records",
         file=sys.stderr,
     )
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    data = read_capture(args.capture)
+    decoder = QSDecoder(config, dicts)
+    for start in range(0, len(data), CHUNK):
+        _write(decoder.feed(data[start : start + CHUNK]), args.json)
+    _finish(args, decoder)
+    return 0
+
+
+def run_listen(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    if args.duration is not None and not args.duration > 0:
+        raise UserError(f"--duration {args.duration}: must be a positive number of seconds")
+    try:
+        capture = open(args.output, "wb") if args.output else None  # noqa: SIM115
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
+    port = open_transport(args.port, args.baud)
+    port.timeout = 0.05
+    decoder = QSDecoder(config, dicts)
+    end = None if args.duration is None else time.monotonic() + args.duration
+    error = None
+    try:
+        while end is None or time.monotonic() < end:
+            try:
+                data = port.read(65536)
+            except Exception as exc:  # an unplugged port: keep what arrived, then say so
+                error = f"{args.port}: {str(exc).splitlines()[0] if str(exc) else 'read failed'}"
+                break
+            if data:
+                if capture is not None:
+                    capture.write(data)
+                _write(decoder.feed(data), args.json)
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        port.close()
+        if capture is not None:
+            capture.close()
+    _finish(args, decoder)
+    if error is not None:
+        raise UserError(error)
     return 0
