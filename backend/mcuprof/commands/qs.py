@@ -26,6 +26,7 @@ from ..protocol.qs import (
     UserArg,
 )
 from ..qs.dicfile import DicError, format_dic, parse_dic
+from ..qs.rtc import folded, rtc_steps, rtc_table
 from ..qs.text import event_lines
 
 # Feed the decoder in slices, as a live link would, so memory stays flat.
@@ -68,6 +69,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     live.add_argument("-o", "--output", metavar="CAPTURE", help="also save the raw bytes")
     _common(live)
     live.set_defaults(func=run_listen)
+    rtc = qs_sub.add_parser(
+        "rtc",
+        help="run-to-completion steps per active object, state and signal",
+        description="Time each RTC step (dispatch to transition, internal transition or "
+        "ignored) and sum them per object, state and signal, in target timestamp units.",
+    )
+    rtc.add_argument("capture", help="raw target-to-host QS byte stream")
+    rtc.add_argument(
+        "--folded", action="store_true", help="object;state;signal total lines (flame graphs)"
+    )
+    _common(rtc)
+    rtc.set_defaults(func=run_rtc)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -208,4 +221,55 @@ def run_listen(args: argparse.Namespace) -> int:
     _finish(args, decoder)
     if error is not None:
         raise UserError(error)
+    return 0
+
+
+def run_rtc(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    data = read_capture(args.capture)
+    decoder = QSDecoder(config, dicts)
+    events = decoder.feed(data) + decoder.close()
+    result = rtc_steps(events)
+    rows = rtc_table(result.steps)
+    if args.folded:
+        for line in folded(rows):
+            print(line)
+    elif args.json:
+        for r in rows:
+            row = {"object": r.obj, "state": r.state, "signal": r.signal, "count": r.count}
+            row |= {"total": r.total, "min": r.min, "mean": r.mean, "max": r.max}
+            print(json.dumps(row | {"outcomes": dict(r.outcomes)}))
+    else:
+        head = ("object", "state", "signal", "count", "total", "min", "mean", "max")
+        table = [
+            (
+                r.obj,
+                r.state,
+                r.signal,
+                str(r.count),
+                str(r.total),
+                str(r.min),
+                f"{r.mean:.1f}",
+                str(r.max),
+                " ".join(f"{k}={v}" for k, v in r.outcomes),
+            )
+            for r in rows
+        ]
+        widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(head)]
+
+        def fmt(cells: tuple[str, ...]) -> str:
+            left = [c.ljust(w) for c, w in zip(cells[:3], widths[:3], strict=True)]
+            right = [c.rjust(w) for c, w in zip(cells[3:8], widths[3:8], strict=True)]
+            return "  ".join(left + right + list(cells[8:])).rstrip()
+
+        print(fmt((*head, "outcomes")))
+        for t in table:
+            print(fmt(t))
+    if args.save_dic:
+        _finish(args, decoder)
+    print(
+        f"mcuprof: {len(result.steps)} RTC steps in {len(rows)} (object, state, signal) groups, "
+        f"{result.unfinished} unfinished",
+        file=sys.stderr,
+    )
     return 0

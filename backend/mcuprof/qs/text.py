@@ -533,7 +533,7 @@ def _user(r: Record, n: Names) -> str:
 _last_names: list[Names] = []
 
 
-def _names(record: Record) -> Names:
+def names_for(record: Record) -> Names:
     """Consecutive records nearly always share their dictionaries and sizes."""
     if _last_names:
         n = _last_names[0]
@@ -549,7 +549,7 @@ def record_line(record: Record) -> str | None:
     rec = record.rec
     if rec == 0:
         return None
-    n = _names(record)
+    n = names_for(record)
     if rec >= USER_FIRST:
         return _user(record, n)
     fn = _R.get(rec)
