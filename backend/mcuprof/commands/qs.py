@@ -26,6 +26,7 @@ from ..protocol.qs import (
     UserArg,
 )
 from ..qs.dicfile import DicError, format_dic, parse_dic
+from ..qs.margins import margins
 from ..qs.rtc import folded, rtc_steps, rtc_table
 from ..qs.text import event_lines
 
@@ -81,6 +82,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _common(rtc)
     rtc.set_defaults(func=run_rtc)
+    mar = qs_sub.add_parser(
+        "margins",
+        help="queue and pool margins: free entries and low-water marks per object",
+    )
+    mar.add_argument("capture", help="raw target-to-host QS byte stream")
+    _common(mar)
+    mar.set_defaults(func=run_margins)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -272,4 +280,27 @@ def run_rtc(args: argparse.Namespace) -> int:
         f"{result.unfinished} unfinished",
         file=sys.stderr,
     )
+    return 0
+
+
+def run_margins(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    decoder = QSDecoder(config, dicts)
+    events = decoder.feed(read_capture(args.capture)) + decoder.close()
+    found = margins(events)
+    if args.json:
+        for m in found:
+            row = {"object": m.name, "kind": m.kind, "samples": len(m.free)}
+            row |= {"lowest_free": m.lowest_free, "low_water": m.low_water}
+            print(json.dumps(row | {"times": m.times, "free": m.free}))
+    else:
+        width = max([len("object")] + [len(m.name) for m in found])
+        print(f"{'object':<{width}}  kind   samples  last free  lowest free  low-water")
+        for m in found:
+            low = "" if m.low_water is None else str(m.low_water)
+            print(
+                f"{m.name:<{width}}  {m.kind:<5}  {len(m.free):>7}  {m.free[-1]:>9}"
+                f"  {m.lowest_free:>11}  {low:>9}"
+            )
+    print(f"mcuprof: {len(found)} queues and pools", file=sys.stderr)
     return 0
