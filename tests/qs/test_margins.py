@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 from mcuprof.protocol.qs import decode_capture
 from mcuprof.qs.margins import margins
+
+from .cli import mcuprof
 
 _QUEUE = re.compile(
     r"^(\d{10}) AO-(?:Post |Get  ) .*?Obj=([^,]+),.*Que<Free=(\d+)(?:,Min=(\d+))?>$"
@@ -38,20 +38,7 @@ def test_margins_match_qspy_text(capture, qspy_lines):
 def test_margins_cli_json_agrees(capture, ref_dir):
     events, _ = decode_capture(capture)
     found = margins(events)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcuprof",
-            "qs",
-            "margins",
-            str(ref_dir / "dpp-posix64.bin"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = mcuprof("qs", "margins", str(ref_dir / "dpp-posix64.bin"), "--json")
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert [(r["object"], r["free"], r["low_water"]) for r in rows] == [
         (m.name, m.free, m.low_water) for m in found

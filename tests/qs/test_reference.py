@@ -4,8 +4,6 @@ error counts, dictionaries and text, line for line."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from mcuprof.protocol.qs import (
 from mcuprof.qs.dicfile import dic_filename, format_dic, parse_dic
 from mcuprof.qs.text import render_lines
 
-MCUPROF = [sys.executable, "-m", "mcuprof"]
+from .cli import mcuprof
 
 
 def test_frames_match_qspy(capture, ref_frames):
@@ -139,24 +137,14 @@ def test_dic_file_gives_names_and_sizes_without_target_info(capture, ref_dir, qs
 
 def test_cli_decode_matches_qspy(ref_dir, qspy_lines, tmp_path):
     dic = tmp_path / "x.dic"
-    out = subprocess.run(
-        [*MCUPROF, "qs", "decode", str(ref_dir / "dpp-posix64.bin"), "--save-dic", str(dic)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = mcuprof("qs", "decode", str(ref_dir / "dpp-posix64.bin"), "--save-dic", str(dic))
     assert out.stdout.splitlines() == qspy_lines
     assert "938 frames, 0 bad checksums, 0 discontinuities" in out.stderr
     assert (tmp_path / "x.dic").read_text() == (ref_dir / "dpp-posix64.dic").read_text()
 
 
 def test_cli_json_one_object_per_record(ref_dir, qspy_lines):
-    out = subprocess.run(
-        [*MCUPROF, "qs", "decode", str(ref_dir / "dpp-posix64.bin"), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = mcuprof("qs", "decode", str(ref_dir / "dpp-posix64.bin"), "--json")
     objects = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(objects) == 938
     assert [o["index"] for o in objects] == list(range(938))
@@ -181,8 +169,6 @@ def test_cli_errors_are_one_line(ref_dir, tmp_path: Path, args, message):
         str(ref_dir / "dpp-posix64.bin") if a == "CAPTURE" else str(bad) if a == "BAD" else a
         for a in args
     ]
-    out = subprocess.run(
-        [*MCUPROF, "qs", "decode", *argv], capture_output=True, text=True, cwd=tmp_path
-    )
+    out = mcuprof("qs", "decode", *argv, check=False, cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and message in out.stderr

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 from mcuprof.protocol.qs import decode_capture
 from mcuprof.qs.rtc import folded, rtc_steps, rtc_table
 
-MCUPROF = [sys.executable, "-m", "mcuprof"]
+from .cli import mcuprof
+
 _DISP = re.compile(r"^(\d{10}) Disp===> Obj=([^,]+),Sig=([^,]+),State=(\S+)$")
 _END = re.compile(r"^(\d{10}) (===>Tran|=>Intern|=>Ignore) Obj=([^,]+),")
 
@@ -59,23 +58,13 @@ def test_table_folded_and_json_agree(capture, ref_dir):
     assert [line.rsplit(" ", 1) for line in folded(rows)] == [
         [f"{r.obj};{r.state};{r.signal}", str(r.total)] for r in rows
     ]
-    out = subprocess.run(
-        [*MCUPROF, "qs", "rtc", str(ref_dir / "dpp-posix64.bin"), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = mcuprof("qs", "rtc", str(ref_dir / "dpp-posix64.bin"), "--json")
     objects = [json.loads(line) for line in out.stdout.splitlines()]
     assert [(o["object"], o["state"], o["signal"], o["count"], o["total"]) for o in objects] == [
         (r.obj, r.state, r.signal, r.count, r.total) for r in rows
     ]
     assert "107 RTC steps" in out.stderr
-    text = subprocess.run(
-        [*MCUPROF, "qs", "rtc", str(ref_dir / "dpp-posix64.bin")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
+    text = mcuprof("qs", "rtc", str(ref_dir / "dpp-posix64.bin")).stdout.splitlines()
     assert text[0].split()[:8] == ["object", "state", "signal", "count", "total", "min", "mean",
                                    "max"]  # fmt: skip
     top = rows[0]

@@ -13,6 +13,8 @@ from mcuprof.link.simulator import SimOptions
 from mcuprof.protocol.qs import QSDecoder, Record, encode_frame
 from mcuprof.qs.text import render_lines
 
+from .cli import mcuprof
+
 
 def read_socket(sock: socket.socket, decoder: QSDecoder, seconds: float) -> list:
     events = []
@@ -111,52 +113,20 @@ def test_sim_url_with_proto_qs_is_a_qs_target():
 def test_qs_listen_live_matches_decoding_the_saved_capture(tmp_path):
     """`mcuprof qs listen` on a QS target over TCP prints what `qs decode` prints for
     the bytes it saved: one definition of the text, live or from a file."""
-    import subprocess
-    import sys
-
     capture = tmp_path / "live.bin"
     with TcpSimServer(SimOptions(proto="qs", seed=4), baud=115_200) as server:
-        live = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mcuprof",
-                "qs",
-                "listen",
-                "--port",
-                server.url,
-                "--duration",
-                "1.5",
-                "-o",
-                str(capture),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        live = mcuprof("qs", "listen", "--port", server.url, "--duration", "1.5", "-o",
+                       str(capture), check=False)  # fmt: skip
     assert live.returncode == 0, live.stderr
     lines = live.stdout.splitlines()
     assert lines[0] == "           Trg-RST  QP-Ver=740,Build=260601_123000"
     assert any(" Disp===> Obj=Philo_inst[" in line for line in lines)
-    decoded = subprocess.run(
-        [sys.executable, "-m", "mcuprof", "qs", "decode", str(capture)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    decoded = mcuprof("qs", "decode", str(capture))
     assert decoded.stdout.splitlines() == lines
     assert decoded.stderr == live.stderr
 
 
 def test_qs_listen_refuses_bad_ports_in_one_line():
-    import subprocess
-    import sys
-
     for port in ("spy:///tmp/x?file=/tmp/y", "socket://127.0.0.1:1"):
-        out = subprocess.run(
-            [sys.executable, "-m", "mcuprof", "qs", "listen", "--port", port, "--duration", "1"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        out = mcuprof("qs", "listen", "--port", port, "--duration", "1", check=False)
         assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
