@@ -72,10 +72,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot start the simulator: {exc.strerror or exc}") from None
     print(where, flush=True)
+    what = (
+        "a QP target speaking QS (dining philosophers)"
+        if options.proto == "qs"
+        else f"{firmware.source} ({len(firmware.functions)} functions, "
+        f"build id 0x{server.device.metadata.elf_build_id:08x}) at {options.rate:g} records/s"
+    )
     print(
-        f"mcuprof: simulating {firmware.source} ({len(firmware.functions)} functions, "
-        f"build id 0x{server.device.metadata.elf_build_id:08x}) at {options.rate:g} records/s, "
-        f"{args.baud} baud; Ctrl-C to stop",
+        f"mcuprof: simulating {what}, {args.baud} baud; Ctrl-C to stop",
         file=sys.stderr,
         flush=True,
     )

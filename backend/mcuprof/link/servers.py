@@ -17,7 +17,7 @@ import threading
 import time
 import tty
 
-from .simulator import Clock, Firmware, SimDevice, SimOptions
+from .simulator import Clock, Firmware, SimOptions, make_device
 
 TICK_S = 0.002
 HIGH_WATER = 1 << 16
@@ -34,7 +34,7 @@ class _Server:
         keep_log: bool = False,
         tick_s: float = TICK_S,
     ) -> None:
-        self.device = SimDevice(
+        self.device = make_device(
             options, clock=clock, baud=baud, firmware=firmware, keep_log=keep_log
         )
         self._tick = tick_s

@@ -109,6 +109,8 @@ class SimOptions:
     mute      commands never answered, e.g. mute=STOP
     boot      1: send METADATA unprompted at boot (1)
     baud      link speed the output is paced to; unset: the port's baud rate
+    proto     mp: a MiniProfiler device (default); qs: a QP target speaking QS
+              (link/qs_sim.py; seed and baud apply, the other options do not)
     """
 
     elf: str | None = None
@@ -127,6 +129,7 @@ class SimOptions:
     mute: frozenset[int] = field(default_factory=frozenset)
     boot: bool = True
     baud: int | None = None
+    proto: str = "mp"
 
     @classmethod
     def from_query(cls, query: str) -> SimOptions:
@@ -198,7 +201,14 @@ def _positive_unplug(text: str) -> float:
     return _ranged(float, 0.001, 1e7)(text)
 
 
+def _proto(text: str) -> str:
+    if text not in {"mp", "qs"}:
+        raise ValueError("must be mp or qs")
+    return text
+
+
 _PARSERS: dict[str, Callable[[str], object]] = {
+    "proto": _proto,
     "elf": _elf,
     "rate": _ranged(float, 0.001, 5_000_000),
     "main": _flag,
@@ -254,6 +264,15 @@ class SentPacket:
 
     records: np.ndarray
     damaged: bool
+
+
+def make_device(options: SimOptions | None = None, **kwargs: object):
+    """The simulated board ``options.proto`` asks for (SimDevice or QSSimDevice)."""
+    if options is not None and options.proto == "qs":
+        from .qs_sim import QSSimDevice
+
+        return QSSimDevice(options, **kwargs)
+    return SimDevice(options, **kwargs)  # type: ignore[arg-type]
 
 
 class SimDevice:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException, Timeout
 
 from ...errors import UserError
-from ..simulator import DISCONNECT_MESSAGE, SimDevice, SimOptions
+from ..simulator import DISCONNECT_MESSAGE, SimDevice, SimOptions, make_device
 
 _POLL_S = 0.001
 # The device's clock; tests replace it with a fake one.
@@ -44,7 +44,7 @@ class Serial(SerialBase):
             raise SerialException(f"expected sim://[?options], got {self.portstr!r}")
         try:
             options = SimOptions.from_query(parts.query)
-            self.device = SimDevice(options, baud=self._baudrate, clock=CLOCK)
+            self.device = make_device(options, baud=self._baudrate, clock=CLOCK)
         except (ValueError, UserError) as exc:
             raise SerialException(f"cannot open {self.portstr}: {exc}") from None
         self._rx.clear()

@@ -1,0 +1,306 @@
+"""``mcuprof qs decode CAPTURE`` and ``mcuprof qs listen --port PORT``: QSPY's text (or
+JSON) for a raw QP/Spy capture, or live from a target."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..capture import read_capture
+from ..errors import UserError
+from ..files import read_file
+from ..link.ports import open_transport
+from ..protocol.qs import (
+    SIZE_OPTIONS,
+    BadFrame,
+    Discontinuity,
+    Malformed,
+    QSConfig,
+    QSDecoder,
+    QSEvent,
+    Record,
+    UserArg,
+)
+from ..qs.dicfile import DicError, format_dic, parse_dic
+from ..qs.margins import margins
+from ..qs.rtc import folded, rtc_steps, rtc_table
+from ..qs.text import event_lines
+
+# Feed the decoder in slices, as a live link would, so memory stays flat.
+CHUNK = 1 << 20
+_SIZE_HELP = {
+    "T": "timestamp size (default 4)",
+    "O": "object pointer size (default 4)",
+    "F": "function pointer size (default 4)",
+    "S": "signal size (default 2)",
+    "E": "event size (default 2)",
+    "Q": "queue counter size (default 1)",
+    "P": "pool counter size (default 2)",
+    "B": "pool block size (default 2)",
+    "C": "time-event counter size (default 4)",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("qs", help="QP/Spy (QS) tools")
+    qs_sub = p.add_subparsers(dest="qs_command", metavar="QS_COMMAND", required=True)
+    d = qs_sub.add_parser(
+        "decode",
+        help="print QSPY's human-readable lines for a raw QS capture",
+        description="Decode a raw QS byte stream as QSPY 7.4 does. The sizes apply until "
+        "the target sends its target-info record, as QSPY's options do.",
+    )
+    d.add_argument("capture", help="raw target-to-host QS byte stream")
+    _common(d)
+    d.set_defaults(func=run_decode)
+    live = qs_sub.add_parser(
+        "listen",
+        help="print QSPY's lines live from a QS target on a port",
+        description="Read a QS target live (a serial device, socket://HOST:PORT or "
+        "sim://?proto=qs) and print QSPY's lines as records arrive, until --duration or "
+        "Ctrl-C.",
+    )
+    live.add_argument("--port", required=True, help="serial device, socket://HOST:PORT or sim://")
+    live.add_argument("--baud", type=int, default=115_200, help="baud rate (115200)")
+    live.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    live.add_argument("-o", "--output", metavar="CAPTURE", help="also save the raw bytes")
+    _common(live)
+    live.set_defaults(func=run_listen)
+    rtc = qs_sub.add_parser(
+        "rtc",
+        help="run-to-completion steps per active object, state and signal",
+        description="Time each RTC step (dispatch to transition, internal transition or "
+        "ignored) and sum them per object, state and signal, in target timestamp units.",
+    )
+    rtc.add_argument("capture", help="raw target-to-host QS byte stream")
+    rtc.add_argument(
+        "--folded", action="store_true", help="object;state;signal total lines (flame graphs)"
+    )
+    _common(rtc)
+    rtc.set_defaults(func=run_rtc)
+    mar = qs_sub.add_parser(
+        "margins",
+        help="queue and pool margins: free entries and low-water marks per object",
+    )
+    mar.add_argument("capture", help="raw target-to-host QS byte stream")
+    _common(mar)
+    mar.set_defaults(func=run_margins)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dic", metavar="FILE", help="QSPY dictionary file (.dic) to start with")
+    p.add_argument(
+        "--save-dic",
+        metavar="FILE",
+        help="write the dictionaries as a QSPY .dic file (as they were at QS_QF_RUN, "
+        "or at the end when the stream has none)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per record")
+    for opt, text in _SIZE_HELP.items():
+        p.add_argument(f"-{opt}", type=int, choices=(1, 2, 4, 8), metavar="N", help=text)
+
+
+def _config(args: argparse.Namespace) -> tuple[QSConfig, Any]:
+    config = QSConfig()
+    dicts = None
+    if args.dic:
+        text = read_file(args.dic, "dictionary file").decode("utf-8", "replace")
+        try:
+            config, dicts = parse_dic(text, config)
+        except DicError as exc:
+            raise UserError(f"{args.dic}: {exc}") from None
+    options = {opt: getattr(args, opt) for opt in SIZE_OPTIONS}
+    return config.with_options(**options), dicts
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, UserArg):
+        out = {"kind": value.kind, "width": value.width, "value": _jsonable(value.value)}
+        if value.kind == "ENUM":
+            out["group"] = value.group
+        return out
+    if isinstance(value, QSConfig):
+        return {k: _jsonable(getattr(value, k)) for k in value.__slots__ if k != "from_target"}
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def event_json(event: QSEvent) -> dict[str, Any]:
+    lines = event_lines(event)
+    if isinstance(event, Record):
+        return {
+            "type": "record",
+            "index": event.index,
+            "seq": event.seq,
+            "rec": event.rec,
+            "name": event.name,
+            "group": event.group,
+            "timestamp": event.timestamp,
+            "fields": {k: _jsonable(v) for k, v in event.fields.items() if k != "ts"},
+            "line": lines[0] if lines else None,
+        }
+    if isinstance(event, Malformed):
+        return {"type": "malformed", "index": event.index, "seq": event.seq, "rec": event.rec,
+                "message": event.message, "line": lines[0]}  # fmt: skip
+    if isinstance(event, Discontinuity):
+        return {"type": "discontinuity", "index": event.index, "prev_seq": event.prev_seq,
+                "seq": event.seq, "line": lines[0]}  # fmt: skip
+    assert isinstance(event, BadFrame)
+    return {"type": "bad_frame", "kind": event.kind, "after_seq": event.seq,
+            "raw": event.raw.hex(), "line": lines[0]}  # fmt: skip
+
+
+def _write(events: list[QSEvent], as_json: bool) -> None:
+    if as_json:
+        out = [json.dumps(event_json(e)) for e in events]
+    else:
+        out = [line for e in events for line in event_lines(e)]
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+
+
+def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
+    decoder.close()
+    sys.stdout.flush()
+    if args.save_dic:
+        save = decoder.run_dicts if decoder.run_dicts is not None else decoder.dicts
+        text = format_dic(decoder.config, save, args.O or 4, args.F or 4)
+        try:
+            Path(args.save_dic).write_text(text)
+        except OSError as exc:
+            raise UserError(f"cannot write {args.save_dic}: {exc.strerror}") from None
+    f, s = decoder.frame_stats, decoder.stats
+    print(
+        f"mcuprof: {f.frames} frames, {f.bad_checksum} bad checksums, "
+        f"{f.discontinuities} discontinuities, {f.too_short} too short, {f.too_long} too long, "
+        f"{s.malformed} malformed, {s.unknown_records} unknown records",
+        file=sys.stderr,
+    )
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    data = read_capture(args.capture)
+    decoder = QSDecoder(config, dicts)
+    for start in range(0, len(data), CHUNK):
+        _write(decoder.feed(data[start : start + CHUNK]), args.json)
+    _finish(args, decoder)
+    return 0
+
+
+def run_listen(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    if args.duration is not None and not args.duration > 0:
+        raise UserError(f"--duration {args.duration}: must be a positive number of seconds")
+    try:
+        capture = open(args.output, "wb") if args.output else None  # noqa: SIM115
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
+    port = open_transport(args.port, args.baud)
+    port.timeout = 0.05
+    decoder = QSDecoder(config, dicts)
+    end = None if args.duration is None else time.monotonic() + args.duration
+    error = None
+    try:
+        while end is None or time.monotonic() < end:
+            try:
+                data = port.read(65536)
+            except Exception as exc:  # an unplugged port: keep what arrived, then say so
+                error = f"{args.port}: {str(exc).splitlines()[0] if str(exc) else 'read failed'}"
+                break
+            if data:
+                if capture is not None:
+                    capture.write(data)
+                _write(decoder.feed(data), args.json)
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        port.close()
+        if capture is not None:
+            capture.close()
+    _finish(args, decoder)
+    if error is not None:
+        raise UserError(error)
+    return 0
+
+
+def run_rtc(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    data = read_capture(args.capture)
+    decoder = QSDecoder(config, dicts)
+    events = decoder.feed(data) + decoder.close()
+    result = rtc_steps(events)
+    rows = rtc_table(result.steps)
+    if args.folded:
+        for line in folded(rows):
+            print(line)
+    elif args.json:
+        for r in rows:
+            row = {"object": r.obj, "state": r.state, "signal": r.signal, "count": r.count}
+            row |= {"total": r.total, "min": r.min, "mean": r.mean, "max": r.max}
+            print(json.dumps(row | {"outcomes": dict(r.outcomes)}))
+    else:
+        head = ("object", "state", "signal", "count", "total", "min", "mean", "max")
+        table = [
+            (
+                r.obj,
+                r.state,
+                r.signal,
+                str(r.count),
+                str(r.total),
+                str(r.min),
+                f"{r.mean:.1f}",
+                str(r.max),
+                " ".join(f"{k}={v}" for k, v in r.outcomes),
+            )
+            for r in rows
+        ]
+        widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(head)]
+
+        def fmt(cells: tuple[str, ...]) -> str:
+            left = [c.ljust(w) for c, w in zip(cells[:3], widths[:3], strict=True)]
+            right = [c.rjust(w) for c, w in zip(cells[3:8], widths[3:8], strict=True)]
+            return "  ".join(left + right + list(cells[8:])).rstrip()
+
+        print(fmt((*head, "outcomes")))
+        for t in table:
+            print(fmt(t))
+    if args.save_dic:
+        _finish(args, decoder)
+    print(
+        f"mcuprof: {len(result.steps)} RTC steps in {len(rows)} (object, state, signal) groups, "
+        f"{result.unfinished} unfinished",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_margins(args: argparse.Namespace) -> int:
+    config, dicts = _config(args)
+    decoder = QSDecoder(config, dicts)
+    events = decoder.feed(read_capture(args.capture)) + decoder.close()
+    found = margins(events)
+    if args.json:
+        for m in found:
+            row = {"object": m.name, "kind": m.kind, "samples": len(m.free)}
+            row |= {"lowest_free": m.lowest_free, "low_water": m.low_water}
+            print(json.dumps(row | {"times": m.times, "free": m.free}))
+    else:
+        width = max([len("object")] + [len(m.name) for m in found])
+        print(f"{'object':<{width}}  kind   samples  last free  lowest free  low-water")
+        for m in found:
+            low = "" if m.low_water is None else str(m.low_water)
+            print(
+                f"{m.name:<{width}}  {m.kind:<5}  {len(m.free):>7}  {m.free[-1]:>9}"
+                f"  {m.lowest_free:>11}  {low:>9}"
+            )
+    print(f"mcuprof: {len(found)} queues and pools", file=sys.stderr)
+    return 0

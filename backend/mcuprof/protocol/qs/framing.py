@@ -1,0 +1,388 @@
+"""QS framing: HDLC-like frames, escapes, checksums and sequence numbers.
+
+Rules (CLARIFICATIONS.md, QS section, which follows QSPY 7.4): one 0x7E flag ends each
+frame; 0x7D escapes whatever byte follows it (XOR 0x20), even 0x7E; the unstuffed bytes
+(sequence number, record id, data, checksum) sum to 0xFF modulo 256. The first good
+frame starts the stream: whatever came before it is skipped silently.
+
+The framer works on whole chunks with numpy (escape parity, flag positions, checksums
+by segment sums) and gives the good frames as columns (FrameBatch); Python objects
+per frame are made only when events are asked for. Bytes after
+the last flag wait in ``_tail`` for the next chunk, so every split of a stream gives
+the same frames.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+FLAG = 0x7E
+ESC = 0x7D
+ESC_XOR = 0x20
+GOOD_CHECKSUM = 0xFF
+EMPTY_RECORD = 0
+# QSPY's record buffer; longer frames are dropped as "too long".
+MAX_FRAME = 512
+# A frame of MAX_FRAME unstuffed bytes takes at most twice that on the wire.
+_MAX_STUFFED = 2 * MAX_FRAME + 2
+
+
+class Frame(NamedTuple):
+    """One good frame: ``raw`` is the whole unstuffed frame (sequence number, record
+    id, data, checksum); ``index`` counts good frames from 0."""
+
+    index: int
+    seq: int
+    rec: int
+    raw: bytes
+
+    @property
+    def payload(self) -> bytes:
+        return self.raw[2:-1]
+
+
+class BadFrame(NamedTuple):
+    """A dropped frame: ``kind`` is "checksum", "too_short" or "too_long". ``seq`` is
+    the sequence number of the last good frame (QSPY reports that one), ``raw`` the
+    unstuffed bytes (none for a frame too long to keep)."""
+
+    kind: str
+    seq: int
+    raw: bytes
+
+
+class Discontinuity(NamedTuple):
+    """Good frames ``prev_seq`` then ``seq`` were not consecutive: frames were lost."""
+
+    index: int
+    prev_seq: int
+    seq: int
+
+
+FramerEvent = Frame | BadFrame | Discontinuity
+
+
+class FrameStats:
+    __slots__ = (
+        "bad_checksum",
+        "bytes",
+        "discontinuities",
+        "frames",
+        "skipped_bytes",
+        "tail_bytes",
+        "too_long",
+        "too_short",
+    )
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.frames = 0
+        self.bad_checksum = 0
+        self.too_short = 0
+        self.too_long = 0
+        self.discontinuities = 0
+        self.skipped_bytes = 0
+        # Bytes after the last flag when the stream closed: not a frame.
+        self.tail_bytes = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in sorted(self.__slots__)}
+
+
+_new_frame = tuple.__new__
+
+
+def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (unstuffed bytes, positions in them where each real flag stood).
+
+    Escapes are rare, so the work is done on their positions only: in a run of
+    consecutive 0x7D bytes every other one is an escape, starting with the first
+    (the run starts after a byte that is not 0x7D, so nothing escapes its first byte).
+    """
+    esc = np.flatnonzero(arr == ESC)
+    k = np.arange(len(esc))
+    run_start = np.ones(len(esc), dtype=bool)
+    run_start[1:] = esc[1:] != esc[:-1] + 1
+    first = np.maximum.accumulate(np.where(run_start, k, 0))
+    escape = esc[(k - first) % 2 == 0]
+    escaped = escape + 1
+    flags = np.flatnonzero(arr == FLAG)
+    # A flag right after an escape is data.
+    hit = np.searchsorted(escaped, flags)
+    hit = np.minimum(hit, max(len(escaped) - 1, 0))
+    is_data = escaped[hit] == flags if len(escaped) else np.zeros(len(flags), dtype=bool)
+    flags = flags[~is_data]
+    values = arr.copy()
+    values[escaped[escaped < len(arr)]] ^= ESC_XOR
+    keep = np.ones(len(arr), dtype=bool)
+    keep[escape] = False
+    keep[flags] = False
+    ends = flags - np.searchsorted(escape, flags) - np.arange(len(flags))
+    return values[keep], ends
+
+
+class FrameBatch:
+    """The good frames of one chunk as numpy columns, plus the rare problems.
+
+    ``u`` is the unstuffed chunk; good frame ``i`` is ``u[starts[i]:ends[i]]`` with
+    sequence number ``seqs[i]`` and record id ``recs[i]``; its stream index is
+    ``first_index + i``. ``problems`` lists (i, BadFrame | Discontinuity): each comes
+    just before good frame ``i`` (``i == len(self)`` means after the last one).
+    """
+
+    __slots__ = ("buf", "ends", "first_index", "problems", "recs", "seqs", "starts", "u")
+
+    def __init__(self, buf, u, starts, ends, seqs, recs, first_index, problems) -> None:
+        self.buf: bytes = buf
+        self.u: np.ndarray = u
+        self.starts: np.ndarray = starts
+        self.ends: np.ndarray = ends
+        self.seqs: np.ndarray = seqs
+        self.recs: np.ndarray = recs
+        self.first_index: int = first_index
+        self.problems: list[tuple[int, BadFrame | Discontinuity]] = problems
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def frames(self) -> list[Frame]:
+        buf = self.buf
+        n = len(self.starts)
+        raws = [buf[s:e] for s, e in zip(self.starts.tolist(), self.ends.tolist(), strict=True)]
+        base = self.first_index
+        return list(
+            map(
+                _new_frame,
+                [Frame] * n,
+                zip(
+                    range(base, base + n), self.seqs.tolist(), self.recs.tolist(), raws, strict=True
+                ),
+            )
+        )
+
+    def events(self) -> list[FramerEvent]:
+        frames = self.frames()
+        if not self.problems:
+            return frames  # type: ignore[return-value]
+        out: list[FramerEvent] = []
+        prev = 0
+        for i, problem in self.problems:
+            out.extend(frames[prev:i])
+            out.append(problem)
+            prev = i
+        out.extend(frames[prev:])
+        return out
+
+
+_NO_INT = np.empty(0, dtype=np.int64)
+
+
+class Framer:
+    """Sans-IO framer: ``feed`` bytes, get Frame / BadFrame / Discontinuity back;
+    ``feed_batch`` gives the same as numpy columns (a FrameBatch)."""
+
+    def __init__(self) -> None:
+        self._tail = b""
+        self._overlong = False
+        self.started = False
+        self.last_seq = 0
+        self.index = 0
+        self.stats = FrameStats()
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[FramerEvent]:
+        return self.feed_batch(data).events()
+
+    def close(self) -> list[FramerEvent]:
+        """End of stream: a tail with no closing flag is not a frame."""
+        self.stats.tail_bytes = len(self._tail)
+        self._tail = b""
+        return []
+
+    def feed_batch(self, data: bytes | bytearray | memoryview) -> FrameBatch:
+        data = bytes(data)
+        self.stats.bytes += len(data)
+        buf = self._tail + data if self._tail else data
+        last = buf.rfind(b"\x7e")
+        while last >= 0 and _escaped_at_end(buf, last):
+            last = buf.rfind(b"\x7e", 0, last)
+        if last < 0:
+            self._hold(buf)
+            return self._empty()
+        whole, tail = buf[: last + 1], buf[last + 1 :]
+        arr = np.frombuffer(whole, dtype=np.uint8)
+        if whole.find(b"\x7d") < 0:
+            unstuffed = whole
+            u = arr
+            ends = np.flatnonzero(arr == FLAG)
+            starts = np.empty_like(ends)
+            starts[0] = 0
+            starts[1:] = ends[:-1] + 1
+        else:
+            u, ends = _unstuff(arr)
+            unstuffed = u.tobytes()
+            starts = np.empty_like(ends)
+            starts[0] = 0
+            starts[1:] = ends[:-1]
+        batch = self._frames(unstuffed, u, starts, ends)
+        self._hold(tail)
+        return batch
+
+    def _empty(self) -> FrameBatch:
+        return FrameBatch(b"", _NO_INT, _NO_INT, _NO_INT, _NO_INT, _NO_INT, self.index, [])
+
+    def _hold(self, buf: bytes) -> None:
+        """Keep an unfinished frame; past the longest legal frame, keep only the run
+        of escapes at its end (their parity still matters) and remember to drop it."""
+        if len(buf) > _MAX_STUFFED:
+            self._overlong = True
+            stripped = buf.rstrip(b"\x7d")
+            buf = buf[len(stripped) :]
+        self._tail = buf
+
+    def _frames(
+        self, unstuffed: bytes, u: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> FrameBatch:
+        stats = self.stats
+        lengths = ends - starts
+        good_sum = _checksums(u, starts, ends, lengths) == GOOD_CHECKSUM
+        ok = good_sum & (lengths >= 3) & (lengths <= MAX_FRAME)
+        overlong = self._overlong
+        self._overlong = False
+        if overlong:
+            ok[0] = False
+        good = np.flatnonzero(ok)
+        if not self.started:
+            if len(good) == 0:
+                stats.skipped_bytes += len(unstuffed)
+                return self._empty()
+            skip = int(good[0])
+            stats.skipped_bytes += int(starts[skip])
+            ok[:skip] = True  # before the stream starts nothing counts as bad
+            overlong = overlong and skip == 0
+        g_starts, g_ends = starts[good], ends[good]
+        seqs = u[g_starts].astype(np.int64)
+        recs = u[g_starts + 1].astype(np.int64)
+        problems: list[tuple[int, BadFrame | Discontinuity]] = []
+        n = len(good)
+        if n:
+            # A gap is a good frame whose number is not the previous good one's plus 1.
+            prev = np.empty(n, dtype=np.int64)
+            prev[0] = self.last_seq
+            prev[1:] = seqs[:-1]
+            gaps = (((prev + 1) & 0xFF) != seqs) & (recs != EMPTY_RECORD)
+            if not self.started:
+                gaps[0] = False
+                self.started = True
+            for i in np.flatnonzero(gaps).tolist():
+                problems.append((i, Discontinuity(self.index + i, int(prev[i]), int(seqs[i]))))
+            stats.discontinuities += int(gaps.sum())
+        bad = np.flatnonzero(~ok)
+        if len(bad):
+            positions = np.searchsorted(good, bad)
+            for b, pos in zip(bad.tolist(), positions.tolist(), strict=True):
+                after = int(seqs[pos - 1]) if pos else self.last_seq
+                raw = unstuffed[int(starts[b]) : int(ends[b])]
+                if (overlong and b == 0) or lengths[b] > MAX_FRAME:
+                    kind, raw = "too_long", b""
+                    stats.too_long += 1
+                elif not good_sum[b]:
+                    kind = "checksum"
+                    stats.bad_checksum += 1
+                else:
+                    kind = "too_short"
+                    stats.too_short += 1
+                problems.append((pos, BadFrame(kind, after, raw)))
+            # Stable: at one position, a bad frame came before the gap it caused.
+            problems.sort(key=lambda item: (item[0], item[1].__class__ is Discontinuity))
+        batch = FrameBatch(unstuffed, u, g_starts, g_ends, seqs, recs, self.index, problems)
+        if n:
+            self.index += n
+            self.last_seq = int(seqs[-1])
+            stats.frames += n
+        return batch
+
+
+def _checksums(u: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
+    """Each frame's byte sum modulo 256 (uint8 arithmetic wraps, which is the modulo).
+    ``u`` may still hold the flags (no escapes in the chunk): then each segment from
+    one start to the next includes exactly one flag, taken off again."""
+    n = len(u)
+    if int(starts[-1]) >= n:  # empty frames at the very end: give them a byte to sum
+        u = np.concatenate((u, np.zeros(1, dtype=np.uint8)))
+    sums = np.add.reduceat(u, starts, dtype=np.uint8)
+    if n > int(ends[-1]):  # the flags are still in u
+        sums -= np.uint8(FLAG)
+    sums[lengths == 0] = 0
+    return sums
+
+
+def _escaped_at_end(buf: bytes, pos: int) -> bool:
+    """Is the 0x7E at ``pos`` escaped, i.e. preceded by an odd run of 0x7D bytes?"""
+    run = pos - len(buf[:pos].rstrip(b"\x7d"))
+    return run % 2 == 1
+
+
+class ByteFramer:
+    """The same framing one byte at a time, the way QSPY's C parser does it. It is the
+    baseline in bench/qs.py and the oracle in the property tests."""
+
+    def __init__(self) -> None:
+        self.record = bytearray()
+        self.chksum = 0
+        self.esc = False
+        self.started = False
+        self.last_seq = 0
+        self.index = 0
+        self.overlong = False
+
+    def feed(self, data: bytes) -> list[FramerEvent]:
+        out: list[FramerEvent] = []
+        for b in data:
+            if self.esc:
+                self.esc = False
+                b ^= ESC_XOR
+            elif b == ESC:
+                self.esc = True
+                continue
+            elif b == FLAG:
+                self._end(out)
+                continue
+            self.chksum = (self.chksum + b) & 0xFF
+            if len(self.record) < _MAX_STUFFED:
+                self.record.append(b)
+            else:
+                self.overlong = True
+        return out
+
+    def _end(self, out: list[FramerEvent]) -> None:
+        rec = bytes(self.record)
+        n = len(rec)
+        good = self.chksum == GOOD_CHECKSUM and 3 <= n <= MAX_FRAME and not self.overlong
+        if good:
+            seq, rid = rec[0], rec[1]
+            if self.started and rid != EMPTY_RECORD and seq != (self.last_seq + 1) & 0xFF:
+                out.append(Discontinuity(self.index, self.last_seq, seq))
+            self.started = True
+            out.append(Frame(self.index, seq, rid, rec))
+            self.index += 1
+            self.last_seq = seq
+        elif self.started:
+            if self.overlong or n > MAX_FRAME:
+                kind = "too_long"
+            elif self.chksum != GOOD_CHECKSUM:
+                kind = "checksum"
+            else:
+                kind = "too_short"
+            out.append(BadFrame(kind, self.last_seq, b"" if kind == "too_long" else rec))
+        self.record = bytearray()
+        self.chksum = 0
+        self.overlong = False
+
+
+def encode_frame(seq: int, rec: int, payload: bytes = b"") -> bytes:
+    """One frame as a target sends it: checksum, escapes, closing flag."""
+    body = bytes((seq & 0xFF, rec)) + bytes(payload)
+    body += bytes(((~sum(body)) & 0xFF,))
+    return body.replace(b"\x7d", b"\x7d\x5d").replace(b"\x7e", b"\x7d\x5e") + b"\x7e"
