@@ -66,6 +66,15 @@ class Level:
     def nbytes(self) -> int:
         return self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
 
+    def copy(self) -> Level:
+        """An independent copy, trimmed to the records held."""
+        out = Level()
+        out.n, out.max_dur = self.n, self.max_dur
+        out._entry, out._dur = self.entry.copy(), self.dur.copy()
+        out._addr, out._parent = self.addr.copy(), self.parent.copy()
+        out._bmax = self._bmax.copy()
+        return out
+
     def _reserve(self, need: int) -> None:
         cap = len(self._entry)
         if need <= cap:

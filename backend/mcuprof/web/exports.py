@@ -41,15 +41,18 @@ def _attachment(body: bytes | str, filename: str, media: str) -> Response:
 
 
 def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int) -> bytes | str:
+    # The live lock is held only to copy the records: the state endpoint and the
+    # WebSocket keep answering while a large capture renders.
     with live._profile_lock:
         live.ingest()
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
-        if fmt == "html":
-            payload = views.icicle(live.profile, window, max_nodes)
-            title = f"mcuprof flame graph — {live.file_stem()}"
-            return standalone_html(payload, title)
-        return render_format(fmt, live.profile, window)
+        profile = live.profile.snapshot()
+    if fmt == "html":
+        payload = views.icicle(profile, window, max_nodes)
+        title = f"mcuprof flame graph — {live.file_stem()}"
+        return standalone_html(payload, title)
+    return render_format(fmt, profile, window)
 
 
 @router.get("/{fmt}")
