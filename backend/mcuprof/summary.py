@@ -8,11 +8,15 @@ from .profile.span import CaptureSpan
 from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
 
+_CHUNK = 1 << 22
+
 
 def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
     decoder = ResponseDecoder()
     span = CaptureSpan()
-    span.feed(decoder.feed(data))
+    view = memoryview(data)
+    for start in range(0, len(data), _CHUNK):  # bounded: a chunk's events at a time
+        span.feed(decoder.feed(view[start : start + _CHUNK]))
     span.feed(decoder.close())
     stats = decoder.stats
     metadata = span.metadata  # the last one: a device that reboots re-announces itself

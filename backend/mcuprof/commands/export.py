@@ -90,18 +90,20 @@ def run(args: argparse.Namespace) -> int:
         if check.state == "mismatch":
             warn(check.message)
     progress.step(f"rendering {args.format}")
-    text = export.render(args.format, loaded.profile)
-    progress.finish()
     if args.output is None:
-        sys.stdout.write(text)
+        export.write(args.format, loaded.profile, sys.stdout.write)
         sys.stdout.flush()
+        progress.finish()
         return 0
     out = Path(args.output)
     tmp = out.with_name(out.name + ".part")
     try:
-        tmp.write_text(text, encoding="utf-8", newline="")
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            export.write(args.format, loaded.profile, f.write)
         os.replace(tmp, out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        progress.finish()
     return 0

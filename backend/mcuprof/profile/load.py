@@ -10,10 +10,13 @@ import numpy as np
 
 from ..protocol import LinkStats, Metadata, ProfileData, ResponseDecoder
 from .model import Profile
+from .timebase import concat_records
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
-_CHUNK = 1 << 22
+# Bytes decoded per Profile.add: large enough that a stream whose time keeps jumping
+# back (each add re-parents what the newcomers may contain) is added in few steps.
+_CHUNK = 1 << 25
 
 
 @dataclass
@@ -46,12 +49,12 @@ def load_capture(
                 batch.append(event.records)
             elif isinstance(event, Metadata):
                 if batch:
-                    profile.add(np.concatenate(batch))
+                    profile.add(concat_records(batch))
                     batch = []
                 metadata = event
                 profile.set_timer_freq(event.timer_freq)
         if batch:
-            profile.add(np.concatenate(batch))
+            profile.add(concat_records(batch))
         if progress is not None:
             progress(min(start + chunk, total), total, profile.n_records)
     return LoadResult(profile, metadata, decoder.stats)
