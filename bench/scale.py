@@ -38,12 +38,12 @@ COMMANDS: dict[str, list[str]] = {
         "d.close(); print(d.stats.records)",
     ],
     "info": ["-m", "mcuprof", "info"],
-    "export folded": ["-m", "mcuprof", "export", "-f", "folded", "-o", os.devnull],
-    "export csv": ["-m", "mcuprof", "export", "-f", "csv", "-o", os.devnull],
-    "export svg": ["-m", "mcuprof", "export", "-f", "svg", "-o", os.devnull],
-    "export callgrind": ["-m", "mcuprof", "export", "-f", "callgrind", "-o", os.devnull],
-    "export speedscope": ["-m", "mcuprof", "export", "-f", "speedscope", "-o", os.devnull],
-    "export chrome": ["-m", "mcuprof", "export", "-f", "chrome", "-o", os.devnull],
+    "export folded": ["-m", "mcuprof", "export", "-f", "folded", "-o", "@OUT@"],
+    "export csv": ["-m", "mcuprof", "export", "-f", "csv", "-o", "@OUT@"],
+    "export svg": ["-m", "mcuprof", "export", "-f", "svg", "-o", "@OUT@"],
+    "export callgrind": ["-m", "mcuprof", "export", "-f", "callgrind", "-o", "@OUT@"],
+    "export speedscope": ["-m", "mcuprof", "export", "-f", "speedscope", "-o", "@OUT@"],
+    "export chrome": ["-m", "mcuprof", "export", "-f", "chrome", "-o", "@OUT@"],
 }
 
 
@@ -128,26 +128,35 @@ def main() -> None:
     if args.huge:
         sizes.append(30_000_000)
     commands = [c.strip() for c in args.commands.split(",")]
-    print("| records | shape | command | time | records/s | peak RSS | bytes/record |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| records | shape | command | time | records/s | peak RSS | bytes/record "
+        "| bytes/record over baseline |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             for shape in args.shapes.split(","):
                 path = Path(tmp) / f"{shape}-{n}.bin"
                 make_capture(path, shape, n)
+                base_rss = None
                 for name in commands:
+                    out = str(Path(tmp) / "out")  # a regular file: what users write to
                     argv = [*COMMANDS[name], str(path)]
                     if argv[0] == "-m" and argv[2] == "export":
                         argv = [*COMMANDS[name][:3], str(path), *COMMANDS[name][3:]]
+                        argv = [out if a == "@OUT@" else a for a in argv]
                     runs = [run(argv) for _ in range(max(1, args.repeat))]
                     took = statistics.median(r[0] for r in runs)
                     rss = statistics.median(r[1] for r in runs)
+                    if base_rss is None:
+                        base_rss = rss  # the first command is the decode baseline
                     print(
                         f"| {n:,} | {shape} | `{name}` | {took:.2f} s | {n / took / 1e6:.2f}M "
-                        f"| {rss / 2**20:,.0f} MB | {rss / n:.0f} |",
+                        f"| {rss / 2**20:,.0f} MB | {rss / n:.0f} | {(rss - base_rss) / n:.0f} |",
                         flush=True,
                     )
                 path.unlink()
+                Path(tmp, "out").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -159,3 +159,22 @@ def test_export_is_quiet_on_stderr_when_piped(capture) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and proc.stdout and proc.stderr == ""
+
+
+def test_output_to_a_fifo_writes_through_and_keeps_it_a_fifo(capture, tmp_path) -> None:
+    """A special output path (a FIFO here; /dev/null alike) is written as it is: the
+    write-then-rename of regular files would replace it with a regular file."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["export", str(capture), "-f", "folded", "-o", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert not (tmp_path / "out.fifo.part").exists()
+    assert got and got[0].count(b"\n") > 10

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     data = read_capture(args.capture)
     progress = ReadProgress()
     loaded = load_capture(data, symbols, progress=progress)
+    del data  # the profile holds what the export needs
     if loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 
@@ -50,6 +51,17 @@ def run(args: argparse.Namespace) -> int:
         progress.finish()
         return 0
     out = Path(args.output)
+    if out.exists() and not out.is_file():
+        # A device or FIFO (e.g. /dev/null, a pipe): write to it as it is. The
+        # write-then-rename below would replace the special file with a regular one.
+        try:
+            with open(out, "w", encoding="utf-8", newline="") as f:
+                export.write(args.format, loaded.profile, f.write)
+        except OSError as exc:
+            raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        finally:
+            progress.finish()
+        return 0
     tmp = out.with_name(out.name + ".part")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as f:
