@@ -140,10 +140,13 @@ def _sane_preorder(profile: Profile) -> Preorder | None:
     parent = t["parent"]
     depth = t["depth"]
     orphan = t["orphan"]
+    frame = t["frame"]
+    del t  # the other columns are not needed: keep the peak low
     has = parent >= 0
     pp = np.maximum(parent, 0)
     if not np.all(~has | ((start >= start[pp]) & (end <= end[pp]))):
         return None
+    del pp
     # Children grouped by parent, in entry order (rows are depth-major, entry-sorted).
     order = np.argsort(parent, kind="stable")
     n_roots = int(np.count_nonzero(~has))
@@ -154,6 +157,7 @@ def _sane_preorder(profile: Profile) -> Preorder | None:
         return None
     roots = order[:n_roots]
     roots = roots[np.lexsort((roots, depth[roots], start[roots]))]
+    del order
     if np.any(start[roots[1:]] < end[roots[:-1]]):
         return None
     # Subtree sizes, deepest level first.
@@ -182,13 +186,14 @@ def _sane_preorder(profile: Profile) -> Preorder | None:
         if len(b):
             pos[b] = pos[parent[b]] + 1 + before[b]
             off[b] = off[parent[b]]
+    del ks, csum, group_start, before, kids, kp, same
     total = int(root_span.sum())
     out_frame = np.empty(total, np.int64)
     out_start = np.empty(total)
     out_end = np.empty(total)
     out_depth = np.empty(total, np.int64)
     out_size = np.empty(total, np.int64)
-    out_frame[pos] = t["frame"]
+    out_frame[pos] = frame
     out_start[pos], out_end[pos] = start, end
     out_depth[pos] = depth + off
     out_size[pos] = size

@@ -67,6 +67,7 @@ def write(
     ev_frame[o], ev_frame[c] = frame_index, frame_index
     ev_at[o], ev_at[c] = starts, ends
     ev_open[o] = True
+    del o, c, pre, frame_index
     if window is not None:
         a, b = sorted(window)
         start_value = (profile.ticks(a) - profile.t0_ticks) * to_us

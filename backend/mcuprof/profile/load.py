@@ -14,9 +14,11 @@ from .timebase import concat_records
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
-# Bytes decoded per Profile.add: large enough that a stream whose time keeps jumping
-# back (each add re-parents what the newcomers may contain) is added in few steps.
-_CHUNK = 1 << 25
+# Bytes decoded per Profile.add: at least this, and at most _ADDS adds per capture, so a
+# stream whose time keeps jumping back (each add re-parents what the newcomers may
+# contain) is added in few steps, while an add's temporaries stay a fraction of the store.
+_CHUNK = 1 << 23
+_ADDS = 8
 
 
 @dataclass
@@ -30,7 +32,7 @@ def load_capture(
     data: bytes,
     symbols: Any | None = None,
     progress: Progress | None = None,
-    chunk: int = _CHUNK,
+    chunk: int | None = None,
 ) -> LoadResult:
     """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
     last METADATA packet before each batch of records (1 MHz without one)."""
@@ -39,6 +41,8 @@ def load_capture(
     metadata: Metadata | None = None
     view = memoryview(data)
     total = len(data)
+    if chunk is None:
+        chunk = max(_CHUNK, -(-total // _ADDS))
     for start in range(0, max(total, 1), chunk):
         batch: list[np.ndarray] = []
         events = decoder.feed(view[start : start + chunk])
