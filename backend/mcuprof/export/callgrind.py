@@ -87,34 +87,52 @@ def _edges(
     profile: Profile, window: Window
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(caller frame, callee frame, calls, inclusive ticks) per distinct pair; orphans are
-    called by "[unknown]", and root-level calls and "[unknown]" by "[root]"."""
-    t = profile.table()
-    start = t["entry"].astype(np.float64)
-    end = start + t["duration"]
-    if window is None:
-        cost = end - start
-        use = np.ones(len(start), bool)
-    else:
+    called by "[unknown]", and root-level calls and "[unknown]" by "[root]". Computed one
+    depth at a time, so only one level's temporaries are alive at once."""
+    lo = hi = 0.0
+    if window is not None:
         a, b = sorted(window)
         lo, hi = profile.ticks(a), profile.ticks(b)
-        cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-        use = (start <= hi) & (end >= lo)
-    child = np.flatnonzero(use)
-    p = t["parent"][child]
-    orphan = t["orphan"][child]
-    caller = np.where(p >= 0, t["frame"][np.maximum(p, 0)], ROOT_ID).astype(np.int64)
-    caller[orphan] = UNKNOWN_ID
-    callee = t["frame"][child].astype(np.int64)
-    child_cost = cost[child]
-    if orphan.any():  # each orphan has an "[unknown]" parent of its own, called by [root]
-        callee = np.concatenate([callee, np.full(int(orphan.sum()), UNKNOWN_ID, np.int64)])
-        caller = np.concatenate([caller, np.full(int(orphan.sum()), ROOT_ID, np.int64)])
-        child_cost = np.concatenate([child_cost, child_cost[orphan]])
-    if len(callee) == 0:
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    costs: list[np.ndarray] = []
+    frame_of = profile._addrs.frame_of
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        start = lv.entry.astype(np.float64)
+        end = start + lv.dur
+        if window is None:
+            cost = end - start
+            use = slice(None)
+        else:
+            cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
+            use = np.flatnonzero((start <= hi) & (end >= lo))
+        del start, end
+        callee = frame_of[lv.addr[use]].astype(np.int64)
+        p = lv.parent[use]
+        cost = cost[use]
+        if d == 0:
+            caller = np.full(len(callee), ROOT_ID, np.int64)
+        else:
+            up = profile.levels.get(d - 1)
+            caller = np.full(len(callee), UNKNOWN_ID, np.int64)  # orphans
+            has = p >= 0
+            if up is not None and has.any():
+                caller[has] = frame_of[up.addr[p[has]]]
+            orphans = int(np.count_nonzero(~has))
+            if orphans:  # each orphan has an "[unknown]" parent of its own, called by [root]
+                caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
+                callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
+                cost = np.concatenate([cost, cost[~has]])
+        key = (caller - ROOT_ID) << 32 | (callee - ROOT_ID)
+        uniq, inv = np.unique(key, return_inverse=True)
+        keys.append(uniq)
+        counts.append(np.bincount(inv, minlength=len(uniq)))
+        costs.append(np.bincount(inv, weights=cost, minlength=len(uniq)))
+    if not keys:
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
-    key = (caller - ROOT_ID) << 32 | (callee - ROOT_ID)
-    uniq, inv = np.unique(key, return_inverse=True)
-    counts = np.bincount(inv)
-    costs = np.bincount(inv, weights=child_cost)
-    return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, counts, costs
+    uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
+    n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
+    c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
+    return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
