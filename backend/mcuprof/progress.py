@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 SHOW_AFTER_S = 1.0
 
@@ -37,6 +38,9 @@ class ReadProgress:
         if self.bar is None:
             if self.clock() - self.start < SHOW_AFTER_S:
                 return
+            from tqdm import tqdm  # only when a bar is shown: commands start faster
+
+            tqdm.monitor_interval = 0  # no monitor thread: updates come from this loop
             self.bar = tqdm(
                 total=total,
                 unit="B",
