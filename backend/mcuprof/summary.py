@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from .profile.load import Progress
 from .profile.span import CaptureSpan
 from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
 
+_CHUNK = 1 << 22
 
-def summarize(data: bytes, elf_build_id: int | None = None) -> dict[str, Any]:
+
+def summarize(
+    data: bytes, elf_build_id: int | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
     decoder = ResponseDecoder()
     span = CaptureSpan()
-    span.feed(decoder.feed(data))
+    view = memoryview(data)
+    for start in range(0, len(data), _CHUNK):  # bounded: a chunk's events at a time
+        span.feed(decoder.feed(view[start : start + _CHUNK]))
+        if progress is not None:
+            progress(min(start + _CHUNK, len(data)), len(data), decoder.stats.records)
     span.feed(decoder.close())
     stats = decoder.stats
     metadata = span.metadata  # the last one: a device that reboots re-announces itself

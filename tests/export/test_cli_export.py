@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from mcuprof.cli import main
-from mcuprof.commands.export import Progress
 from mcuprof.paths import default_elf
 from mcuprof.profile.synth import addresses, generate
+from mcuprof.progress import ReadProgress
 from mcuprof.protocol import Metadata, encode_metadata, encode_profile_data
 from mcuprof.symbols import SymbolTable
 from tests.export.validators import validate_speedscope
@@ -113,8 +113,8 @@ class _Tty(io.StringIO):
 
 def test_progress_silent_for_short_jobs() -> None:
     clock = _Clock()
-    err = io.StringIO()
-    prog = Progress(err, clock)
+    err = _Tty()
+    prog = ReadProgress(stream=err, clock=clock)
     for i in range(10):
         clock.t = i * 0.05
         prog(i, 10, i * 1000)
@@ -123,26 +123,58 @@ def test_progress_silent_for_short_jobs() -> None:
     assert err.getvalue() == ""
 
 
-def test_progress_lines_when_not_a_tty() -> None:
+def test_progress_quiet_when_not_a_tty() -> None:
     clock = _Clock()
     err = io.StringIO()
-    prog = Progress(err, clock)
+    prog = ReadProgress(stream=err, clock=clock)
     for i in range(1, 101):
-        clock.t = i * 0.5  # 50 s job
-        prog(i, 100, i * 10)
-    lines = err.getvalue().splitlines()
-    assert "\r" not in err.getvalue()
-    assert 5 <= len(lines) <= 15  # occasional lines, not one per update
-    assert lines[-1].startswith("mcuprof: reading capture 100.0%")
+        clock.t = i * 0.5  # a 50 s job, piped
+        prog(i * 1000, 100_000, i * 10)
+    prog.step("rendering")
+    prog.finish()
+    assert err.getvalue() == ""
 
 
-def test_progress_carriage_returns_on_a_tty() -> None:
+def test_progress_bar_on_a_tty_after_a_second() -> None:
     clock = _Clock()
     err = _Tty()
-    prog = Progress(err, clock)
-    prog(1, 10, 2_000_000)  # many records: show at once
-    clock.t = 0.1
-    prog(2, 10, 4_000_000)
-    prog.finish()
+    prog = ReadProgress(stream=err, clock=clock)
+    prog(1 << 20, 10 << 20, 70_000)
+    assert err.getvalue() == ""
+    clock.t = 1.5
+    prog(10 << 20, 10 << 20, 700_000)
     text = err.getvalue()
-    assert text.count("\r") == 2 and text.endswith("\n")
+    assert "reading capture" in text and "700,000 records" in text and "10.0M" in text
+    prog.step("rendering svg")
+    assert "rendering svg" in err.getvalue()
+    prog.finish()
+    assert err.getvalue().endswith("\r\x1b[K")
+
+
+def test_export_is_quiet_on_stderr_when_piped(capture) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcuprof", "export", str(capture), "-f", "folded"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout and proc.stderr == ""
+
+
+def test_output_to_a_fifo_writes_through_and_keeps_it_a_fifo(capture, tmp_path) -> None:
+    """A special output path (a FIFO here; /dev/null alike) is written as it is: the
+    write-then-rename of regular files would replace it with a regular file."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["export", str(capture), "-f", "folded", "-o", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert not (tmp_path / "out.fifo.part").exists()
+    assert got and got[0].count(b"\n") > 10

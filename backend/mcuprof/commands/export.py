@@ -6,10 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
 from .. import export
 from ..capture import read_capture
@@ -17,11 +14,7 @@ from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
 from ..profile import load_capture
-
-# Show progress only when the job is long enough to wonder about.
-PROGRESS_AFTER_S = 1.0
-PROGRESS_AFTER_RECORDS = 1_000_000
-LINE_EVERY_S = 5.0
+from ..progress import ReadProgress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,45 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-class Progress:
-    """Progress on stderr: carriage-return updates on a terminal, an occasional line
-    otherwise; silent for short jobs."""
-
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
-        self.stream = stream
-        self.clock = clock
-        self.start = clock()
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.last = -1e9
-        self.shown = False
-
-    def __call__(self, done: int, total: int, records: int) -> None:
-        now = self.clock()
-        if not self.shown and (
-            now - self.start < PROGRESS_AFTER_S and records < PROGRESS_AFTER_RECORDS
-        ):
-            return
-        if not self.tty and now - self.last < LINE_EVERY_S and done < total:
-            return
-        self.last = now
-        self.shown = True
-        pct = 100.0 * done / total if total else 100.0
-        msg = f"mcuprof: reading capture {pct:5.1f}% ({records:,} records)"
-        self.stream.write(f"\r{msg}" if self.tty else msg + "\n")
-        self.stream.flush()
-
-    def step(self, what: str) -> None:
-        if self.shown:
-            msg = f"mcuprof: {what}"
-            self.stream.write(f"\r{msg:<60}" if self.tty else msg + "\n")
-            self.stream.flush()
-
-    def finish(self) -> None:
-        if self.shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _symbols(elf: str | None):
     if elf is None:
         return None
@@ -81,8 +35,9 @@ def _symbols(elf: str | None):
 def run(args: argparse.Namespace) -> int:
     symbols = _symbols(args.elf)
     data = read_capture(args.capture)
-    progress = Progress(sys.stderr)
+    progress = ReadProgress()
     loaded = load_capture(data, symbols, progress=progress)
+    del data  # the profile holds what the export needs
     if loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 
@@ -90,18 +45,31 @@ def run(args: argparse.Namespace) -> int:
         if check.state == "mismatch":
             warn(check.message)
     progress.step(f"rendering {args.format}")
-    text = export.render(args.format, loaded.profile)
-    progress.finish()
     if args.output is None:
-        sys.stdout.write(text)
+        export.write(args.format, loaded.profile, sys.stdout.write)
         sys.stdout.flush()
+        progress.finish()
         return 0
     out = Path(args.output)
+    if out.exists() and not out.is_file():
+        # A device or FIFO (e.g. /dev/null, a pipe): write to it as it is. The
+        # write-then-rename below would replace the special file with a regular one.
+        try:
+            with open(out, "w", encoding="utf-8", newline="") as f:
+                export.write(args.format, loaded.profile, f.write)
+        except OSError as exc:
+            raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        finally:
+            progress.finish()
+        return 0
     tmp = out.with_name(out.name + ".part")
     try:
-        tmp.write_text(text, encoding="utf-8", newline="")
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            export.write(args.format, loaded.profile, f.write)
         os.replace(tmp, out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        progress.finish()
     return 0

@@ -7,6 +7,7 @@ import json
 
 from ..capture import read_capture
 from ..console import load_elf
+from ..progress import ReadProgress
 from ..summary import format_summary, summarize
 
 
@@ -27,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
     if args.elf:
         table = load_elf(args.elf)
         elf_build_id, elf_note = table.build_id, table.build_id_note
-    summary = summarize(data, elf_build_id)
+    progress = ReadProgress()
+    summary = summarize(data, elf_build_id, progress)
+    progress.finish()
     if args.json:
         print(json.dumps(summary))
     else:

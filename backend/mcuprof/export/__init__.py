@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..profile import Profile, Window
@@ -16,3 +17,15 @@ def render(fmt: str, profile: Profile, window: Window = None) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     return importlib.import_module(f"{__name__}.{fmt}").render(profile, window=window)
+
+
+def write(fmt: str, profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
+    """``render`` written piece by piece to ``out`` (e.g. a file's write): the event
+    formats (speedscope, chrome) never hold their whole text in memory."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}")
+    module = importlib.import_module(f"{__name__}.{fmt}")
+    if hasattr(module, "write"):
+        module.write(profile, out, window=window)
+    else:
+        out(module.render(profile, window=window))

@@ -1,18 +1,24 @@
-"""Chrome Trace Event JSON (Perfetto, chrome://tracing): complete ("X") events in µs."""
+"""Chrome Trace Event JSON (Perfetto, chrome://tracing): complete ("X") events in µs.
+
+Events carry only the function's display name: speedscope's importer makes one frame
+per distinct (name, args), so per-call args (such as the depth) would split a function
+into one frame per depth. The nesting is implied by the times, as the format intends.
+"""
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..profile import Profile, Window
-from .frames import frame_file_line, frame_label
-from .nesting import nested_calls
+from .frames import frame_name
+from .nesting import preorder
 
 PID = 1
 TID = 1
+_CHUNK = 1 << 16  # events formatted and written at a time
 
 
 def render(
@@ -21,31 +27,44 @@ def render(
     thread_name: str = "firmware",
     window: Window = None,
 ) -> str:
-    calls = nested_calls(profile, window)
+    buf = io.StringIO()
+    write(profile, buf.write, process_name, thread_name, window)
+    return buf.getvalue()
+
+
+def write(
+    profile: Profile,
+    out: Callable[[str], Any],
+    process_name: str = "mcuprof",
+    thread_name: str = "firmware",
+    window: Window = None,
+) -> None:
+    """The trace, written piece by piece (memory bounded by the profile's arrays)."""
+    calls = preorder(profile, window)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": process_name}},
         {"name": "thread_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": thread_name}},
     ]
-    parts = [json.dumps(m, separators=(",", ":")) for m in meta]
+    out('{"traceEvents":[' + ",".join(json.dumps(m, separators=(",", ":")) for m in meta))
     # Per frame, the constant prefix of its events, JSON-escaped once.
-    prefix: dict[int, str] = {}
-    for fid in set(calls.frame):
-        file, line = frame_file_line(profile, fid)
-        args: dict[str, Any] = {}
-        if file is not None:
-            args["file"] = file
-        if line is not None:
-            args["line"] = line
-        name = json.dumps(frame_label(profile, fid))
-        args_text = json.dumps(args, separators=(",", ":"))[1:-1]
-        prefix[fid] = (
-            f'{{"name":{name},"cat":"function","ph":"X","pid":{PID},"tid":{TID},'
-            f'"args":{{{args_text}{"," if args_text else ""}"depth":'
+    prefix = {
+        fid: f'{{"name":{json.dumps(frame_name(profile, fid))},"cat":"function","ph":"X",'
+        f'"pid":{PID},"tid":{TID},'
+        for fid in set(calls.frame.tolist())
+    }
+    ts = calls.start * to_us
+    dur = calls.end * to_us - ts
+    for k in range(0, len(ts), _CHUNK):
+        part = slice(k, k + _CHUNK)
+        out(
+            ","
+            + ",".join(
+                f'{prefix[fid]}"ts":{t!r},"dur":{du!r}}}'
+                for fid, t, du in zip(
+                    calls.frame[part].tolist(), ts[part].tolist(), dur[part].tolist(), strict=True
+                )
+            )
         )
-    ts = np.asarray(calls.start, np.float64) * to_us
-    dur = np.asarray(calls.end, np.float64) * to_us - ts
-    for fid, t, du, d in zip(calls.frame, ts.tolist(), dur.tolist(), calls.depth, strict=True):
-        parts.append(f'{prefix[fid]}{d}}},"ts":{t!r},"dur":{du!r}}}')
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
-    return '{"traceEvents":[' + ",".join(parts) + f'],"displayTimeUnit":"ms","otherData":{other}}}'
+    out(f'],"displayTimeUnit":"ms","otherData":{other}}}')

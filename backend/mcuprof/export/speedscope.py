@@ -5,60 +5,78 @@ Schema: https://www.speedscope.app/file-format-schema.json
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
-from .frames import frame_file_line, frame_label
-from .nesting import nested_calls
+from .frames import frame_file_line, frame_name
+from .nesting import preorder
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
+_CHUNK = 1 << 16  # events formatted and written at a time
 
 
 def render(profile: Profile, name: str = "mcuprof capture", window: Window = None) -> str:
-    calls = nested_calls(profile, window)
+    buf = io.StringIO()
+    write(profile, buf.write, name=name, window=window)
+    return buf.getvalue()
+
+
+def write(
+    profile: Profile,
+    out: Callable[[str], Any],
+    name: str = "mcuprof capture",
+    window: Window = None,
+) -> None:
+    """The document, written piece by piece: memory stays bounded by the profile's
+    arrays, not by the text (about 80 bytes per call)."""
+    calls = preorder(profile, window)
     to_us = 1e6 / profile.timer_freq
-    index: dict[int, int] = {}
+    # Frames in order of first appearance in the sequence.
+    uniq, first = np.unique(calls.frame, return_index=True)
+    perm = np.argsort(first, kind="stable")  # appearance rank -> sorted slot
+    rank = np.empty(len(uniq), np.int64)
+    rank[perm] = np.arange(len(uniq))
+    fids = uniq[perm]
     frames: list[dict[str, Any]] = []
-    for fid in calls.frame:
-        if fid not in index:
-            index[fid] = len(frames)
-            frame: dict[str, Any] = {"name": frame_label(profile, fid)}
-            file, line = frame_file_line(profile, fid)
-            if file is not None:
-                frame["file"] = file
-            if line is not None:
-                frame["line"] = line
-            frames.append(frame)
-    starts = (np.asarray(calls.start, np.float64) * to_us).tolist()
-    ends = (np.asarray(calls.end, np.float64) * to_us).tolist()
-    # Events are written as text: a dict per event through json.dumps costs several
-    # times more for a million calls, and floats' repr is valid JSON.
-    parts: list[str] = []
-    open_: list[tuple[int, float]] = []
-    for fid, s, e, d in zip(calls.frame, starts, ends, calls.depth, strict=True):
-        while len(open_) > d:
-            fi, end = open_.pop()
-            parts.append(f'{{"type":"C","frame":{fi},"at":{end!r}}}')
-        fi = index[fid]
-        parts.append(f'{{"type":"O","frame":{fi},"at":{s!r}}}')
-        open_.append((fi, e))
-    while open_:
-        fi, end = open_.pop()
-        parts.append(f'{{"type":"C","frame":{fi},"at":{end!r}}}')
+    for fid in fids.tolist():
+        frame: dict[str, Any] = {"name": frame_name(profile, fid)}
+        file, line = frame_file_line(profile, fid)
+        if file is not None:
+            frame["file"] = file
+        if line is not None:
+            frame["line"] = line
+        frames.append(frame)
+    starts = calls.start * to_us
+    ends = calls.end * to_us
+    # Open at 2·pre − depth, close after the subtree at 2·(pre + size) − depth − 1.
+    n = len(starts)
+    pre = np.arange(n, dtype=np.int64)
+    ev_frame = np.empty(2 * n, np.int64)
+    ev_at = np.empty(2 * n)
+    ev_open = np.zeros(2 * n, bool)
+    frame_index = rank[np.searchsorted(uniq, calls.frame)]
+    o = 2 * pre - calls.depth
+    c = 2 * (pre + calls.size) - calls.depth - 1
+    ev_frame[o], ev_frame[c] = frame_index, frame_index
+    ev_at[o], ev_at[c] = starts, ends
+    ev_open[o] = True
+    del o, c, pre, frame_index
     if window is not None:
         a, b = sorted(window)
         start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
         end_value = (profile.ticks(b) - profile.t0_ticks) * to_us
     else:
         start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
-    if starts:
-        start_value = min(start_value, starts[0])
-        end_value = max(end_value, max(ends))
+    if n:
+        start_value = min(start_value, float(starts[0]))
+        end_value = max(end_value, float(ends.max()))
     doc = {
         "$schema": SCHEMA,
         "shared": {"frames": frames},
@@ -77,4 +95,16 @@ def render(profile: Profile, name: str = "mcuprof capture", window: Window = Non
         "exporter": f"mcuprof {__version__}",
     }
     head, tail = json.dumps(doc, separators=(",", ":")).split(json.dumps(_EVENTS))
-    return head + "[" + ",".join(parts) + "]" + tail
+    out(head + "[")
+    # Events are written as text: a dict per event through json.dumps costs several
+    # times more for a million calls, and floats' repr is valid JSON.
+    for k in range(0, 2 * n, _CHUNK):
+        part = slice(k, k + _CHUNK)
+        text = ",".join(
+            f'{{"type":"{"O" if op else "C"}","frame":{fi},"at":{at!r}}}'
+            for op, fi, at in zip(
+                ev_open[part].tolist(), ev_frame[part].tolist(), ev_at[part].tolist(), strict=True
+            )
+        )
+        out(("," if k else "") + text)
+    out("]" + tail)

@@ -8,7 +8,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window, prune
-from ..profile.aggregate import folded_ticks
+from ..profile.aggregate import path_ticks
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
 # top, and the page's colour per function (names.name_colour).
@@ -22,20 +22,28 @@ ROOT_COLOUR = "#3b4350"
 
 
 def _tree(profile: Profile, window: Window) -> TreeNode:
-    """Merge folded stacks by name, as flamegraph.pl does; totals in µs."""
+    """Frames merged by name path, as flamegraph.pl merges folded stacks; totals in µs.
+    Built from the interned paths in one pass each way, whatever the depth or fan-out."""
     to_us = 1e6 / profile.timer_freq
     root = TreeNode("all", "all", -2)
     with profile.lock:
-        stacks = folded_ticks(profile, window)
-    for stack, ticks in stacks.items():
-        us = ticks * to_us
-        node = root
-        root.total_us += us
-        for name in _clean(stack).split(";"):
-            key = hash(name)
-            node = node.child(key, lambda name=name, key=key: TreeNode(name, name, key))
-            node.total_us += us
-        node.self_us += us
+        names, ticks = path_ticks(profile, window)
+    self_t = ticks.tolist()
+    total = list(self_t)
+    parents = [names.parent(i) for i in range(len(total))]
+    for pid in range(len(total) - 1, -1, -1):
+        if parents[pid] >= 0:
+            total[parents[pid]] += total[pid]
+    nodes: dict[int, TreeNode] = {}
+    for pid in range(len(total)):
+        if total[pid] <= 0:
+            continue
+        name = _clean(names.name(pid))
+        node = nodes[pid] = TreeNode(name, name, pid, total[pid] * to_us, self_t[pid] * to_us)
+        up = parents[pid]
+        (root if up < 0 else nodes[up]).children.append(node)
+        if up < 0:
+            root.total_us += node.total_us
     return root
 
 

@@ -75,62 +75,169 @@ def build_stacks(profile: Profile) -> Stacks:
     parent = np.concatenate(parents).astype(np.int32)
     frame = np.concatenate(frames).astype(np.int32)
     nested = np.zeros(count, bool)
-    anc = parent.copy()
-    while True:
-        live = anc >= 0
-        if not live.any():
-            break
-        nested[live] |= frame[anc[live]] == frame[live]
-        anc[live] = parent[anc[live]]
+    mark_nested(parent, frame, nested, 0)
     return Stacks(parent, frame, np.concatenate(depths).astype(np.int32), nested, per_level)
+
+
+_WALK = 32  # ancestors compared in numpy before the deep remainder goes to one DFS
+
+
+def mark_nested(parent: np.ndarray, frame: np.ndarray, nested: np.ndarray, start: int) -> None:
+    """Set ``nested[s]`` for every stack s >= start: does its frame appear among its
+    ancestors (recursion)? Parents precede children in id order. The first ancestors
+    are compared for all stacks at once; what is deeper and still undecided is settled
+    by one walk over the tree spanning those stacks, so a chain D deep costs O(D)."""
+    new = np.arange(start, len(parent))
+    want = frame[new]
+    out = np.zeros(len(new), bool)
+    idx = np.arange(len(new))
+    anc = parent[new]
+    for _ in range(_WALK):
+        live = anc >= 0
+        idx, anc = idx[live], anc[live]
+        if len(idx) == 0:
+            break
+        hit = frame[anc] == want[idx]
+        out[idx[hit]] = True
+        idx, anc = idx[~hit], parent[anc[~hit]]
+    idx = idx[anc >= 0]
+    if len(idx):
+        out[idx] = _nested_by_walk(parent, frame, new[idx])
+    nested[start:] = out
+
+
+def _nested_by_walk(parent: np.ndarray, frame: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """``mark_nested`` for deep stacks: a depth-first walk over them and their ancestors,
+    counting the frames on the current path."""
+    par = parent.tolist()
+    fr = frame.tolist()
+    spanned: set[int] = set()
+    for s in todo.tolist():
+        while s >= 0 and s not in spanned:
+            spanned.add(s)
+            s = par[s]
+    children: dict[int, list[int]] = {}
+    walk = []
+    for s in spanned:
+        p = par[s]
+        if p < 0:
+            walk.append(s)
+        else:
+            children.setdefault(p, []).append(s)
+    on_path: dict[int, int] = {}
+    seen: dict[int, bool] = {}
+    while walk:
+        s = walk.pop()
+        if s < 0:  # leaving ~s
+            on_path[fr[~s]] -= 1
+            continue
+        f = fr[s]
+        k = on_path.get(f, 0)
+        seen[s] = k > 0
+        on_path[f] = k + 1
+        walk.append(~s)
+        walk.extend(children.get(s, ()))
+    return np.array([seen[s] for s in todo.tolist()], bool)
 
 
 def frame_info(profile: Profile, fid: int) -> Frame:
     return UNKNOWN_FRAME if fid == UNKNOWN_ID else profile.frames[fid]
 
 
+_EAGER_CHARS = 4096  # longer folded paths are built only when a line needs them
+
+
 class StackNames:
     """Folded path strings of the interned stacks, kept up to date as stacks are added.
-    Stacks whose paths read the same (same-name statics) share one string id."""
+    Stacks whose paths read the same (same-name statics) share one string id. Paths
+    are interned as (parent path, name) pairs; the strings themselves are kept only up
+    to _EAGER_CHARS, so a deep chain holds O(depth) memory, not O(depth²)."""
 
     def __init__(self) -> None:
-        self.path: list[str] = []  # per stack id
-        self.ids: list[int] = []  # per stack id: index into ``strings``
-        self.strings: list[str] = []
-        self._index: dict[str, int] = {}
+        self.ids: list[int] = []  # per stack id: index into the path ids
+        self._node: dict[tuple[int, str], int] = {}
+        self._parent: list[int] = []  # per path id
+        self._name: list[str] = []
+        self._chars: list[int] = []
+        self._eager: list[str | None] = []
+        self.deep: list[int] = []  # path ids whose string is not kept
         self._sorted_keys: list[bytes] = []
         self._sorted_ids: list[int] = []
         self._order: np.ndarray = np.empty(0, np.int64)
+        self._upto = 0  # path ids considered by ``order``
+
+    def __len__(self) -> int:
+        return len(self._parent)
 
     def update(self, profile: Profile, st: Stacks) -> None:
         frames = profile.frames
-        path, ids, index, strings = self.path, self.ids, self._index, self.strings
-        parents = st.parent[len(path) :].tolist()
-        fids = st.frame[len(path) :].tolist()
+        ids, node = self.ids, self._node
+        parents = st.parent[len(ids) :].tolist()
+        fids = st.frame[len(ids) :].tolist()
         for p, f in zip(parents, fids, strict=True):
             name = UNKNOWN if f == UNKNOWN_ID else frames[f].name
-            full = name if p < 0 else f"{path[p]};{name}"
-            path.append(full)
-            sid = index.get(full)
-            if sid is None:
-                sid = index[full] = len(strings)
-                strings.append(full)
-            ids.append(sid)
+            up = -1 if p < 0 else ids[p]
+            key = (up, name)
+            pid = node.get(key)
+            if pid is None:
+                pid = node[key] = len(self._parent)
+                chars = len(name) if up < 0 else self._chars[up] + 1 + len(name)
+                eager = None
+                if chars <= _EAGER_CHARS:
+                    eager = name if up < 0 else f"{self._eager[up]};{name}"
+                else:
+                    self.deep.append(pid)
+                self._parent.append(up)
+                self._name.append(name)
+                self._chars.append(chars)
+                self._eager.append(eager)
+            ids.append(pid)
+
+    def parent(self, pid: int) -> int:
+        return self._parent[pid]
+
+    def name(self, pid: int) -> str:
+        return self._name[pid]
+
+    def string(self, pid: int) -> str:
+        text = self._eager[pid]
+        if text is not None:
+            return text
+        names = []
+        while text is None:
+            names.append(self._name[pid])
+            pid = self._parent[pid]
+            text = self._eager[pid]
+        names.append(text)
+        return ";".join(reversed(names))
+
+    def sorted(self, keep: np.ndarray) -> list[int]:
+        """The path ids in ``keep`` (a bool mask) sorted by their strings' UTF-8 bytes."""
+        order = self.order()
+        ids = order[keep[order]].tolist()
+        deep = [pid for pid in self.deep if keep[pid]]
+        if deep:
+            pairs = [(self._eager[i].encode("utf-8"), i) for i in ids]  # type: ignore[union-attr]
+            pairs += [(self.string(i).encode("utf-8"), i) for i in deep]
+            pairs.sort()
+            ids = [i for _, i in pairs]
+        return ids
 
     def order(self) -> np.ndarray:
-        """String ids sorted by the strings' UTF-8 bytes (cached until strings are added)."""
-        if len(self._order) != len(self.strings):
+        """Path ids with a kept string, sorted by UTF-8 bytes (cached until paths are added)."""
+        if self._upto != len(self._eager):
             keys, ids = self._sorted_keys, self._sorted_ids
-            new = range(len(keys), len(self.strings))
+            new = [i for i in range(self._upto, len(self._eager)) if self._eager[i] is not None]
+            self._upto = len(self._eager)
             if len(new) < 256:  # live: a few new stacks per update
-                for sid in new:
-                    key = self.strings[sid].encode("utf-8")
+                for pid in new:
+                    key = self._eager[pid].encode("utf-8")  # type: ignore[union-attr]
                     at = bisect.bisect_right(keys, key)
                     keys.insert(at, key)
-                    ids.insert(at, sid)
+                    ids.insert(at, pid)
             else:  # timsort merges the sorted run with the new ones
                 pairs = list(zip(keys, ids, strict=True))
-                pairs += [(self.strings[sid].encode("utf-8"), sid) for sid in new]
+                pairs += [(self._eager[i].encode("utf-8"), i) for i in new]  # type: ignore[union-attr]
                 pairs.sort()
                 self._sorted_keys = [k for k, _ in pairs]
                 self._sorted_ids = ids = [i for _, i in pairs]
@@ -214,6 +321,11 @@ class Tally:
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
+    def add_parts(self, parts: list[tuple[np.ndarray, ...]]) -> None:
+        """``add`` of several groups of calls at once (one pass, whatever their number)."""
+        if parts:
+            self.add(*(np.concatenate(cols) for cols in zip(*parts, strict=True)))
+
     def plus(self, other: Tally) -> Tally:
         return Tally(
             self.calls + other.calls,
@@ -287,6 +399,7 @@ def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | No
             eff[d] = np.clip(np.minimum(xf, win[1]) - np.maximum(ef, win[0]), 0.0, None)
             inwin[d] = (ef <= win[1]) & (xf >= win[0])
     tally = Tally.zeros(st.size, n_frames)
+    parts = []
     for d in depths:
         lv = profile.levels[d]
         lo, hi = spans[d]
@@ -302,7 +415,8 @@ def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | No
         sid = st.per_level[d][lo:hi][m]
         fid = profile.frame_ids(lv)[lo:hi][m]
         ef = eff[d][m]
-        tally.add(sid, fid, ef, np.maximum(ef - child_sum[m], 0.0), ~st.nested[sid])
+        parts.append((sid, fid, ef, np.maximum(ef - child_sum[m], 0.0), ~st.nested[sid]))
+    tally.add_parts(parts)
     span = float(profile.t1_ticks - profile.t0_ticks) if win is None else win[1] - win[0]
     return tally.sums(span)
 
@@ -319,13 +433,19 @@ def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarra
     s = sums(profile, window)
     names = stack_names(profile)
     ids = np.asarray(names.ids, np.int64)
-    return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names.strings))
+    return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names))
+
+
+def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.ndarray]:
+    """The folded paths (stacks merged by name, as flamegraph.pl merges them) and the
+    self ticks of each, indexed by path id; parents have smaller ids than children."""
+    return _per_string(profile, window)
 
 
 def folded_ticks(profile: Profile, window: Window = None) -> dict[str, float]:
     """Self ticks per folded stack string (unrounded, unsorted, no zero lines)."""
     names, ticks = _per_string(profile, window)
-    return {names.strings[i]: float(ticks[i]) for i in np.flatnonzero(ticks > 0).tolist()}
+    return {names.string(i): float(ticks[i]) for i in np.flatnonzero(ticks > 0).tolist()}
 
 
 def folded(profile: Profile, window: Window = None) -> dict[str, int]:
@@ -339,10 +459,8 @@ def folded(profile: Profile, window: Window = None) -> dict[str, int]:
         us = (ticks.astype(np.int64) * 2_000_000 + f) // (2 * f)
     else:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
-    order = names.order()
-    keep = order[us[order] > 0]
-    strings = names.strings
-    return dict(zip([strings[i] for i in keep.tolist()], us[keep].tolist(), strict=True))
+    keep = names.sorted(us > 0)
+    return dict(zip([names.string(i) for i in keep], us[keep].tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,15 @@ class AddressTable:
             self.addrs.nbytes + self._sorted.nbytes + self._sorted_ids.nbytes + self.frame_of.nbytes
         )
 
+    def copy(self) -> AddressTable:
+        """An independent copy (arrays are replaced, never written, so they are shared)."""
+        out = AddressTable(self.symbols)
+        out.addrs, out._sorted, out._sorted_ids = self.addrs, self._sorted, self._sorted_ids
+        out.frame_of = self.frame_of
+        out.frames = list(self.frames)
+        out._frame_key = dict(self._frame_key)
+        return out
+
     def ids(self, raw: np.ndarray) -> np.ndarray:
         raw = np.asarray(raw, np.uint32)
         pos = np.searchsorted(self._sorted, raw)

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally
+from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 
 if TYPE_CHECKING:
     from .model import Profile
 
 _MASK32 = (1 << 32) - 1
+_NO_KEYS = np.empty(0, np.int64)
+_NO_IDS = np.empty(0, np.int32)
 
 
 class _Grow:
@@ -50,9 +52,9 @@ class Aggregator:
         self.commit_t: int | None = None  # committed records all exit before this tick
         self.committed: dict[int, int] = {}  # per depth, committed prefix length
         self.stack_of: dict[int, np.ndarray] = {}  # per depth, stack id per record
-        # Interned (parent stack << 32 | frame) keys, sorted, with their stack ids.
-        self.key_sorted = np.empty(0, np.int64)
-        self.key_ids = np.empty(0, np.int32)
+        # Per depth, interned (parent stack << 32 | frame) keys, sorted, with their stack
+        # ids: a key only ever meets keys of its own depth, so a deep chain costs O(1) each.
+        self.keys: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.st_parent = _Grow(np.int32)
         self.st_frame = _Grow(np.int32)
         self.st_depth = _Grow(np.int32)
@@ -86,37 +88,26 @@ class Aggregator:
 
     def _intern(self, keys: np.ndarray, depth: int) -> np.ndarray:
         uniq, inv = np.unique(keys, return_inverse=True)
-        pos = np.searchsorted(self.key_sorted, uniq)
-        known = pos < len(self.key_sorted)
-        known[known] = self.key_sorted[pos[known]] == uniq[known]
+        key_sorted, key_ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
+        pos = np.searchsorted(key_sorted, uniq)
+        known = pos < len(key_sorted)
+        known[known] = key_sorted[pos[known]] == uniq[known]
         ids = np.empty(len(uniq), np.int32)
-        ids[known] = self.key_ids[pos[known]]
+        ids[known] = key_ids[pos[known]]
         new = uniq[~known]
         if len(new):
             first = self.st_parent.n
             new_ids = np.arange(first, first + len(new), dtype=np.int32)
             ids[~known] = new_ids
-            parent = (new >> 32).astype(np.int32)
-            frame = (new & _MASK32).astype(np.int32)
             for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
                 g.resize(first + len(new))
-            self.st_parent.a[first : first + len(new)] = parent
-            self.st_frame.a[first : first + len(new)] = frame
+            self.st_parent.a[first : first + len(new)] = (new >> 32).astype(np.int32)
+            self.st_frame.a[first : first + len(new)] = (new & _MASK32).astype(np.int32)
             self.st_depth.a[first : first + len(new)] = depth
-            # Recursion: does the frame appear among the ancestors (all interned already)?
-            nested = np.zeros(len(new), bool)
-            anc = parent.copy()
-            all_parent, all_frame = self.st_parent.a, self.st_frame.a
-            live = anc >= 0
-            while live.any():
-                nested[live] |= all_frame[anc[live]] == frame[live]
-                anc[live] = all_parent[anc[live]]
-                live = anc >= 0
-            self.st_nested.a[first : first + len(new)] = nested
-            merged = np.concatenate([self.key_sorted, new])
-            merged_ids = np.concatenate([self.key_ids, new_ids])
+            merged = np.concatenate([key_sorted, new])
+            merged_ids = np.concatenate([key_ids, new_ids])
             order = np.argsort(merged, kind="stable")
-            self.key_sorted, self.key_ids = merged[order], merged_ids[order]
+            self.keys[depth] = merged[order], merged_ids[order]
         return ids[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
@@ -125,6 +116,7 @@ class Aggregator:
         depths = sorted(levels)
         starts = {d: self.committed.get(d, 0) for d in depths}
         tail_stack: dict[int, np.ndarray] = {}
+        first_new = self.st_parent.n
         # Stack ids of every record not yet committed, shallowest depth first.
         for d in depths:
             lv = levels[d]
@@ -151,6 +143,8 @@ class Aggregator:
             arr[c : lv.n] = ids
             tail_stack[d] = ids
         n_st = self.st_parent.n
+        if n_st > first_new:
+            mark_nested(self.st_parent.v, self.st_frame.v, self.st_nested.v, first_new)
         n_fr = len(profile.frames)
         for g in (self.calls, self.total, self.self_):
             g.resize(n_st)
@@ -175,6 +169,9 @@ class Aggregator:
             self.f_max.v,
         )
         tail = Tally.zeros(n_st, n_fr)
+        # Gathered over all depths and counted once: a count per depth would cost
+        # O(stacks) each, quadratic in a deep chain.
+        parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
         for d in depths:
             lv = levels[d]
             c = starts[d]
@@ -198,10 +195,12 @@ class Aggregator:
             exits = entry + lv.dur[c:]
             late = np.flatnonzero(exits >= commit_t)
             k = int(late[0]) if len(late) else lv.n - c
-            for part, tally in ((slice(0, k), kept), (slice(k, None), tail)):
+            for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
-                    tally.add(sid[part], fid[part], dur[part], self_t[part], outer[part])
+                    parts[i].append((sid[part], fid[part], dur[part], self_t[part], outer[part]))
             self.committed[d] = c + k
+        kept.add_parts(parts[0])
+        tail.add_parts(parts[1])
         self.commit_t = commit_t
         sums = kept.plus(tail).sums(float(profile.t1_ticks - profile.t0_ticks))
         stacks = Stacks(

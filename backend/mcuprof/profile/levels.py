@@ -66,6 +66,15 @@ class Level:
     def nbytes(self) -> int:
         return self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
 
+    def copy(self) -> Level:
+        """An independent copy, trimmed to the records held."""
+        out = Level()
+        out.n, out.max_dur = self.n, self.max_dur
+        out._entry, out._dur = self.entry.copy(), self.dur.copy()
+        out._addr, out._parent = self.addr.copy(), self.parent.copy()
+        out._bmax = self._bmax.copy()
+        return out
+
     def _reserve(self, need: int) -> None:
         cap = len(self._entry)
         if need <= cap:
@@ -163,6 +172,14 @@ def _far_search(
     case: an orphan whose parent has not arrived)."""
     x = c_exit[pending]
     block = start // _BLOCK
+    # No record up to the child's own block ends late enough: no parent at all (the
+    # common orphan, e.g. a target that resets and sends a call without its caller).
+    prefix = np.maximum.accumulate(up.block_max)
+    hope = prefix[block] >= x
+    if not hope.all():
+        pending, start, x, block = pending[hope], start[hope], x[hope], block[hope]
+        if len(pending) == 0:
+            return
     # The rest of each child's own block, as a (children x _BLOCK) gather.
     cols = block[:, None] * _BLOCK + np.arange(_BLOCK)
     inside = cols <= start[:, None]
@@ -171,7 +188,6 @@ def _far_search(
     any_hit = hits.any(axis=1)
     last = _BLOCK - 1 - np.argmax(hits[:, ::-1], axis=1)
     result[pending[any_hit]] = (block * _BLOCK + last)[any_hit].astype(np.int32)
-    prefix = np.maximum.accumulate(up.block_max)
     before = ~any_hit & (block > 0)
     before[before] = prefix[block[before] - 1] >= x[before]
     bmax = up.block_max

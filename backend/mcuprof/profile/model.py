@@ -198,6 +198,18 @@ class Profile:
         c_exit = c_entry + level.dur[targets]
         parent[targets] = find_parents(up, c_entry, c_exit)
 
+    @_locked
+    def snapshot(self) -> Profile:
+        """A copy of the records as they are now, for work that grows with the capture
+        (exports): it costs a copy of the columns under the lock, and the work itself
+        then runs on the copy without holding this profile's lock."""
+        snap = Profile(None, self.timer_freq)
+        snap._addrs = self._addrs.copy()
+        snap.levels = {d: lv.copy() for d, lv in self.levels.items()}
+        snap.n_records = self.n_records
+        snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
+        return snap
+
     # ------------------------------------------------------------------ views
 
     @_locked

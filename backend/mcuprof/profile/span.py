@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ..protocol import Metadata, ProfileData
-from .timebase import timer_freq_or_default, unwrap_exits
+from .timebase import concat_records, timer_freq_or_default, unwrap_exits
 
 
 class CaptureSpan:
@@ -19,17 +21,23 @@ class CaptureSpan:
         self._hi: int | None = None
 
     def feed(self, events: Iterable[object]) -> None:
+        # Unwrapping is the same in one call as packet by packet, so the records of
+        # every packet given are unwrapped together (a packet holds ~20 records).
+        batch: list[np.ndarray] = []
         for event in events:
             if isinstance(event, Metadata):
                 self.metadata = event
             elif isinstance(event, ProfileData) and len(event.records):
-                recs = event.records
-                exits = unwrap_exits(recs["entry_time"], recs["duration"], self._last_exit)
-                self._last_exit = int(exits[-1])
-                lo = int((exits - recs["duration"].astype("int64")).min())
-                hi = int(exits.max())
-                self._lo = lo if self._lo is None else min(self._lo, lo)
-                self._hi = hi if self._hi is None else max(self._hi, hi)
+                batch.append(event.records)
+        if not batch:
+            return
+        recs = concat_records(batch)
+        exits = unwrap_exits(recs["entry_time"], recs["duration"], self._last_exit)
+        self._last_exit = int(exits[-1])
+        lo = int((exits - recs["duration"].astype("int64")).min())
+        hi = int(exits.max())
+        self._lo = lo if self._lo is None else min(self._lo, lo)
+        self._hi = hi if self._hi is None else max(self._hi, hi)
 
     @property
     def duration_us(self) -> float | None:

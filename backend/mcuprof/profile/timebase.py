@@ -28,5 +28,15 @@ def unwrap_exits(
     return np.int64(last_exit) + np.cumsum(step)
 
 
+def concat_records(batch: list[np.ndarray]) -> np.ndarray:
+    """np.concatenate for record arrays, as bytes: concatenating structured arrays
+    promotes their fields once per array (~15 µs each, most of a packet's cost)."""
+    if len(batch) == 1:
+        return batch[0]
+    dtype = batch[0].dtype
+    raw = np.concatenate([np.ascontiguousarray(r).view(np.uint8) for r in batch])
+    return raw.view(dtype)
+
+
 def timer_freq_or_default(timer_freq: int | None) -> int:
     return timer_freq if timer_freq else DEFAULT_TIMER_FREQ

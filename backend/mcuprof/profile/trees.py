@@ -28,13 +28,17 @@ class TreeNode:
     file: str | None = None
     line: int | None = None
     children: list[TreeNode] = field(default_factory=list)
+    _index: dict[int, TreeNode] | None = field(default=None, repr=False, compare=False)
 
     def child(self, key: int, make: Any) -> TreeNode:
-        for c in self.children:
-            if c.frame == key:
-                return c
-        node = make()
-        self.children.append(node)
+        """The child with frame ``key``, made and appended if missing (O(1))."""
+        index = self._index
+        if index is None or len(index) != len(self.children):
+            index = self._index = {c.frame: c for c in self.children}
+        node = index.get(key)
+        if node is None:
+            node = index[key] = make()
+            self.children.append(node)
         return node
 
     def walk(self) -> Any:

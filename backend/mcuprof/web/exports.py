@@ -42,17 +42,20 @@ def _attachment(body: bytes | str, filename: str, media: str) -> Response:
 
 
 def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int) -> bytes | str:
+    # The live lock is held only to copy the records: the state endpoint and the
+    # WebSocket keep answering while a large capture renders.
     with live._profile_lock:
         live.ingest()
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
-        if fmt in ("html", "svg"):
-            payload = views.icicle(live.profile, window, max_nodes)
-            title, subtitle = export_title(live, payload)
-            if fmt == "svg":
-                return svg.render(live.profile, title=title, window=window, subtitle=subtitle)
-            return standalone_html(payload, title, subtitle)
-        return render_format(fmt, live.profile, window)
+        profile = live.profile.snapshot()
+    if fmt in ("html", "svg"):
+        payload = views.icicle(profile, window, max_nodes)
+        title, subtitle = export_title(live, profile, payload)
+        if fmt == "svg":
+            return svg.render(profile, title=title, window=window, subtitle=subtitle)
+        return standalone_html(payload, title, subtitle)
+    return render_format(fmt, profile, window)
 
 
 def _fmt_us(us: float) -> str:
@@ -65,7 +68,7 @@ def _fmt_us(us: float) -> str:
     return f"{us:.2f} µs"
 
 
-def export_title(live: Any, payload: dict[str, Any]) -> tuple[str, str]:
+def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
     """Title lines of the flame exports: firmware version, capture time, window, total."""
     meta = live.metadata
     version = meta.fw_version if meta is not None and meta.fw_version else "unknown"
@@ -73,7 +76,7 @@ def export_title(live: Any, payload: dict[str, Any]) -> tuple[str, str]:
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)) if when is not None else "—"
     window = payload.get("window")
     if window:
-        t0 = live.profile.t0_us
+        t0 = profile.t0_us
         scope = f"window {_fmt_us(window[0] - t0)} – {_fmt_us(window[1] - t0)}"
     else:
         scope = "whole capture"

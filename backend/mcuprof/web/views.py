@@ -198,7 +198,7 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
             rows.append(
                 {
                     "name": f.name,
-                    "label": f.label,
+                    "label": f.name,  # one display name everywhere; the file is in "file"
                     "file": f.file,
                     "line": f.line,
                     "calls": f.calls,
@@ -222,7 +222,7 @@ def _compact(node: TreeNode, total: float) -> dict[str, Any]:
     while stack:
         src, dst = stack.pop()
         dst.update(
-            n=src.label,
+            n=src.name,
             t=src.total_us,
             s=src.self_us,
             c=src.calls,

@@ -1,0 +1,109 @@
+"""Exports read by the real consumers installed on this machine (callgrind_annotate from
+valgrind), and the display-name rule: one name per function in every export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcuprof import export
+from mcuprof.profile import Profile
+from mcuprof.protocol import RECORD_DTYPE
+from tests.export.conftest import NAMES
+
+F = {name: 0x0800_0000 + i * 0x100 for i, name in enumerate(NAMES) if name != "helper"}
+HELPER_A, HELPER_B = 0x0800_0600, 0x0800_0700  # two statics named "helper"
+ISR = F["TIM2_IRQHandler"]
+
+
+def _profile(table) -> Profile:
+    """main > (clamp > helper[a], uart_send > ISR) repeated, plus the ISR and the other
+    helper at the root: a function that runs both at the root and nested."""
+    rows = []
+    for k in range(50):
+        t = k * 1000
+        rows += [
+            (HELPER_A, t + 20, 30, 2),
+            (F["int app::clamp<int>(int, int, int)"], t + 10, 100, 1),
+            (ISR, t + 200, 40, 2),
+            (F["uart_send"], t + 150, 200, 1),
+            (F["main"], t, 400, 0),
+            (ISR, t + 500, 70, 0),
+            (HELPER_B, t + 600, 25, 0),
+        ]
+    p = Profile(table)
+    p.add(np.array(rows, RECORD_DTYPE))
+    return p
+
+
+@pytest.mark.skipif(shutil.which("callgrind_annotate") is None, reason="valgrind not installed")
+def test_callgrind_annotate_reads_it_without_warning_and_counts_root_calls(
+    table, tmp_path: Path
+) -> None:
+    p = _profile(table)
+    path = tmp_path / "p.callgrind"
+    path.write_text(export.render("callgrind", p))
+    proc = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING" not in proc.stdout + proc.stderr
+    inclusive = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(\S+?):(.*)$", line)
+        if m:
+            inclusive[(m.group(2), m.group(3))] = int(m.group(1).replace(",", ""))
+    stats = p.function_stats()
+    for s in stats:  # no function here calls itself, so inclusive times must agree
+        assert inclusive[(s.file or "???", s.name)] == round(s.total_us * 1000), s.name
+    # [root] calls what runs at the root: main, the ISR and one helper, 50 times each.
+    assert inclusive[("???", "[root]")] == 50 * (400 + 70 + 25) * 1000
+
+
+def test_one_display_name_per_function_in_every_export(table) -> None:
+    p = _profile(table)
+    folded_names = {
+        frame
+        for line in export.render("folded", p).splitlines()
+        for frame in line.rsplit(" ", 1)[0].split(";")
+    }
+    assert "helper" in folded_names and not any("[" in n for n in folded_names)
+    speedscope = {f["name"] for f in json.loads(export.render("speedscope", p))["shared"]["frames"]}
+    chrome_events = [
+        e for e in json.loads(export.render("chrome", p))["traceEvents"] if e["ph"] == "X"
+    ]
+    chrome = {e["name"] for e in chrome_events}
+    callgrind = set(re.findall(r"^c?fn=\(\d+\) (.*)$", export.render("callgrind", p), re.M))
+    svg_root = ET.fromstring(export.render("svg", p).encode())
+    svg = {g.get("data-n") for g in svg_root.iter("{http://www.w3.org/2000/svg}g")} - {None}
+    csv_names = {row[0] for row in list(csv.reader(io.StringIO(export.render("csv", p))))[1:]}
+    assert speedscope == chrome == folded_names == csv_names
+    assert callgrind == folded_names | {"[root]"}
+    assert svg == folded_names | {"all"}
+    # The two statics stay two functions where the format keys by file.
+    helpers = [
+        f
+        for f in json.loads(export.render("speedscope", p))["shared"]["frames"]
+        if f["name"] == "helper"
+    ]
+    assert len(helpers) == 2 and len({f["file"] for f in helpers}) == 2
+
+
+def test_chrome_events_give_one_frame_per_function(table) -> None:
+    """speedscope's Chrome importer keys a frame by name and args: no per-call args."""
+    p = _profile(table)
+    events = [e for e in json.loads(export.render("chrome", p))["traceEvents"] if e["ph"] == "X"]
+    keys = {(e["name"], json.dumps(e.get("args"), sort_keys=True)) for e in events}
+    assert len(keys) == len({e["name"] for e in events}) == len(p.function_stats()) - 1

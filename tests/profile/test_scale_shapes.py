@@ -1,0 +1,135 @@
+"""Linear at any depth and fan-out (issue 14, item 1): a chain 65,535 calls deep and
+100,000 siblings go through reconstruction, aggregation and every export in seconds.
+The per-shape budgets are generous (a shared 2-core machine); before the change these
+shapes took hours (depth) and tens of seconds (siblings)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mcuprof import export
+from mcuprof.profile import Profile
+from mcuprof.protocol import RECORD_DTYPE
+
+DEEP = 65_535
+WIDE = 100_000
+LEAF = f"0x{0x0800_0000 + 4 * (DEEP - 1):08x}"
+
+
+def chain(depth: int, *, leaf_self_only: bool, recursive: bool = False) -> np.ndarray:
+    """One valid chain of nested calls, deepest first as the device sends them. Every
+    frame has self time unless ``leaf_self_only`` (then the folded output is one line)."""
+    d = np.arange(depth)[::-1]
+    r = np.empty(depth, RECORD_DTYPE)
+    r["depth"] = d
+    r["func_addr"] = 0x0800_0000 if recursive else 0x0800_0000 + 4 * d
+    if leaf_self_only:
+        r["entry_time"], r["duration"] = 100, 10
+    else:
+        r["entry_time"], r["duration"] = 100 + d, 2 * (depth - d) + 1
+    return r
+
+
+def siblings(n: int) -> np.ndarray:
+    """One root that calls ``n`` distinct functions, each once."""
+    r = np.empty(n + 1, RECORD_DTYPE)
+    r["depth"][:n] = 1
+    r["func_addr"][:n] = 0x0800_0000 + 4 * np.arange(n)
+    r["entry_time"][:n] = 10 + 3 * np.arange(n)
+    r["duration"][:n] = 2
+    r[n] = (0x0700_0000, 0, 10 + 3 * n, 0)
+    return r
+
+
+def _timed(fn, budget_s: float):
+    t = time.perf_counter()
+    out = fn()
+    took = time.perf_counter() - t
+    assert took < budget_s, f"{took:.1f} s"
+    return out
+
+
+@pytest.fixture(scope="module")
+def deep() -> Profile:
+    """Only the leaf has self time, so folded (which repeats the whole stack on every
+    line) is one line of 65,535 frames and every export stays linear in its output."""
+    p = Profile()
+    _timed(lambda: p.add(chain(DEEP, leaf_self_only=True)), 60)
+    return p
+
+
+def test_deep_chain_aggregates(deep: Profile) -> None:
+    stats = _timed(deep.function_stats, 60)
+    assert len(stats) == DEEP
+    assert {(s.calls, s.total_us) for s in stats} == {(1, 10.0)}
+    assert [s.name for s in stats if s.self_us] == [LEAF]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "callgrind", "speedscope", "chrome"])
+def test_deep_chain_exports(deep: Profile, fmt: str) -> None:
+    text = _timed(lambda: export.render(fmt, deep), 60)
+    assert LEAF in text and "0x08000000" in text
+
+
+def test_deep_chain_folded_and_svg(deep: Profile) -> None:
+    folded = _timed(lambda: export.render("folded", deep), 60)
+    assert folded.count("\n") == 1
+    assert folded.count(";") == DEEP - 1
+    assert folded.startswith("0x08000000;0x08000004;") and folded.endswith(f"{LEAF} 10\n")
+    svg = _timed(lambda: export.render("svg", deep), 60)
+    assert 1000 < svg.count('class="f"') <= 3000  # pruned to the node budget
+    assert 'data-n="0x08000000"' in svg
+
+
+@pytest.mark.parametrize("recursive", [False, True])
+def test_self_time_at_every_level(recursive: bool) -> None:
+    depth = 20_000
+    p = Profile()
+    p.add(chain(depth, leaf_self_only=False, recursive=recursive))
+    stats = _timed(p.function_stats, 30)
+    if recursive:  # the outermost call counts once in the total
+        assert [(s.calls, s.total_us, s.self_us) for s in stats] == [
+            (depth, 2 * depth + 1, 2 * depth + 1)
+        ]
+    else:
+        assert sorted({s.self_us for s in stats}) == [2.0, 3.0]
+        assert max(s.total_us for s in stats) == 2 * depth + 1
+
+
+def test_wide_fan_out() -> None:
+    p = Profile()
+    _timed(lambda: p.add(siblings(WIDE)), 30)
+    assert len(_timed(p.function_stats, 30)) == WIDE + 1
+    for fmt in export.FORMATS:
+        text = _timed(lambda fmt=fmt: export.render(fmt, p), 30)
+        assert text
+    folded = export.render("folded", p)
+    assert folded.count("\n") == WIDE + 1  # each child, and the root's own time
+
+
+def test_export_of_a_snapshot_leaves_the_live_lock_free() -> None:
+    p = Profile()
+    p.add(chain(20_000, leaf_self_only=False))
+    with p.lock:
+        snap = p.snapshot()
+    done = threading.Event()
+    waits: list[float] = []
+
+    def render() -> None:
+        export.render("speedscope", snap)
+        done.set()
+
+    worker = threading.Thread(target=render)
+    worker.start()
+    while not done.is_set():
+        t = time.perf_counter()
+        with p.lock:
+            waits.append(time.perf_counter() - t)
+        time.sleep(0.01)
+    worker.join()
+    assert waits and max(waits) < 0.5
+    assert export.render("speedscope", snap) == export.render("speedscope", p)
