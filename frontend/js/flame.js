@@ -26,7 +26,7 @@ export function initFlame(ctx, live) {
   const zoomMs = [];
   ctx.flameZoomMs = zoomMs;
 
-  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), maxRow: 48 });
+  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), maxRow: 96 });
   const callers = new FlameCanvas($("sw-callers"), { flip: true, maxRow: 28 });
   const callees = new FlameCanvas($("sw-callees"), { maxRow: 28 });
   ctx.flame = main;
