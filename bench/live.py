@@ -70,6 +70,19 @@ def api(base: str, path: str, body: dict | None = None) -> dict:
         return json.loads(r.read())
 
 
+def wait_for_server(base: str, seconds: float = 30) -> None:
+    """Until the dashboard at ``base`` answers (a server process just started)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            api(base, "api/state")
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -103,15 +116,7 @@ def main() -> int:
         stdout=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                api(base, "api/state")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        wait_for_server(base)
         # The link runs fast enough for the rate (14 bytes a record plus framing).
         baud = max(4_000_000, args.rate * 14 * 10 * 2)
         sim = f"sim://?rate={args.rate}&baud={baud}&buffer=65536&packet=256"

@@ -28,7 +28,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from live import CHROMIUM_ARGS, ROOT, api, cpu_seconds, free_port
+from live import CHROMIUM_ARGS, ROOT, api, cpu_seconds, free_port, wait_for_server
 
 MIB = 1 << 20
 
@@ -111,15 +111,7 @@ def main() -> int:
     )
     samples: list[dict] = []
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                api(base, "api/state")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        wait_for_server(base)
         baud = max(4_000_000, args.rate * 14 * 10 * 2)
         sim = f"sim://?rate={args.rate}&baud={baud}&buffer=65536&packet=256"
         api(base, "api/connect", {"port": sim, "baud": 115200})

@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from live import ROOT, api, free_port
+from live import ROOT, free_port, wait_for_server
 from soak import MIB, descendants, rss_bytes
 
 
@@ -48,15 +48,7 @@ def main() -> int:
         stdout=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                api(base, "api/state")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        wait_for_server(base)
         peak = [0]
         done = threading.Event()
 

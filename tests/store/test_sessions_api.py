@@ -100,9 +100,9 @@ def test_import_by_upload(client, store, make_capture):
 
 
 def test_import_is_capped_and_validated(client, store, monkeypatch):
-    import mcuprof.web.sessions_api as api
+    import mcuprof.web.uploads as uploads
 
-    monkeypatch.setattr(api, "MAX_CAPTURE_BYTES", 1000)
+    monkeypatch.setattr(uploads, "MAX_CAPTURE_BYTES", 1000)
 
     def chunks():  # no Content-Length: the cap is enforced on the bytes actually read
         for _ in range(5):

@@ -16,11 +16,10 @@ from ..errors import UserError
 from ..s12z.store import import_trace, session_analysis
 from ..store import SessionStore
 from ..store.model import MAX_NAME
-from .uploads import receive_file
+from .uploads import received_capture
 
 router = APIRouter(prefix="/api/s12z")
 
-MAX_CAPTURE_BYTES = 512 * 1024 * 1024
 SessionId = Annotated[int, Path(ge=1, le=2**62)]
 BusHz = Annotated[float | None, Query(gt=0, lt=1e12)]
 
@@ -43,18 +42,7 @@ async def import_capture(
     """The PDO capture is the request body, streamed to disk under the capture size cap.
     ``elf`` is an ELF id from /api/elfs."""
     store = _store(request)
-    settings = getattr(request.app.state, "settings", None)
-    elf_path = elf_name = None
-    if elf:
-        catalog = getattr(request.app.state, "catalog", None)
-        if catalog is None:
-            raise UserError("no ELF catalog in this server")
-        choice = catalog.get(elf)
-        elf_path, elf_name = choice.path, choice.label
-    limit = getattr(settings, "max_capture_bytes", MAX_CAPTURE_BYTES)
-    upload_dir = getattr(settings, "upload_dir", store.data_dir / "uploads")
-    path = await receive_file(request, upload_dir, limit, suffix=".bin")
-    try:
+    async with received_capture(request, elf, store.data_dir) as (path, elf_path, elf_name):
         info = await asyncio.to_thread(
             import_trace,
             store,
@@ -65,8 +53,6 @@ async def import_capture(
             bus_hz=bus_hz,
             vector_base=vector_base,
         )
-    finally:
-        path.unlink(missing_ok=True)
     return {"session": info.as_dict()}
 
 

@@ -22,11 +22,10 @@ from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.replay import parse_speed, replay_factory
 from ..summary import summarize
 from ..symbols import SymbolTable
-from .uploads import discard, receive_file
+from .uploads import received_capture
 
 router = APIRouter(prefix="/api/sessions")
 
-MAX_CAPTURE_BYTES = 512 * 1024 * 1024
 SessionId = Annotated[int, Path(ge=1, le=2**62)]
 
 
@@ -185,23 +184,10 @@ async def import_capture(
     helper that caps ELF uploads), then stored as a session. ``elf`` is an ELF id from
     /api/elfs to keep with it."""
     store = _store(request)
-    settings = getattr(request.app.state, "settings", None)
-    elf_path = elf_name = None
-    if elf:
-        catalog = getattr(request.app.state, "catalog", None)
-        if catalog is None:
-            raise UserError("no ELF catalog in this server")
-        choice = catalog.get(elf)
-        elf_path, elf_name = choice.path, choice.label
-    limit = getattr(settings, "max_capture_bytes", MAX_CAPTURE_BYTES)
-    upload_dir = getattr(settings, "upload_dir", store.data_dir / "uploads")
-    path = await receive_file(request, upload_dir, limit, suffix=".bin")
-    try:
+    async with received_capture(request, elf, store.data_dir) as (path, elf_path, elf_name):
         info = await asyncio.to_thread(
             store.import_capture, name, path, elf_path, elf_name=elf_name
         )
-    finally:
-        discard(path)
     return {"session": _row(info)}
 
 

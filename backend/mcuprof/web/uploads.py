@@ -14,6 +14,7 @@ import contextlib
 import os
 import secrets
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import Request
@@ -144,3 +145,31 @@ def adopt(path: Path, final: Path) -> Path:
     release(path)
     path.unlink(missing_ok=True)
     return final
+
+
+MAX_CAPTURE_BYTES = 512 * 1024 * 1024
+
+
+@contextlib.asynccontextmanager
+async def received_capture(
+    request: Request, elf: str | None, data_dir: Path
+) -> AsyncIterator[tuple[Path, Path | None, str | None]]:
+    """A capture posted as the request body, streamed to disk under the capture size cap,
+    and the ELF (an id from /api/elfs) to keep with it: ``(path, elf_path, elf_name)``.
+    The file is discarded on leaving, whatever happened."""
+    state = request.app.state
+    settings = getattr(state, "settings", None)
+    elf_path = elf_name = None
+    if elf:
+        catalog = getattr(state, "catalog", None)
+        if catalog is None:
+            raise UserError("no ELF catalog in this server")
+        choice = catalog.get(elf)
+        elf_path, elf_name = choice.path, choice.label
+    limit = getattr(settings, "max_capture_bytes", MAX_CAPTURE_BYTES)
+    upload_dir = getattr(settings, "upload_dir", data_dir / "uploads")
+    path = await receive_file(request, upload_dir, limit, suffix=".bin")
+    try:
+        yield path, elf_path, elf_name
+    finally:
+        discard(path)
