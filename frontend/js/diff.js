@@ -3,7 +3,7 @@
 // share) and a per-function table of deltas: calls, self and total, absolute and %.
 
 import { fmtInt, fmtTime, shortName, throttle } from "./format.js";
-import { el } from "./sessions.js";
+import { el, injectStyle } from "./dom.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const MIN_ROW = 18;
@@ -39,14 +39,6 @@ const STYLE = `
 .cmp-empty-title { font-size: 15px; font-weight: 600; margin-bottom: 6px; }
 .cmp-empty ol { margin: 0 0 10px; padding-left: 20px; }
 `;
-
-function injectStyle(id, css) {
-  if (document.getElementById(id)) return;
-  const style = document.createElement("style");
-  style.id = id;
-  style.textContent = css;
-  document.head.appendChild(style);
-}
 
 // Colour strength follows the size of the change in points of self-time share: full
 // red/blue at the largest change, but never for less than FULL_PTS points, so a 0.4-point

@@ -4,7 +4,7 @@
 // is shown, the sidebar's health card gives way to the trace's own health: TBOVF loss,
 // bad lines, timestamp overflows.
 
-import { el } from "./sessions.js";
+import { el, injectStyle } from "./dom.js";
 import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
 import { loadPlotly } from "./plotly.js";
 
@@ -57,14 +57,6 @@ const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "
 const PLOTLY_ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
 function esc(text) {
   return String(text ?? "").replace(/[&<>]/g, (c) => PLOTLY_ESC[c]);
-}
-
-function injectStyle(id, css) {
-  if (document.getElementById(id)) return;
-  const style = document.createElement("style");
-  style.id = id;
-  style.textContent = css;
-  document.head.appendChild(style);
 }
 
 function stat(label, value, sub, bad = false) {

@@ -1,6 +1,7 @@
 // Sessions tab: stored captures. List, open (replay at max speed), replay at 1x/10x/max,
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
+import { el, injectStyle } from "./dom.js";
 import { fmtInt, fmtTime } from "./format.js";
 
 const STYLE = `
@@ -33,31 +34,6 @@ const STYLE = `
 .sess .grid td.where { max-width: 140px; }
 @media (max-width: 1400px) { .sess-detail { width: 290px; } }
 `;
-
-function injectStyle(id, css) {
-  if (document.getElementById(id)) return;
-  const style = document.createElement("style");
-  style.id = id;
-  style.textContent = css;
-  document.head.appendChild(style);
-}
-
-// Build DOM without innerHTML: session names and notes are user text.
-export function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (k === "text") node.textContent = v;
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return node;
-}
 
 // PATCH/DELETE with the same error contract as api.js: the server's one line, or a plain one.
 export async function send(method, path, body) {
