@@ -1,6 +1,6 @@
 """Timeline query benchmark: prints figures, asserts nothing about time.
 
-  Profile.timeline over the whole capture and zoomed to 1% and 0.01% of it, 1600 px
+  Profile.timeline over the whole capture and zoomed to 1%, 0.1% and 0.01% of it, 1600 px
   wide, on 1M and 10M-record captures (bench/profile.py's simulated trace), beside the
   direct per-record computation that main used before the precomputed levels (kept
   here only, as the baseline), measured in the same run; plus what the levels cost:
@@ -109,6 +109,7 @@ def main() -> None:
         views = {
             "whole": (t0, t1),
             "zoom 1%": (mid, mid + span * 0.01),
+            "zoom 0.1%": (mid, mid + span * 0.001),
             "zoom 0.01%": (mid, mid + span * 1e-4),
         }
         lod_bytes = sum(lv.lod.nbytes for lv in p.levels.values())

@@ -91,7 +91,9 @@ def _from_top(p: Profile, start: float, span: float, width: int) -> dict:
 
 
 _row = st.tuples(st.integers(0, 7), st.integers(0, 3000), st.integers(0, 300), st.integers(0, 3))
-_window = st.tuples(st.floats(-100, 3500), st.floats(0.5, 3500), st.integers(1, 300))
+_window = st.tuples(
+    st.floats(-100, 3500), st.one_of(st.just(0.0), st.floats(0.5, 3500)), st.integers(1, 300)
+)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,7 +17,8 @@ import numpy as np
 FAN = 8
 _NO_EXIT = np.iinfo(np.int64).min
 _GROWTH = 1.5
-_START_GROUPS = 1024
+_START_GROUPS = 8  # per pixel column
+_POS_MASK = (1 << 31) - 1  # positions in a depth are int32
 
 
 class _Tier:
@@ -130,18 +131,19 @@ def visible(
     hi: int,
     a: float,
     px: float,
+    width: int,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """What one depth row shows of records [lo, hi): the calls entered before ``k0``
     count only if they exit at or after ``a``. Returns the positions of the wide calls
-    (at least ``px`` long) and the narrow ones as pieces, each within one pixel column:
-    first position, column, latest exit, count, longest duration and the first position
-    holding it."""
-    pieces: list[tuple[np.ndarray, ...]] = []
+    (at least ``px`` long) and the narrow ones merged per pixel column, in column order:
+    first position, latest exit, count and the position of the longest call (the first
+    of equals)."""
+    cols = _Columns(width)
     tiers = pyramid.tiers
-    # Start at the finest tier with few groups in the range: above it nearly every group
+    # Start at the coarsest tier with a few groups per column: above it nearly every group
     # straddles a column and would only be split; a short range is read record by record.
     top = -1
-    while top + 1 < len(tiers) and (hi - lo) // FAN ** (top + 1) > _START_GROUPS:
+    while top + 1 < len(tiers) and (hi - lo) // FAN ** (top + 1) > _START_GROUPS * width:
         top += 1
     groups = np.arange(lo // FAN ** (top + 1), (hi - 1) // FAN ** (top + 1) + 1, dtype=np.int64)
     for level in range(top, -1, -1):
@@ -156,15 +158,13 @@ def visible(
         col_last = _column(entry[e - 1], a, px)
         whole = (s >= k0) & (e <= hi) & (mdur < px) & (col_first == col_last)
         if whole.any():
-            pieces.append(
-                (
-                    s[whole],
-                    col_first[whole],
-                    mexit[whole].astype(np.float64),
-                    (e - s)[whole],
-                    mdur[whole].astype(np.int64),
-                    tier.pos[groups[whole]],
-                )
+            cols.add(
+                col_first[whole],
+                s[whole],
+                mexit[whole].astype(np.float64),
+                (e - s)[whole],
+                mdur[whole],
+                tier.pos[groups[whole]],
             )
         split = groups[~(dead | whole)]
         child = FAN**level
@@ -179,26 +179,56 @@ def visible(
     d = dur[p]
     wide_mask = d >= px
     wide = p[wide_mask]
-    np_ = p[~wide_mask]
-    if len(np_):
-        ne = entry[np_].astype(np.float64)
-        nd = dur[np_]
-        pieces.append(
-            (
-                np_,
-                _column(entry[np_], a, px),
-                ne + nd,
-                np.ones(len(np_), np.int64),
-                nd.astype(np.int64),
-                np_,
-            )
-        )
-    keys = ("first", "column", "end", "count", "ldur", "lpos")
-    if not pieces:
-        return wide, {k: np.empty(0) for k in keys}
-    cat = [np.concatenate(col) for col in zip(*pieces, strict=True)]
-    order = np.argsort(cat[0], kind="stable")
-    return wide, {k: c[order] for k, c in zip(keys, cat, strict=True)}
+    narrow = p[~wide_mask]
+    if len(narrow):
+        nd = dur[narrow]
+        end = entry[narrow].astype(np.float64) + nd
+        one = np.ones(len(narrow), np.int64)
+        cols.add(_column(entry[narrow], a, px), narrow, end, one, nd, narrow)
+    return wide, cols.result()
+
+
+class _Columns:
+    """Per pixel column of one row: first position, latest exit, count and the longest
+    call. Narrow calls that count start after ``a - px``, so columns run from -1; past
+    the view's end (``b``) only calls entered at tick ceil(b) count, all in one column,
+    so anything past ``width + 1`` shares the last slot."""
+
+    __slots__ = ("count", "end", "first", "key", "last")
+
+    def __init__(self, width: int) -> None:
+        self.last = width + 2
+        n = width + 4
+        self.first = np.full(n, np.iinfo(np.int64).max, np.int64)
+        self.end = np.full(n, -np.inf)
+        self.count = np.zeros(n, np.int64)
+        # Longest duration, then earliest position, in one int64: (dur << 31) | ~pos.
+        self.key = np.full(n, -1, np.int64)
+
+    def add(
+        self,
+        column: np.ndarray,
+        first: np.ndarray,
+        end: np.ndarray,
+        count: np.ndarray,
+        ldur: np.ndarray,
+        lpos: np.ndarray,
+    ) -> None:
+        i = np.minimum(column, self.last).astype(np.intp) + 1
+        np.minimum.at(self.first, i, first)
+        np.maximum.at(self.end, i, end)
+        np.add.at(self.count, i, count)
+        key = (ldur.astype(np.int64) << 31) | (_POS_MASK - lpos.astype(np.int64))
+        np.maximum.at(self.key, i, key)
+
+    def result(self) -> dict[str, np.ndarray]:
+        used = np.flatnonzero(self.count)
+        return {
+            "first": self.first[used],
+            "end": self.end[used],
+            "count": self.count[used],
+            "lpos": _POS_MASK - (self.key[used] & _POS_MASK),
+        }
 
 
 def _column(entry: np.ndarray, a: float, px: float) -> np.ndarray:

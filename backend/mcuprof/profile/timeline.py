@@ -39,28 +39,17 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
             continue
         # Only calls entered before the view can end before it.
         k0 = min(max(int(np.searchsorted(entry, math.ceil(a), side="left")), lo), hi)
-        wide, nar = visible(entry, dur, lv.lod, lo, k0, hi, a, px)
+        wide, nar = visible(entry, dur, lv.lod, lo, k0, hi, a, px, width)
         total += len(wide) + int(nar["count"].sum())
         if len(wide):
             we = entry[wide].astype(np.float64)
             _put(cols, d, we, we + dur[wide], frame_of[lv.addr[wide]], np.ones(len(we), np.int64))
-        column = nar["column"]
-        if len(column):
-            # Pieces are in entry order, so each column's pieces are one contiguous run.
-            starts = np.flatnonzero(np.diff(column, prepend=column[0] - 1))
-            counts = np.add.reduceat(nar["count"], starts)
-            ends = np.maximum.reduceat(nar["end"], starts)
+        if len(nar["count"]):
+            first = entry[nar["first"]].astype(np.float64)
             # Each merged box is named after its longest call (the first of equals), so
             # zoomed out the dominant function keeps its colour.
-            ldur = nar["ldur"]
-            run = np.cumsum(np.diff(column, prepend=column[0] - 1) != 0) - 1
-            best = np.flatnonzero(ldur == np.maximum.reduceat(ldur, starts)[run])
-            # Pieces are in position order, so the first best piece of a run holds the
-            # first longest call.
-            longest = best[np.flatnonzero(np.diff(run[best], prepend=-1))]
-            addr = lv.addr[nar["lpos"][longest]]
-            first = entry[nar["first"][starts]].astype(np.float64)
-            _put(cols, d, first, ends, frame_of[addr], counts)
+            frame = frame_of[lv.addr[nar["lpos"]]]
+            _put(cols, d, first, nar["end"], frame, nar["count"])
     cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
     frames = cat["frame"].astype(np.int64)
     used, idx = np.unique(frames, return_inverse=True)
