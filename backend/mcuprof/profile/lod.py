@@ -2,12 +2,12 @@
 
 Tier t summarises groups of FAN**t consecutive records (in entry order): their latest
 exit, their longest duration and the first position holding it. A timeline query walks
-the tiers top down: a group entirely inside the view, narrower than a pixel and within
-one pixel column is taken whole; the rest is split into its FAN children. Only groups
-that straddle a column edge (or hold a wide call) are split, so a query touches
-O(width x FAN x tiers) groups rather than every record, and its answer is exactly the
-record-by-record one. Memory: 16 bytes per FAN records, about 2.3 bytes per record
-(FAN 16 halves that but makes whole-capture queries about 40% slower).
+down the tiers (from one with ~8 groups per column): a group entirely inside the view,
+narrower than a pixel and within one pixel column is taken whole; the rest is split into
+its FAN children. Only groups that straddle a column edge (or hold a wide call) are
+split, so a query touches O(width x FAN x tiers) groups rather than every record, and
+its answer is exactly the record-by-record one. Memory: 16 bytes per FAN records, about
+2.3 bytes per record (FAN 16 halves that but makes whole-capture queries ~40% slower).
 """
 
 from __future__ import annotations
