@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lod import Pyramid
+
 _GROWTH = 1.5
 _BLOCK = 256
 _STEPS = 16
@@ -19,7 +21,7 @@ class Level:
     """All records at one depth: entry (unwrapped ticks), duration (ticks), address id
     and parent (position in the level one up, -1 for none)."""
 
-    __slots__ = ("_addr", "_bmax", "_dur", "_entry", "_parent", "max_dur", "n")
+    __slots__ = ("_addr", "_bmax", "_dur", "_entry", "_parent", "lod", "max_dur", "n")
 
     def __init__(self) -> None:
         self.n = 0
@@ -29,6 +31,7 @@ class Level:
         self._addr = np.empty(0, np.int32)
         self._parent = np.empty(0, np.int32)
         self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
+        self.lod = Pyramid()  # the timeline's levels of detail
 
     @property
     def block_max(self) -> np.ndarray:
@@ -45,6 +48,7 @@ class Level:
             exits = np.concatenate([exits, np.full(pad, np.iinfo(np.int64).min, np.int64)])
         tail = exits.reshape(-1, _BLOCK).max(axis=1)
         self._bmax = np.concatenate([self._bmax[:first], tail])
+        self.lod.update(self.entry, self.dur, start)
 
     @property
     def entry(self) -> np.ndarray:
@@ -64,7 +68,8 @@ class Level:
 
     @property
     def nbytes(self) -> int:
-        return self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
+        columns = self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
+        return columns + self.lod.nbytes
 
     def copy(self) -> Level:
         """An independent copy, trimmed to the records held."""
@@ -73,6 +78,7 @@ class Level:
         out._entry, out._dur = self.entry.copy(), self.dur.copy()
         out._addr, out._parent = self.addr.copy(), self.parent.copy()
         out._bmax = self._bmax.copy()
+        out.lod = self.lod.copy()
         return out
 
     def _reserve(self, need: int) -> None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .lod import visible
+
 if TYPE_CHECKING:
     from .model import Profile
 
@@ -16,7 +18,8 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
 
     Calls at least one pixel wide come back one by one. Narrower calls of one depth
     row are merged per pixel column into one rectangle spanning them, with ``count`` > 1
-    and the name of the longest; so the answer stays O(width x depth) for any capture.
+    and the name of the longest; so the answer stays O(width x depth) for any capture,
+    and precomputed levels (``lod.py``) keep the work near that too.
     Columns: depth, start_us, dur_us, frame (index into ``names``), count.
     """
     if t1_us < t0_us:
@@ -29,41 +32,24 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
     frame_of = profile._addrs.frame_of
     for d in sorted(profile.levels):
         lv = profile.levels[d]
-        lo = int(np.searchsorted(lv.entry, math.floor(a) - lv.max_dur, side="left"))
-        hi = int(np.searchsorted(lv.entry, math.ceil(b), side="right"))
+        entry, dur = lv.entry, lv.dur
+        lo = int(np.searchsorted(entry, math.floor(a) - lv.max_dur, side="left"))
+        hi = int(np.searchsorted(entry, math.ceil(b), side="right"))
         if hi <= lo:
             continue
-        e = lv.entry[lo:hi]
-        dur = lv.dur[lo:hi]
         # Only calls entered before the view can end before it.
-        k0 = int(np.searchsorted(e, math.ceil(a), side="left"))
-        head = np.flatnonzero(e[:k0] + dur[:k0] >= a)
-        if k0:
-            keep = np.concatenate([head, np.arange(k0, len(e))])
-            e, dur, addr = e[keep], dur[keep], lv.addr[lo:hi][keep]
-        else:
-            addr = lv.addr[lo:hi]
-        if len(e) == 0:
-            continue
-        total += len(e)
-        wide = dur >= px
-        if wide.any():
-            we = e[wide].astype(np.float64)
-            _put(cols, d, we, we + dur[wide], frame_of[addr[wide]], np.ones(len(we), np.int64))
-        narrow = np.flatnonzero(~wide)
-        if len(narrow):
-            ne = e[narrow].astype(np.float64)
-            nx = ne + dur[narrow]
-            column = np.floor((ne - a) / px).astype(np.int64)
-            # Entries are sorted, so each column's calls are one contiguous run.
-            starts = np.flatnonzero(np.diff(column, prepend=column[0] - 1))
-            counts = np.diff(np.append(starts, len(ne)))
-            ends = np.maximum.reduceat(nx, starts)
-            # Each merged box is named after its longest call, so zoomed out the
-            # dominant function keeps its colour.
-            order = np.lexsort((-dur[narrow], column))
-            longest = order[np.flatnonzero(np.diff(column[order], prepend=column[0] - 1))]
-            _put(cols, d, ne[starts], ends, frame_of[addr[narrow[longest]]], counts)
+        k0 = min(max(int(np.searchsorted(entry, math.ceil(a), side="left")), lo), hi)
+        wide, nar = visible(entry, dur, lv.lod, lo, k0, hi, a, px, width)
+        total += len(wide) + int(nar["count"].sum())
+        if len(wide):
+            we = entry[wide].astype(np.float64)
+            _put(cols, d, we, we + dur[wide], frame_of[lv.addr[wide]], np.ones(len(we), np.int64))
+        if len(nar["count"]):
+            first = entry[nar["first"]].astype(np.float64)
+            # Each merged box is named after its longest call (the first of equals), so
+            # zoomed out the dominant function keeps its colour.
+            frame = frame_of[lv.addr[nar["lpos"]]]
+            _put(cols, d, first, nar["end"], frame, nar["count"])
     cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
     frames = cat["frame"].astype(np.int64)
     used, idx = np.unique(frames, return_inverse=True)

@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..link import DeviceSession, validate_port
 from ..link.simulator import SimOptions
 from ..profile import Profile
+from ..profile.timebase import concat_records
 from ..protocol import Metadata, ResponseDecoder, Status, encode_metadata
 from ..store import SessionStore
 from ..symbols import SymbolTable, check_build_id
@@ -514,14 +515,14 @@ class LiveSession:
                 kind, item, _ = self._pending.popleft()
                 if kind == "meta":
                     if batch:
-                        self.profile.add(np.concatenate(batch))
+                        self.profile.add(concat_records(batch))
                         batch = []
                     self.profile.set_timer_freq(item.timer_freq or 1_000_000)
                 else:
                     batch.append(item)
                     added += len(item)
             if batch:
-                self.profile.add(batch[0] if len(batch) == 1 else np.concatenate(batch))
+                self.profile.add(concat_records(batch))
             if added:
                 self.version += 1
         return added
