@@ -160,7 +160,9 @@ def test_a_replay_shows_progress_ends_by_itself_and_gives_the_device_back(
     stored = client.get(f"/api/sessions/{sid}").json()["session"]["records"]
     r = client.post(f"/api/sessions/{sid}/replay", json={"speed": "max"}, headers=H)
     assert r.status_code == 200, r.text
-    assert client.post("/api/start", headers=H).status_code in (200, 400)
+    # (Start during the replay is refused: test_start_is_refused_while_a_replay_plays. Not
+    # tried here: at max speed the replay may already be over, and a Start that then
+    # succeeds would leave the device profiling instead of ready.)
     ended = wait_for(
         lambda: (
             (s := client.get("/api/state").json())["health"]["replay"] is None
