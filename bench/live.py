@@ -83,6 +83,14 @@ def wait_for_server(base: str, seconds: float = 30) -> None:
             time.sleep(0.1)
 
 
+def connect_simulator(base: str, rate: int) -> None:
+    """Point the dashboard at the simulator offering ``rate`` records/s, over a link fast
+    enough for it (14 bytes a record plus framing), so only the host can fall behind."""
+    baud = max(4_000_000, rate * 14 * 10 * 2)
+    sim = f"sim://?rate={rate}&baud={baud}&buffer=65536&packet=256"
+    api(base, "api/connect", {"port": sim, "baud": 115200})
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -117,10 +125,7 @@ def main() -> int:
     )
     try:
         wait_for_server(base)
-        # The link runs fast enough for the rate (14 bytes a record plus framing).
-        baud = max(4_000_000, args.rate * 14 * 10 * 2)
-        sim = f"sim://?rate={args.rate}&baud={baud}&buffer=65536&packet=256"
-        api(base, "api/connect", {"port": sim, "baud": 115200})
+        connect_simulator(base, args.rate)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})

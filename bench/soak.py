@@ -28,7 +28,15 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from live import CHROMIUM_ARGS, ROOT, api, cpu_seconds, free_port, wait_for_server
+from live import (
+    CHROMIUM_ARGS,
+    ROOT,
+    api,
+    connect_simulator,
+    cpu_seconds,
+    free_port,
+    wait_for_server,
+)
 
 MIB = 1 << 20
 
@@ -112,9 +120,7 @@ def main() -> int:
     samples: list[dict] = []
     try:
         wait_for_server(base)
-        baud = max(4_000_000, args.rate * 14 * 10 * 2)
-        sim = f"sim://?rate={args.rate}&baud={baud}&buffer=65536&packet=256"
-        api(base, "api/connect", {"port": sim, "baud": 115200})
+        connect_simulator(base, args.rate)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
