@@ -83,6 +83,10 @@ def wait_for_server(base: str, seconds: float = 30) -> None:
             time.sleep(0.1)
 
 
+# True once the page's flame graph has drawn frames from the capture.
+FLAME_DRAWN = "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 1"
+
+
 def connect_simulator(base: str, rate: int) -> None:
     """Point the dashboard at the simulator offering ``rate`` records/s, over a link fast
     enough for it (14 bytes a record plus framing), so only the host can fall behind."""
@@ -133,10 +137,7 @@ def main() -> int:
             page.get_by_role("button", name="Start", exact=True).wait_for()
             page.evaluate(FRAME_PROBE)
             page.get_by_role("button", name="Start", exact=True).click()
-            page.wait_for_function(
-                "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 1",
-                timeout=10_000,
-            )
+            page.wait_for_function(FLAME_DRAWN, timeout=10_000)
             before = api(base, "api/metrics")
             state0 = api(base, "api/state")
             cpu0, t0 = cpu_seconds(server.pid), time.monotonic()

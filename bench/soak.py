@@ -30,6 +30,7 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from live import (
     CHROMIUM_ARGS,
+    FLAME_DRAWN,
     ROOT,
     api,
     connect_simulator,
@@ -126,9 +127,7 @@ def main() -> int:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(base)
             page.get_by_role("button", name="Start", exact=True).click()
-            page.wait_for_function(
-                "() => document.querySelector('#flame-plot .slice') !== null", timeout=20_000
-            )
+            page.wait_for_function(FLAME_DRAWN, timeout=20_000)
             t0 = time.monotonic()
             cpu_prev, t_prev = cpu_seconds(server.pid), t0
             end = t0 + args.minutes * 60
