@@ -10,10 +10,11 @@
  *   2. mcuqs_init(&config) once at boot: it sends QS_EMPTY and QS_TARGET_INFO.
  *      Then send your dictionaries (MCUQS_OBJ_DICT, MCUQS_FUN_DICT, ...).
  *   3. Record with mcuqs_record() or the helpers below, from any context including
- *      interrupts: each record is framed into the trace buffer inside one short
+ *      interrupts: each record is copied into the trace buffer, raw, inside one short
  *      critical section.
- *   4. Call mcuqs_poll() from the idle loop: it sends buffered bytes while the
- *      transmitter takes them and handles QS-RX commands from the host.
+ *   4. Call mcuqs_poll() from the idle loop: it frames buffered records (checksum,
+ *      escapes, flag), sends them while the transmitter takes bytes, and handles
+ *      QS-RX commands from the host.
  *
  * Sizes this encoder puts on the wire (and announces in QS_TARGET_INFO): signal 2,
  * event size 2, queue counter 1, time-event counter 2, pool block size 2, pool
@@ -32,9 +33,9 @@
 extern "C" {
 #endif
 
-/* Trace buffer in bytes (power of two). Frames are stored already escaped, so a
- * record costs its framed size; when the buffer overflows the oldest bytes go
- * (last is best) and mcuqs_lost_bytes() counts them. */
+/* Trace buffer in bytes (power of two). A record takes 1 + 2 + 4 (timestamp) + data
+ * bytes; when the buffer is full the oldest whole records go (last is best) and
+ * mcuqs_lost_frames() counts them. */
 #ifndef MCUQS_BUF_SIZE
 #define MCUQS_BUF_SIZE 2048u
 #endif
@@ -117,9 +118,10 @@ void mcuqs_init(const mcuqs_config_t *config) MCUPROF_NOINSTR;
 /* Sends buffered bytes while the transmitter accepts them (at most max_bytes, 0 = no
  * limit) and handles received QS-RX frames. Returns the bytes sent. */
 uint32_t mcuqs_poll(uint32_t max_bytes) MCUPROF_NOINSTR;
-/* Bytes waiting in the trace buffer. */
+/* Bytes waiting in the trace buffer and the frame being sent (0: all sent). */
 uint32_t mcuqs_pending(void) MCUPROF_NOINSTR;
-uint32_t mcuqs_lost_bytes(void) MCUPROF_NOINSTR;
+/* Records dropped because the buffer was full (the host sees sequence gaps). */
+uint32_t mcuqs_lost_frames(void) MCUPROF_NOINSTR;
 uint32_t mcuqs_rx_bad_frames(void) MCUPROF_NOINSTR;
 
 /* Global filter: record ids 0..127; records 0 and 60..70 are never filtered. */

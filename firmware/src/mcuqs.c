@@ -4,12 +4,15 @@
  */
 /* A minimal QS-compatible trace encoder and QS-RX command parser.
  *
- * Frames go into the trace buffer already stuffed (escaped) and checksummed, one
- * record per critical section, so an interrupt's records never tear another's and
- * the transmitter can send the buffer in any chunks. Last is best: a record that
- * does not fit pushes the oldest bytes out; the transmitter then skips to the next
- * frame boundary (closing any frame it had started with a flag), so the host sees a
- * sequence-number gap and at most one bad frame. */
+ * Unlike QP, which stuffs each frame into its buffer as it records, mcuqs stores the
+ * raw record (length, sequence number, record id, timestamp, data) and does the
+ * framing -- checksum, escapes, flag -- in mcuqs_poll(), outside the time-critical
+ * path: a record costs a copy, not a byte-stuffing loop. Each record is stored inside
+ * one short critical section, so records from interrupts never tear each other.
+ * Last is best: a record that does not fit drops the oldest whole records, so the
+ * host sees a sequence-number gap but never a torn frame. mcuqs_poll() takes one
+ * record at a time out of the buffer before framing it, so recording never has to
+ * wait for the transmitter. */
 #include "mcuqs.h"
 #include "mcuprof_port.h"
 
@@ -19,21 +22,37 @@
 #define MASK (MCUQS_BUF_SIZE - 1u)
 #define PTR_SIZE ((uint32_t)sizeof(void *))
 #define QP_VERSION 740u
+#define MAX_REC (2u + 4u + MCUQS_MAX_DATA) /* seq, record id, timestamp, data */
 
 #if (MCUQS_BUF_SIZE & MASK) != 0u || MCUQS_BUF_SIZE < 256u
 #error "MCUQS_BUF_SIZE must be a power of two, at least 256"
 #endif
 
-static uint8_t g_buf[MCUQS_BUF_SIZE];
-static volatile uint32_t g_head; /* free-running byte indices */
+/* Little-endian stores: one unaligned store each on a little-endian CPU. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define STORE(d, v, size) __builtin_memcpy((d), &(v), (size))
+#else
+#define STORE(d, v, size) store_le((d), (uint64_t)(v), (size))
+MCUPROF_NOINSTR static void store_le(uint8_t *d, uint64_t v, uint32_t size)
+{
+    uint32_t i;
+    for (i = 0u; i < size; i++) {
+        d[i] = (uint8_t)(v >> (8u * i));
+    }
+}
+#endif
+
+static uint8_t g_buf[MCUQS_BUF_SIZE]; /* records: [n][seq][rec][ts][data], n after itself */
+static volatile uint32_t g_head;      /* free-running byte indices */
 static volatile uint32_t g_tail;
-static volatile uint8_t g_resync; /* the oldest bytes were overwritten: skip to a flag */
-static uint8_t g_close;           /* bytes still to send to close a torn frame */
-static uint8_t g_last_sent = FLAG;
 static uint8_t g_seq;
 static volatile uint32_t g_lost;
 static uint8_t g_filter[32]; /* global filter, one bit per record id */
 static const mcuqs_config_t *g_config;
+
+static uint8_t g_tx[2u * MAX_REC + 4u]; /* the frame being sent, stuffed */
+static uint32_t g_tx_len;
+static uint32_t g_tx_pos;
 
 static uint8_t g_rx[MCUQS_RX_MAX + 3u]; /* seq, record id, data, checksum */
 static uint32_t g_rx_len;
@@ -42,49 +61,53 @@ static uint8_t g_rx_esc;
 static uint8_t g_rx_over;
 static uint32_t g_rx_bad;
 
-MCUPROF_NOINSTR static inline uint32_t put(uint32_t h, uint8_t b)
-{
-    if (b == FLAG || b == ESC) {
-        g_buf[h & MASK] = ESC;
-        h++;
-        b ^= ESC_XOR;
-    }
-    g_buf[h & MASK] = b;
-    return h + 1u;
-}
-
-/* Frames one record. Never filtered: callers check the filter. */
+/* Stores one record. Never filtered: callers check the filter. */
 MCUPROF_NOINSTR static void frame(uint8_t rec, int stamped, const uint8_t *data, uint32_t len)
 {
+    uint32_t n = 2u + len + (stamped ? 4u : 0u);
     uint32_t key = mcuprof_port_critical_enter();
     uint32_t h = g_head;
-    uint8_t seq = (uint8_t)(g_seq + 1u);
-    uint8_t sum = (uint8_t)(seq + rec);
+    uint32_t t = g_tail;
     uint32_t i;
+    uint8_t seq = (uint8_t)(g_seq + 1u);
+    while (MCUQS_BUF_SIZE - (h - t) < n + 1u) { /* last is best: drop the oldest */
+        t += 1u + g_buf[t & MASK];
+        g_lost++;
+    }
+    g_tail = t;
     g_seq = seq;
-    h = put(h, seq);
-    h = put(h, rec);
-    if (stamped) {
-        uint32_t t = mcuprof_port_time();
-        for (i = 0u; i < 4u; i++) {
-            uint8_t b = (uint8_t)(t >> (8u * i));
-            sum = (uint8_t)(sum + b);
-            h = put(h, b);
+    if ((h & MASK) + n + 1u <= MCUQS_BUF_SIZE) { /* the usual case: no wrap */
+        uint8_t *p = &g_buf[h & MASK];
+        *p++ = (uint8_t)n;
+        *p++ = seq;
+        *p++ = rec;
+        if (stamped) {
+            uint32_t ts = mcuprof_port_time();
+            STORE(p, ts, 4u);
+            p += 4;
+        }
+        for (i = 0u; i < len; i++) {
+            p[i] = data[i];
+        }
+    } else {
+        uint8_t head[7];
+        uint32_t k = 3u;
+        head[0] = (uint8_t)n;
+        head[1] = seq;
+        head[2] = rec;
+        if (stamped) {
+            uint32_t ts = mcuprof_port_time();
+            STORE(&head[3], ts, 4u);
+            k = 7u;
+        }
+        for (i = 0u; i < k; i++) {
+            g_buf[(h + i) & MASK] = head[i];
+        }
+        for (i = 0u; i < len; i++) {
+            g_buf[(h + k + i) & MASK] = data[i];
         }
     }
-    for (i = 0u; i < len; i++) {
-        sum = (uint8_t)(sum + data[i]);
-        h = put(h, data[i]);
-    }
-    h = put(h, (uint8_t)~sum);
-    g_buf[h & MASK] = FLAG;
-    h++;
-    if (h - g_tail > MCUQS_BUF_SIZE) {
-        g_lost += h - g_tail - MCUQS_BUF_SIZE;
-        g_tail = h - MCUQS_BUF_SIZE;
-        g_resync = 1u;
-    }
-    g_head = h;
+    g_head = h + 1u + n;
     mcuprof_port_critical_exit(key);
 }
 
@@ -114,19 +137,20 @@ void mcuqs_record(uint8_t rec, int stamped, const uint8_t *data, uint32_t len)
 
 MCUPROF_NOINSTR static inline uint32_t pack(uint8_t *d, uint32_t n, uint32_t v, uint32_t size)
 {
-    uint32_t i;
-    for (i = 0u; i < size; i++) {
-        d[n + i] = (uint8_t)(v >> (8u * i));
+    if (size == 2u) {
+        uint16_t v16 = (uint16_t)v;
+        STORE(&d[n], v16, 2u);
+    } else if (size == 4u) {
+        STORE(&d[n], v, 4u);
+    } else {
+        d[n] = (uint8_t)v;
     }
     return n + size;
 }
 
 MCUPROF_NOINSTR static inline uint32_t pack_ptr(uint8_t *d, uint32_t n, uintptr_t v)
 {
-    uint32_t i;
-    for (i = 0u; i < PTR_SIZE; i++) {
-        d[n + i] = (uint8_t)(v >> (8u * i));
-    }
+    STORE(&d[n], v, PTR_SIZE);
     return n + PTR_SIZE;
 }
 
@@ -160,9 +184,7 @@ void mcuqs_init(const mcuqs_config_t *config)
     uint32_t key = mcuprof_port_critical_enter();
     g_config = config;
     g_head = g_tail = 0u;
-    g_resync = 0u;
-    g_close = 0u;
-    g_last_sent = FLAG;
+    g_tx_len = g_tx_pos = 0u;
     g_seq = 0u;
     g_lost = 0u;
     g_rx_len = 0u;
@@ -491,6 +513,44 @@ MCUPROF_NOINSTR static void rx_byte(uint8_t b)
 
 /* ------------------------------------------------------------------ transmit */
 
+MCUPROF_NOINSTR static inline uint32_t stuff(uint32_t k, uint8_t b)
+{
+    if (b == FLAG || b == ESC) {
+        g_tx[k++] = ESC;
+        b ^= ESC_XOR;
+    }
+    g_tx[k++] = b;
+    return k;
+}
+
+/* Takes the oldest record out of the buffer and frames it into g_tx. */
+MCUPROF_NOINSTR static int next_frame(void)
+{
+    uint8_t raw[MAX_REC];
+    uint32_t i, n, k = 0u, sum = 0u;
+    uint32_t key = mcuprof_port_critical_enter();
+    uint32_t t = g_tail;
+    if (t == g_head) {
+        mcuprof_port_critical_exit(key);
+        return 0;
+    }
+    n = g_buf[t & MASK];
+    for (i = 0u; i < n; i++) {
+        raw[i] = g_buf[(t + 1u + i) & MASK];
+    }
+    g_tail = t + 1u + n;
+    mcuprof_port_critical_exit(key);
+    for (i = 0u; i < n; i++) {
+        sum += raw[i];
+        k = stuff(k, raw[i]);
+    }
+    k = stuff(k, (uint8_t)~sum);
+    g_tx[k++] = FLAG;
+    g_tx_len = k;
+    g_tx_pos = 0u;
+    return 1;
+}
+
 uint32_t mcuqs_poll(uint32_t max_bytes)
 {
     uint32_t sent = 0u;
@@ -499,44 +559,13 @@ uint32_t mcuqs_poll(uint32_t max_bytes)
         rx_byte((uint8_t)c);
     }
     while (max_bytes == 0u || sent < max_bytes) {
-        uint32_t key = mcuprof_port_critical_enter();
-        uint32_t t = g_tail;
-        uint8_t b;
-        if (g_resync) {
-            /* A raw flag in the buffer is always a frame end: stuffing removed the rest. */
-            while (t != g_head && g_buf[t & MASK] != FLAG) {
-                t++;
-                g_lost++;
-            }
-            if (t != g_head) {
-                t++;
-                g_lost++;
-                g_resync = 0u;
-                /* Close the torn frame the host has begun; after an escape, a flag
-                 * would be data, so a filler byte goes first. */
-                g_close = g_last_sent == FLAG ? 0u : (g_last_sent == ESC ? 2u : 1u);
-            }
-            g_tail = t;
-        }
-        if (g_close != 0u) {
-            b = g_close == 2u ? 0u : (uint8_t)FLAG;
-        } else if (t != g_head) {
-            b = g_buf[t & MASK];
-        } else {
-            mcuprof_port_critical_exit(key);
+        if (g_tx_pos == g_tx_len && !next_frame()) {
             break;
         }
-        if (!mcuprof_port_putc(b)) {
-            mcuprof_port_critical_exit(key);
+        if (!mcuprof_port_putc(g_tx[g_tx_pos])) {
             break;
         }
-        if (g_close != 0u) {
-            g_close--;
-        } else {
-            g_tail = t + 1u;
-        }
-        g_last_sent = b;
-        mcuprof_port_critical_exit(key);
+        g_tx_pos++;
         sent++;
     }
     return sent;
@@ -544,10 +573,10 @@ uint32_t mcuqs_poll(uint32_t max_bytes)
 
 uint32_t mcuqs_pending(void)
 {
-    return g_head - g_tail;
+    return g_head - g_tail + g_tx_len - g_tx_pos;
 }
 
-uint32_t mcuqs_lost_bytes(void)
+uint32_t mcuqs_lost_frames(void)
 {
     return g_lost;
 }
