@@ -1,4 +1,4 @@
-"""``mcuprof qemu [--qs] --elf ELF --tcp PORT``: run firmware in QEMU with its UART on a TCP port."""
+"""``mcuprof qemu [--qs] [--elf ELF] [--tcp PORT]``: firmware in QEMU, UART on a TCP port."""
 
 from __future__ import annotations
 
