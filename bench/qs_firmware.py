@@ -13,6 +13,7 @@ Prints medians; asserts nothing. The log is about 15 MB per second of run time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import socket
 import statistics
@@ -51,10 +52,8 @@ def run(elf: Path, seconds: float, log: Path) -> bytes:
         sock.settimeout(0.1)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            try:
+            with contextlib.suppress(TimeoutError):
                 data += sock.recv(65536)
-            except TimeoutError:
-                pass
         sock.close()
         return bytes(data)
     finally:
