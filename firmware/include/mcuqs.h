@@ -17,8 +17,10 @@
  *      QS-RX commands from the host.
  *
  * Sizes this encoder puts on the wire (and announces in QS_TARGET_INFO): signal 2,
- * event size 2, queue counter 1, time-event counter 2, pool block size 2, pool
- * counter 1, object and function pointers sizeof(void *), timestamp 4 bytes.
+ * event size 2, queue counter 1, time-event counter 4, pool block size 2, pool
+ * counter 2, object and function pointers sizeof(void *), timestamp 4 bytes. On a
+ * 32-bit target these are QSPY's defaults, so a host that joins mid-stream (and so
+ * missed target info) still reads every record's layout right.
  *
  * C99, no dynamic memory, no libc calls.
  */
@@ -161,11 +163,11 @@ void mcuqs_post(const void *sender, uint16_t sig, const void *ao, uint8_t pool, 
 /* GET (free entries left) or, when the queue is now empty, GET_LAST. */
 void mcuqs_get(uint16_t sig, const void *ao, uint8_t pool, uint8_t ref, uint8_t free,
                int last) MCUPROF_NOINSTR;
-void mcuqs_pool(uint8_t rec, const void *pool, uint8_t free, uint8_t min) MCUPROF_NOINSTR;
+void mcuqs_pool(uint8_t rec, const void *pool, uint16_t free, uint16_t min) MCUPROF_NOINSTR;
 void mcuqs_new(uint16_t size, uint16_t sig) MCUPROF_NOINSTR;
 void mcuqs_gc(uint16_t sig, uint8_t pool, uint8_t ref) MCUPROF_NOINSTR;
-void mcuqs_tick(uint16_t ctr, uint8_t rate) MCUPROF_NOINSTR;
-void mcuqs_te_arm(const void *te, const void *ao, uint16_t ctr, uint16_t interval, uint8_t rate)
+void mcuqs_tick(uint32_t ctr, uint8_t rate) MCUPROF_NOINSTR;
+void mcuqs_te_arm(const void *te, const void *ao, uint32_t ctr, uint32_t interval, uint8_t rate)
     MCUPROF_NOINSTR;
 void mcuqs_te_post(const void *te, uint16_t sig, const void *ao, uint8_t rate) MCUPROF_NOINSTR;
 void mcuqs_qf_run(void) MCUPROF_NOINSTR;

@@ -32,7 +32,7 @@ static const evt_t reserved[4] = {{SIG_EMPTY, 0u, 0u}, {SIG_ENTRY, 0u, 0u},
                                   {SIG_EXIT, 0u, 0u}, {SIG_INIT, 0u, 0u}};
 static time_evt_t *time_evts[MAX_TIME_EVTS];
 static uint32_t n_time_evts;
-static uint16_t tick_ctr;
+static uint32_t tick_ctr;
 static ao_t *const *g_aos;
 static uint32_t g_n_aos;
 

@@ -166,8 +166,8 @@ void mcuqs_target_info(uint8_t is_reset)
     d[1] = (uint8_t)(QP_VERSION & 0xFFu);
     d[2] = (uint8_t)(QP_VERSION >> 8); /* bit 15 clear: little-endian target */
     d[3] = 0x22u;                      /* signal 2, event size 2 */
-    d[4] = 0x21u;                      /* queue counter 1, time-event counter 2 */
-    d[5] = 0x12u;                      /* pool block size 2, pool counter 1 */
+    d[4] = 0x41u;                      /* queue counter 1, time-event counter 4 */
+    d[5] = 0x22u;                      /* pool block size 2, pool counter 2 */
     d[6] = (uint8_t)(PTR_SIZE | (PTR_SIZE << 4)); /* object, function pointer */
     d[7] = 4u;                                    /* timestamp */
     d[8] = c->max_active;
@@ -308,13 +308,12 @@ void mcuqs_get(uint16_t sig, const void *ao, uint8_t pool, uint8_t ref, uint8_t 
     mcuqs_record(last ? MCUQS_ACTIVE_GET_LAST : MCUQS_ACTIVE_GET, 1, d, n);
 }
 
-void mcuqs_pool(uint8_t rec, const void *pool, uint8_t free, uint8_t min)
+void mcuqs_pool(uint8_t rec, const void *pool, uint16_t free, uint16_t min)
 {
-    uint8_t d[2u + sizeof(void *)];
-    uint32_t n = pack_ptr(d, 0u, OBJ(pool));
-    d[n++] = free;
+    uint8_t d[4u + sizeof(void *)];
+    uint32_t n = pack(d, pack_ptr(d, 0u, OBJ(pool)), free, 2u);
     if (rec == MCUQS_MPOOL_GET) {
-        d[n++] = min;
+        n = pack(d, n, min, 2u);
     }
     mcuqs_record(rec, 1, d, n);
 }
@@ -334,21 +333,21 @@ void mcuqs_gc(uint16_t sig, uint8_t pool, uint8_t ref)
     mcuqs_record(MCUQS_QF_GC, 1, d, n);
 }
 
-void mcuqs_tick(uint16_t ctr, uint8_t rate)
+void mcuqs_tick(uint32_t ctr, uint8_t rate)
 {
-    uint8_t d[3];
-    uint32_t n = pack(d, 0u, ctr, 2u);
+    uint8_t d[5];
+    uint32_t n = pack(d, 0u, ctr, 4u);
     d[n++] = rate;
     mcuqs_record(MCUQS_QF_TICK, 0, d, n);
 }
 
-void mcuqs_te_arm(const void *te, const void *ao, uint16_t ctr, uint16_t interval, uint8_t rate)
+void mcuqs_te_arm(const void *te, const void *ao, uint32_t ctr, uint32_t interval, uint8_t rate)
 {
-    uint8_t d[5u + 2u * sizeof(void *)];
+    uint8_t d[9u + 2u * sizeof(void *)];
     uint32_t n = pack_ptr(d, 0u, OBJ(te));
     n = pack_ptr(d, n, OBJ(ao));
-    n = pack(d, n, ctr, 2u);
-    n = pack(d, n, interval, 2u);
+    n = pack(d, n, ctr, 4u);
+    n = pack(d, n, interval, 4u);
     d[n++] = rate;
     mcuqs_record(MCUQS_TIMEEVT_ARM, 1, d, n);
 }

@@ -103,7 +103,7 @@ def test_boot_sends_empty_then_target_info_with_our_sizes(library_path, tmp_path
     ptr = ctypes.sizeof(ctypes.c_void_p)  # the host's pointers: 8 bytes on x86-64
     assert (config.obj_ptr_size, config.fun_ptr_size, config.tstamp_size) == (ptr, ptr, 4)
     assert (config.sig_size, config.evt_size, config.queue_ctr_size) == (2, 2, 1)
-    assert (config.tevt_ctr_size, config.pool_blk_size, config.pool_ctr_size) == (2, 2, 1)
+    assert (config.tevt_ctr_size, config.pool_blk_size, config.pool_ctr_size) == (4, 2, 2)
     assert (config.max_active, config.max_epool, config.max_tick_rate) == (7, 2, 1)
     assert config.build_stamp == "260504_030201"
 

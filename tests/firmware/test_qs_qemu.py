@@ -129,9 +129,11 @@ def test_stream_is_clean_and_target_info_is_applied(decoded) -> None:
     assert [r.seq for r in first] == [1, 2]
     config = decoder.config
     assert config.from_target and config.version == 740 and not config.big_endian
-    # Sizes that differ from QSPY's defaults prove the target's record was used.
-    assert (config.pool_ctr_size, config.tevt_ctr_size, config.queue_ctr_size) == (1, 2, 1)
+    # QSPY's default sizes (so a host joining mid-stream reads the layouts right); the
+    # build stamp and QF_MAX_ACTIVE can only have come from the target's record.
+    assert (config.pool_ctr_size, config.tevt_ctr_size, config.queue_ctr_size) == (2, 4, 1)
     assert (config.obj_ptr_size, config.fun_ptr_size, config.tstamp_size) == (4, 4, 4)
+    assert (config.sig_size, config.evt_size, config.pool_blk_size) == (2, 2, 2)
     assert (config.max_active, config.build_stamp) == (3, "261123_120000")
 
 
