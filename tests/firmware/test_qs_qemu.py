@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -38,7 +38,7 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPTURE_S = 3.0
+WINDOWS = 30  # MON_STAT records to capture: one per 10 samples, 100 samples/s
 AOS = {"l_blinky", "l_button", "l_monitor"}
 # QS-RX record ids (QSPY's numbering) and the target's answers.
 RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
@@ -66,17 +66,33 @@ def qs_elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_dir / "mcuprof-qsdemo.elf"
 
 
-def read_for(sock: socket.socket, seconds: float) -> bytes:
-    data = bytearray()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+def read_until(
+    sock: socket.socket,
+    decoder: QSDecoder,
+    done: Callable[[list[QSEvent]], bool],
+    timeout_s: float = 20.0,
+) -> list[QSEvent]:
+    """Decoded events until ``done(events so far)`` holds. Waits on what the target has
+    sent, not on the wall clock, so a loaded machine only makes it slower."""
+    events: list[QSEvent] = []
+    deadline = time.monotonic() + timeout_s
+    while not done(events):
+        assert time.monotonic() < deadline, f"target went quiet after {len(events)} events"
         try:
             chunk = sock.recv(65536)
         except TimeoutError:
             continue
         assert chunk, "QEMU closed the connection"
-        data += chunk
-    return bytes(data)
+        events += decoder.feed(chunk)
+    return events
+
+
+def has(rec: int, value: object = None) -> Callable[[list[QSEvent]], bool]:
+    """A ``done`` test: a record ``rec`` arrived (whose last value is ``value``, if given)."""
+    return lambda events: any(
+        isinstance(e, Record) and e.rec == rec and (value is None or e.values[-1] == value)
+        for e in events
+    )
 
 
 @pytest.fixture
@@ -92,11 +108,25 @@ def target(qs_elf: Path) -> Iterator[socket.socket]:
 
 @pytest.fixture(scope="module")
 def capture(qs_elf: Path) -> bytes:
-    """CAPTURE_S seconds of the demo from its reset, as the host received them."""
+    """The demo from its reset until it has sent WINDOWS MON_STAT records (about 3 s of
+    its time), as the host received the bytes."""
+    data = bytearray()
+    decoder = QSDecoder()
+    windows = 0
     with QemuProcess(qs_elf) as proc:
         with socket.create_connection(("127.0.0.1", proc.port), timeout=5) as sock:
             sock.settimeout(0.05)
-            return read_for(sock, CAPTURE_S)
+            deadline = time.monotonic() + 30
+            while windows < WINDOWS:
+                assert time.monotonic() < deadline, "the demo stopped sending"
+                try:
+                    chunk = sock.recv(65536)
+                except TimeoutError:
+                    continue
+                assert chunk, "QEMU closed the connection"
+                data += chunk
+                windows += len(records(decoder.feed(chunk), MON_STAT))
+    return bytes(data)
 
 
 @pytest.fixture(scope="module")
@@ -220,33 +250,32 @@ def test_mcuprof_qs_decode_prints_qspy_lines(capture: bytes, tmp_path: Path) -> 
 
 def test_qs_rx_info_filter_tick_and_reset(target: socket.socket) -> None:
     decoder = QSDecoder()
-    boot = decoder.feed(read_for(target, 0.5))
+    boot = read_until(target, decoder, has(70))  # QS_QF_RUN ends the start-up
     assert records(boot, TARGET_INFO)[0].values[0] is True  # a reset record
 
     target.sendall(encode_frame(1, RX_INFO))
-    got = decoder.feed(read_for(target, 0.4))
-    assert 0 in [r.values[0] for r in records(got, RX_STATUS)]
+    got = read_until(target, decoder, has(TARGET_INFO))
+    assert RX_INFO in [r.values[0] for r in records(got, RX_STATUS)]
     assert [r.values[0] for r in records(got, TARGET_INFO)] == [False]
 
     target.sendall(encode_frame(2, RX_GLB_FILTER, bytes([16]) + bytes(16)))  # all off
-    decoder.feed(read_for(target, 0.3))
+    read_until(target, decoder, has(RX_STATUS, RX_GLB_FILTER))
     target.sendall(encode_frame(3, RX_TICK, b"\x00"))
-    off = decoder.feed(read_for(target, 0.5))
-    # Only the answers pass a closed filter: no ticks, no state machines.
+    off = read_until(target, decoder, has(TARGET_DONE, RX_TICK))
+    # Every record made after the filter closed: only the answers pass it.
     assert {r.rec for r in records(off)} == {RX_STATUS, TARGET_DONE}
-    assert [r.values[-1] for r in records(off, TARGET_DONE)] == [RX_TICK]
+    assert [r.values[0] for r in records(off, RX_STATUS)] == [RX_TICK]
 
     target.sendall(encode_frame(4, RX_GLB_FILTER, bytes([16]) + b"\xff" * 16))  # all on
-    on = decoder.feed(read_for(target, 0.5))
-    assert records(on, QF_TICK) and records(on, 8)
+    read_until(target, decoder, lambda ev: has(QF_TICK)(ev) and has(8)(ev))
 
     target.sendall(encode_frame(5, 99))  # not a command the target knows
-    assert 0x80 | 99 in [r.values[0] for r in records(decoder.feed(read_for(target, 0.3)), 66)]
+    read_until(target, decoder, has(RX_STATUS, 0x80 | 99))
 
     target.sendall(encode_frame(6, RX_RESET))
-    again = decoder.feed(read_for(target, 0.5))
+    again = read_until(target, decoder, has(TARGET_INFO))
     info = records(again, TARGET_INFO)
-    assert info and info[0].values[0] is True and info[0].seq == 2
+    assert info[0].values[0] is True and info[0].seq == 2
     assert decoder.frame_stats.bad_checksum == 0 and decoder.frame_stats.discontinuities == 0
 
 
