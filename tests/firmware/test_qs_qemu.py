@@ -306,3 +306,27 @@ def test_mcuprof_qemu_qs_streams_to_qs_listen(tmp_path: Path) -> None:
         if qemu.poll() is None:
             qemu.kill()
             qemu.wait()
+
+
+def test_a_host_joining_mid_stream_reads_the_layouts_right(qs_elf: Path) -> None:
+    """The target's sizes are QSPY's defaults: a host that missed target info (a second
+    client of QEMU's socket) still decodes every record, only without names."""
+    with QemuProcess(qs_elf) as proc:
+        with socket.create_connection(("127.0.0.1", proc.port), timeout=5) as first:
+            first.settimeout(0.05)
+            read_until(first, QSDecoder(), has(MON_STAT))
+        with socket.create_connection(("127.0.0.1", proc.port), timeout=5) as late:
+            late.settimeout(0.05)
+            decoder = QSDecoder()  # QSPY's defaults, no target info, no dictionaries
+            events = read_until(late, decoder, lambda ev: len(records(ev, MON_STAT)) >= 3)
+    assert not records(events, TARGET_INFO)
+    assert not [e for e in events if isinstance(e, Malformed | BadFrame)]
+    assert decoder.stats.unknown_records == 0
+    for r in records(events, MON_STAT):
+        first, count, total, low, high = (a.value for a in r.values[-1])
+        window = [sample_value(k) for k in range(first, first + count)]
+        assert (count, total, low, high) == (10, sum(window), min(window), max(window))
+    pool = records(events, 24)  # MP-Get: the 2-byte pool counters line up
+    assert pool and all(6 <= r.fields["free"] <= 9 for r in pool)
+    ticks = [r.fields["ctr"] for r in records(events, QF_TICK)]  # 4-byte tick counters
+    assert ticks and ticks == list(range(ticks[0], ticks[0] + len(ticks)))
