@@ -27,7 +27,7 @@ from mcuprof.protocol.qs import record_name
 from mcuprof.qemu import default_qs_elf, find_qemu, free_port, qemu_argv
 
 _LINE = re.compile(r"\] (\S+)$")
-_INTERNAL = {"frame", "dict", "arg", "next_frame", "stuff", "pack", "pack_ptr"}
+_INTERNAL = {"put_record", "dict", "arg", "next_frame", "stuff", "pack", "pack_ptr"}
 
 
 def _in_library(name: str) -> bool:

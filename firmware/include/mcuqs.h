@@ -126,7 +126,8 @@ uint32_t mcuqs_pending(void) MCUPROF_NOINSTR;
 uint32_t mcuqs_lost_frames(void) MCUPROF_NOINSTR;
 uint32_t mcuqs_rx_bad_frames(void) MCUPROF_NOINSTR;
 
-/* Global filter: record ids 0..127; records 0 and 60..70 are never filtered. */
+/* Global filter: one bit per record id, all on at boot. QS_EMPTY, the dictionaries, target
+ * info, QS_TARGET_DONE, QS_RX_STATUS and QS_QF_RUN (0, 60-66, 70) are never filtered. */
 void mcuqs_filter(uint8_t rec, int on) MCUPROF_NOINSTR;
 int mcuqs_enabled(uint8_t rec) MCUPROF_NOINSTR;
 

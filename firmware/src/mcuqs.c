@@ -62,7 +62,8 @@ static uint8_t g_rx_over;
 static uint32_t g_rx_bad;
 
 /* Stores one record. Never filtered: callers check the filter. */
-MCUPROF_NOINSTR static void frame(uint8_t rec, int stamped, const uint8_t *data, uint32_t len)
+MCUPROF_NOINSTR static void put_record(uint8_t rec, int stamped, const uint8_t *data,
+                                       uint32_t len)
 {
     uint32_t n = 2u + len + (stamped ? 4u : 0u);
     uint32_t key = mcuprof_port_critical_enter();
@@ -129,7 +130,7 @@ void mcuqs_filter(uint8_t rec, int on)
 void mcuqs_record(uint8_t rec, int stamped, const uint8_t *data, uint32_t len)
 {
     if (((g_filter[rec >> 3] >> (rec & 7u)) & 1u) != 0u && len <= MCUQS_MAX_DATA) {
-        frame(rec, stamped, data, len);
+        put_record(rec, stamped, data, len);
     }
 }
 
@@ -175,7 +176,7 @@ void mcuqs_target_info(uint8_t is_reset)
     for (i = 0u; i < 6u; i++) {
         d[10u + i] = c->build[i];
     }
-    frame(MCUQS_TARGET_INFO, 0, d, sizeof d);
+    put_record(MCUQS_TARGET_INFO, 0, d, sizeof d);
 }
 
 void mcuqs_init(const mcuqs_config_t *config)
@@ -196,7 +197,7 @@ void mcuqs_init(const mcuqs_config_t *config)
         g_filter[i] = 0xFFu;
     }
     mcuprof_port_critical_exit(key);
-    frame(MCUQS_EMPTY, 0, 0, 0u);
+    put_record(MCUQS_EMPTY, 0, 0, 0u);
     mcuqs_target_info(0xFFu);
 }
 
@@ -211,7 +212,7 @@ MCUPROF_NOINSTR static void dict(uint8_t rec, uint8_t *d, uint32_t n, const char
         d[n++] = (uint8_t)*name++;
     }
     d[n++] = 0u;
-    frame(rec, 0, d, n);
+    put_record(rec, 0, d, n);
 }
 
 void mcuqs_obj_dict(const void *obj, const char *name)
@@ -364,7 +365,7 @@ void mcuqs_te_post(const void *te, uint16_t sig, const void *ao, uint8_t rate)
 
 void mcuqs_qf_run(void)
 {
-    frame(MCUQS_QF_RUN, 0, 0, 0u);
+    put_record(MCUQS_QF_RUN, 0, 0, 0u);
 }
 
 /* ------------------------------------------------------- application records */
@@ -440,7 +441,7 @@ void mcuqs_user(uint8_t rec, const mcuqs_args_t *a)
 
 MCUPROF_NOINSTR static void ack(uint8_t status)
 {
-    frame(MCUQS_RX_STATUS, 0, &status, 1u);
+    put_record(MCUQS_RX_STATUS, 0, &status, 1u);
 }
 
 MCUPROF_NOINSTR static void rx_frame(uint8_t rec, const uint8_t *data, uint32_t len)
@@ -463,7 +464,7 @@ MCUPROF_NOINSTR static void rx_frame(uint8_t rec, const uint8_t *data, uint32_t 
             uint8_t done = rec;
             ack(rec);
             c->on_tick(data[0]);
-            frame(MCUQS_TARGET_DONE, 1, &done, 1u);
+            put_record(MCUQS_TARGET_DONE, 1, &done, 1u);
             return;
         }
         break;
