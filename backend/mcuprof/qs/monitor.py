@@ -15,12 +15,12 @@ import collections
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..protocol.qs import USER_FIRST, BadFrame, Discontinuity, Malformed, QSEvent, Record
 from ..protocol.qs.records import record_group
 from .margins import margin_sample
-from .text import event_lines, names_for
+from .text import event_lines, names_for, record_line
 
 MAX_LINES = 20_000  # log lines kept (the oldest go first)
 MAX_POINTS = 2_000  # points per series before it halves its resolution
@@ -47,14 +47,39 @@ def group_of(rec: int) -> str:
     return record_group(rec)
 
 
-class Line(NamedTuple):
-    id: int
-    t: int | None
-    group: str
-    rec: str
-    objs: tuple[str, ...]
-    sig: str | None
-    text: str
+class Line:
+    """One log line. A record's text is rendered when first asked for (most lines are
+    never shown): the record keeps the sizes and dictionaries it arrived with, so the
+    text is the same as if rendered on arrival."""
+
+    __slots__ = ("_text", "group", "id", "objs", "rec", "record", "sig", "t")
+
+    def __init__(
+        self,
+        id: int,
+        t: int | None,
+        group: str,
+        rec: str,
+        objs: tuple[str, ...],
+        sig: str | None,
+        text: str | None,
+        record: Record | None = None,
+    ) -> None:
+        self.id, self.t, self.group, self.rec = id, t, group, rec
+        self.objs, self.sig, self._text, self.record = objs, sig, text, record
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        if text is None:
+            # Readers may race here: _text is set before record is dropped, so a reader
+            # that finds no record finds the text.
+            record = self.record
+            if record is None:
+                return self._text or ""
+            text = self._text = record_line(record) or ""
+            self.record = None
+        return text
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -235,8 +260,7 @@ class QsMonitor:
             if self.first_t is None:
                 self.first_t = ts
             self.last_t = ts
-        lines = event_lines(r)
-        if not lines:
+        if rec == 0:  # QS_EMPTY: QSPY prints nothing for it
             return
         objs: tuple[str, ...] = ()
         sig: str | None = None
@@ -245,8 +269,7 @@ class QsMonitor:
         elif rec == 64:
             _, word, target = r.values
             self.target = {"qp_version": word, "build": target.build_stamp}
-        for text in lines:
-            self._line(ts, group, r.name, objs, sig, text)
+        self._line(ts, group, r.name, objs, sig, None, r)
         if rec >= USER_FIRST:
             self._app(r)
         else:
@@ -280,13 +303,20 @@ class QsMonitor:
             self.names_dropped += 1
 
     def _line(
-        self, t: int | None, group: str, rec: str, objs: tuple[str, ...], sig: str | None, text: str
+        self,
+        t: int | None,
+        group: str,
+        rec: str,
+        objs: tuple[str, ...],
+        sig: str | None,
+        text: str | None,
+        record: Record | None = None,
     ) -> None:
         for name in dict.fromkeys(objs):
             self._count(self.objects, name)
         if sig is not None:
             self._count(self.signals, sig)
-        self.lines.append(Line(self.next_id, t, group, rec, objs, sig, text))
+        self.lines.append(Line(self.next_id, t, group, rec, objs, sig, text, record))
         self.next_id += 1
 
     def _margin(self, r: Record, kind: str, free: int, least: int | None) -> None:
