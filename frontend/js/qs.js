@@ -19,13 +19,13 @@ const STYLE = `
 .qs-stats .v { font-weight: 600; font-variant-numeric: tabular-nums; }
 .qs-stats .bad .v { color: var(--red); }
 .qs-body { flex: 1; min-height: 0; padding: 10px; display: grid; gap: 10px; overflow: auto;
-  grid-template-columns: minmax(0, 1.35fr) minmax(380px, 1fr); grid-template-rows: minmax(0, 1fr) minmax(0, 1fr); }
+  grid-template-columns: minmax(0, 1.35fr) minmax(380px, 1fr); grid-template-rows: minmax(0, 1.2fr) minmax(0, 1fr); }
 .qs-body > .qs-log-panel { grid-row: 1 / 3; }
 /* Narrower: the log across the top, the two plots side by side under it. */
 @media (max-width: 1500px) {
   .qs-body { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); grid-template-rows: none; grid-auto-rows: min-content; }
   .qs-body > .qs-log-panel { grid-row: auto; grid-column: 1 / -1; height: max(340px, calc(100vh - 260px)); }
-  .qs-body > .qs-panel:not(.qs-log-panel) { height: 400px; }
+  .qs-body > .qs-panel:not(.qs-log-panel) { height: 460px; }
 }
 .qs-panel { background: var(--panel-2); border: 1px solid var(--line); border-radius: 8px; min-width: 0; min-height: 0;
   display: flex; flex-direction: column; overflow: hidden; }
@@ -69,6 +69,9 @@ const STYLE = `
   padding: 20px 28px; color: var(--muted); text-align: center; line-height: 1.5; }
 .qs-table-wrap { flex: none; max-height: 34%; overflow: auto; border-top: 1px solid var(--line); }
 .qs-margins-table td.bad { color: var(--red); font-weight: 600; }
+.qs-margins-table th, .qs-margins-table td { padding-left: 8px; padding-right: 8px; }
+.qs-margins-table td.name { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
+.qs-kind { margin-left: 6px; font-size: 10.5px; color: var(--faint); font-family: system-ui, sans-serif; }
 .qs-swatch { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 7px; }
 .qs-empty { margin: 48px auto; max-width: 640px; padding: 22px 26px; border: 1px dashed var(--line-2);
   border-radius: 10px; background: var(--panel-2); line-height: 1.6; }

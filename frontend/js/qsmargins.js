@@ -35,14 +35,19 @@ export function plotMessage(box, text) {
   box.replaceChildren(el("div", { class: "qs-plot-empty" }, el("span", {}, text)));
 }
 
+function subplotLabel(text, y) {
+  return { text, xref: "paper", yref: "paper", x: 0, y, xanchor: "left", yanchor: "top", showarrow: false,
+    font: { size: 11, color: "#8b95a3" } };
+}
+
 export function createMargins(panel) {
   const plot = el("div", { class: "qs-plot", id: "qs-margins-plot" });
   const table = el("table", { class: "grid qs-margins-table", id: "qs-margins-table" },
     el("thead", {}, el("tr", {},
-      el("th", { class: "text" }, "Queue / pool"), el("th", { class: "text" }, "Kind"),
+      el("th", { class: "text" }, "Queue / pool"),
       el("th", { title: "Samples (post/get and pool records)" }, "Samples"),
-      el("th", { title: "Free entries in the latest record" }, "Free now"),
-      el("th", { title: "Lowest free count among the records received" }, "Lowest free"),
+      el("th", { title: "Free entries in the latest record" }, "Now"),
+      el("th", { title: "Lowest free count among the records received" }, "Lowest"),
       el("th", { title: "QP's own minimum (Min= in QS_QF_ACTIVE_POST, QS_QF_EQUEUE_POST, QS_QF_MPOOL_GET)" },
         "Low-water"))),
     el("tbody"));
@@ -55,9 +60,9 @@ export function createMargins(panel) {
 
   function renderTable(items) {
     table.tBodies[0].replaceChildren(...items.map((m, i) => el("tr", {},
-      el("td", { class: "text name", title: m.name },
-        el("span", { class: "qs-swatch", style: `background:${PALETTE[i % PALETTE.length]}` }), m.name),
-      el("td", { class: "text" }, m.kind),
+      el("td", { class: "text name", title: `${m.name} (${m.kind === "pool" ? "memory pool" : "event queue"})` },
+        el("span", { class: "qs-swatch", style: `background:${PALETTE[i % PALETTE.length]}` }), m.name,
+        el("span", { class: "qs-kind" }, m.kind)),
       el("td", {}, fmtInt(m.samples)),
       el("td", {}, fmtInt(m.last_free)),
       el("td", {}, fmtInt(m.lowest_free)),
@@ -113,12 +118,15 @@ export function createMargins(panel) {
       margin: { l: 56, r: 12, t: 8, b: 40 },
       showlegend: false, // the table below is the legend: same colours, with the numbers
       xaxis: { ...AXIS, anchor: both ? "y2" : "y", title: { text: TIME_AXIS_TITLE, font: { size: 11 } } },
-      yaxis: { ...AXIS, rangemode: "tozero", title: { text: hasQueue ? "queue: free entries" : "pool: free blocks", font: { size: 11 } },
-        domain: both ? [0.56, 1] : [0, 1] },
+      yaxis: { ...AXIS, rangemode: "tozero", title: { text: "free", font: { size: 11 } },
+        domain: both ? [0.58, 0.94] : [0, 0.9] },
+      // Each subplot says what it shows above it; the y axes are both "free".
+      annotations: [hasQueue ? subplotLabel("Event queues: free entries", 1) : null,
+        hasPool ? subplotLabel("Memory pools: free blocks", both ? 0.44 : 1) : null].filter(Boolean),
     };
     if (both) {
-      layout.yaxis2 = { ...AXIS, rangemode: "tozero", domain: [0, 0.44], anchor: "x",
-        title: { text: "pool: free blocks", font: { size: 11 } } };
+      layout.yaxis2 = { ...AXIS, rangemode: "tozero", domain: [0, 0.38], anchor: "x",
+        title: { text: "free", font: { size: 11 } } };
     }
     Plotly.react(plot, traces, layout, PLOT_CONFIG);
   }

@@ -54,11 +54,11 @@ def margin_sample(e: Record) -> tuple[str, int, int | None] | None:
     if spec is None:
         return None
     kind, has_min = spec
-    f = e.fields
+    names, values = e.names, e.values
     least = None
     if has_min and e.rec not in _ATTEMPTS:
-        least = f.get("min", f.get("margin"))
-    return kind, f["free"], least
+        least = values[names.index("min")]
+    return kind, values[names.index("free")], least
 
 
 def margins(events: Iterable[QSEvent]) -> list[Margin]:

@@ -15,7 +15,7 @@ import collections
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..protocol.qs import USER_FIRST, BadFrame, Discontinuity, Malformed, QSEvent, Record
 from ..protocol.qs.records import record_group
@@ -45,6 +45,16 @@ def group_of(rec: int) -> str:
         k = (rec - USER_FIRST) // 5
         return f"U{k}" if k <= 4 else "UA"
     return record_group(rec)
+
+
+class _Plan(NamedTuple):
+    names: tuple[str, ...]
+    group: str
+    name: str
+    objs: tuple[int, ...] | None  # indices of object fields; None: no tags
+    sig: int | None
+    owner: int | None  # index of the object a signal belongs to; None: no object
+    margin: bool
 
 
 class Line:
@@ -215,6 +225,7 @@ class QsMonitor:
         self.first_t: int | None = None
         self.last_t: int | None = None
         self.target: dict[str, Any] | None = None
+        self._plans: list[_Plan | None] = [None] * 256
 
     # ------------------------------------------------------------ the listener
 
@@ -229,8 +240,12 @@ class QsMonitor:
         if not events:
             return
         with self._lock:
+            record = self._record
             for event in events:
-                self._event(event)
+                if event.__class__ is Record:
+                    record(event)  # type: ignore[arg-type]
+                else:
+                    self._event(event)
             self.version += 1
 
     # ------------------------------------------------------------ ingest
@@ -250,10 +265,29 @@ class QsMonitor:
         for text in event_lines(e):
             self._line(None, COMMS, type(e).__name__, (), None, text)
 
+    def _plan(self, r: Record) -> _Plan:
+        """What to pick out of records of this id and layout, worked out once."""
+        rec, names = r.rec, r.names
+        group = group_of(rec)
+        objs = sig = owner = None
+        if group not in _NO_TAGS and rec < USER_FIRST:
+            objs = tuple(names.index(k) for k in _OBJ_FIELDS if k in names)
+            if "sig" in names:
+                sig = names.index("sig")
+                if rec not in _SIG_NO_OBJ:
+                    owner = names.index("ao" if rec == 37 else "obj")
+        margin = rec < USER_FIRST and margin_sample(r) is not None
+        plan = _Plan(names, group, r.name, objs, sig, owner, margin)
+        self._plans[rec] = plan
+        return plan
+
     def _record(self, r: Record) -> None:
         self.records += 1
         rec = r.rec
-        group = group_of(rec)
+        plan = self._plans[rec]
+        if plan is None or plan.names is not r.names:
+            plan = self._plan(r)
+        group = plan.group
         self.groups[group] += 1
         ts = r.timestamp
         if ts is not None:
@@ -264,37 +298,29 @@ class QsMonitor:
             return
         objs: tuple[str, ...] = ()
         sig: str | None = None
-        if group not in _NO_TAGS:
-            objs, sig = self._tags(r)
+        if plan.objs is not None:
+            n = names_for(r)
+            values = r.values
+            objs = tuple([n.obj(values[i]) for i in plan.objs])
+            if plan.sig is not None:
+                owner = 0 if plan.owner is None else values[plan.owner]
+                sig = n.sig(values[plan.sig], owner)
+        elif rec >= USER_FIRST:
+            objs, sig = self._user_tags(r)
         elif rec == 64:
             _, word, target = r.values
             self.target = {"qp_version": word, "build": target.build_stamp}
-        self._line(ts, group, r.name, objs, sig, None, r)
+        self._line(ts, group, plan.name, objs, sig, None, r)
         if rec >= USER_FIRST:
             self._app(r)
-        else:
-            sample = margin_sample(r)
-            if sample is not None:
-                self._margin(r, *sample)
+        elif plan.margin:
+            self._margin(r, *margin_sample(r))  # type: ignore[misc]
 
-    def _tags(self, r: Record) -> tuple[tuple[str, ...], str | None]:
+    def _user_tags(self, r: Record) -> tuple[tuple[str, ...], str | None]:
         n = names_for(r)
-        if r.rec >= USER_FIRST:
-            objs = tuple(n.obj(a.value) for a in r.values[0] if a.kind == "OBJ")
-            sigs = [a.value for a in r.values[0] if a.kind == "SIG"]
-            sig = n.sig(*sigs[0]) if sigs else None
-            return objs, sig
-        names = r.names
-        objs = tuple(n.obj(r.values[names.index(k)]) for k in _OBJ_FIELDS if k in names)
-        sig = None
-        if "sig" in names:
-            value = r.values[names.index("sig")]
-            if r.rec in _SIG_NO_OBJ:
-                owner = 0
-            else:
-                owner = r.values[names.index("ao" if r.rec == 37 else "obj")]
-            sig = n.sig(value, owner)
-        return objs, sig
+        objs = tuple(n.obj(a.value) for a in r.values[0] if a.kind == "OBJ")
+        sigs = [a.value for a in r.values[0] if a.kind == "SIG"]
+        return objs, (n.sig(*sigs[0]) if sigs else None)
 
     def _count(self, counter: collections.Counter[str], name: str) -> None:
         if name in counter or len(counter) < MAX_NAMES:
@@ -312,15 +338,23 @@ class QsMonitor:
         text: str | None,
         record: Record | None = None,
     ) -> None:
-        for name in dict.fromkeys(objs):
-            self._count(self.objects, name)
+        if objs:
+            counter = self.objects
+            for name in objs if len(objs) == 1 else dict.fromkeys(objs):
+                if name in counter:
+                    counter[name] += 1
+                else:
+                    self._count(counter, name)
         if sig is not None:
-            self._count(self.signals, sig)
+            if sig in self.signals:
+                self.signals[sig] += 1
+            else:
+                self._count(self.signals, sig)
         self.lines.append(Line(self.next_id, t, group, rec, objs, sig, text, record))
         self.next_id += 1
 
     def _margin(self, r: Record, kind: str, free: int, least: int | None) -> None:
-        obj = r.fields["obj"]
+        obj = r.values[r.names.index("obj")]
         m = self.margins.get(obj)
         if m is None:
             if len(self.margins) >= self.max_margins:
