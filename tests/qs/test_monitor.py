@@ -5,6 +5,7 @@ long simulated run."""
 from __future__ import annotations
 
 import re
+import struct
 import threading
 import tracemalloc
 
@@ -13,9 +14,10 @@ from hypothesis import strategies as st
 
 from mcuprof.link.qs_sim import QSSimDevice
 from mcuprof.link.simulator import SimOptions
-from mcuprof.protocol.qs import QSDecoder, Record, decode_capture
+from mcuprof.protocol.qs import QSDecoder, Record, decode_capture, encode_frame
 from mcuprof.qs.margins import margins
 from mcuprof.qs.monitor import COMMS, QsMonitor, Series, group_of
+from mcuprof.qs.text import render_lines
 
 
 def monitor_of(events, **bounds) -> QsMonitor:
@@ -244,3 +246,29 @@ def test_reset_starts_again_and_readers_run_beside_the_writer(capture):
     s = m.summary()
     assert (s["records"], s["lines"], s["margins"], s["app_series"]) == (0, 0, 0, 0)
     assert m.log()["lines"] == []
+
+
+def test_a_target_that_keeps_sending_dictionaries_does_not_pin_copies():
+    # Each new dictionary entry makes a new snapshot of the dictionaries; lines rendered
+    # lazily would keep one alive each. The monitor renders them when the dictionaries
+    # change, so at most one snapshot stays referenced, and the text is unchanged.
+    boot = b"".join(sim_stream(0.05))
+    decoder = QSDecoder()
+    events = decoder.feed(boot)
+    seq = sum(isinstance(e, Record) for e in events) + 1
+    frames = []
+    for i in range(3000):
+        obj = 0x3000_0000 + 4 * i
+        frames.append(encode_frame(seq, 61, struct.pack("<I", obj) + f"obj{i}".encode() + b"\0"))
+        post = struct.pack("<IIHIBBBB", 1000 + i, 0, 4, obj, 0, 0, 3, 2)
+        frames.append(encode_frame(seq + 1, 14, post))
+        seq += 2
+    events += decoder.feed(b"".join(frames))
+    m = monitor_of(events, max_lines=1000)
+    held = {id(line.record.dicts) for line in m.lines if line.record is not None}
+    assert len(held) <= 1
+    assert decoder.stats.dictionary_overflow > 0  # the decoder's own bound kicked in too
+    want = list(render_lines(events))[-1000:]
+    assert [line["text"] for line in m.log(limit=1000)["lines"]] == want
+    # Past QSPY's 2048 objects the dictionary is full: later objects keep their address.
+    assert m.log(objs=[f"0x{0x3000_0000 + 4 * 2999:08X}"])["matched"] == 1

@@ -226,6 +226,9 @@ class QsMonitor:
         self.last_t: int | None = None
         self.target: dict[str, Any] | None = None
         self._plans: list[_Plan | None] = [None] * 256
+        # Lines whose text is not rendered yet, all holding the dictionaries in _dicts.
+        self._lazy: collections.deque[Line] = collections.deque(maxlen=self.max_lines)
+        self._dicts: object = None
 
     # ------------------------------------------------------------ the listener
 
@@ -310,7 +313,16 @@ class QsMonitor:
         elif rec == 64:
             _, word, target = r.values
             self.target = {"qp_version": word, "build": target.build_stamp}
-        self._line(ts, group, plan.name, objs, sig, None, r)
+        line = self._line(ts, group, plan.name, objs, sig, None, r)
+        if r.dicts is not self._dicts:
+            # New dictionaries: lines still holding the old ones get their text now, so
+            # at most one snapshot stays alive (a target that keeps sending dictionary
+            # entries must not make us keep a copy per line).
+            for old in self._lazy:
+                old.text  # noqa: B018 (renders and drops the record)
+            self._lazy.clear()
+            self._dicts = r.dicts
+        self._lazy.append(line)
         if rec >= USER_FIRST:
             self._app(r)
         elif plan.margin:
@@ -337,7 +349,7 @@ class QsMonitor:
         sig: str | None,
         text: str | None,
         record: Record | None = None,
-    ) -> None:
+    ) -> Line:
         if objs:
             counter = self.objects
             for name in objs if len(objs) == 1 else dict.fromkeys(objs):
@@ -350,8 +362,10 @@ class QsMonitor:
                 self.signals[sig] += 1
             else:
                 self._count(self.signals, sig)
-        self.lines.append(Line(self.next_id, t, group, rec, objs, sig, text, record))
+        line = Line(self.next_id, t, group, rec, objs, sig, text, record)
+        self.lines.append(line)
         self.next_id += 1
+        return line
 
     def _margin(self, r: Record, kind: str, free: int, least: int | None) -> None:
         obj = r.values[r.names.index("obj")]
