@@ -129,11 +129,17 @@ export async function mount(container, ctx) {
     ].filter(Boolean));
   }
 
+  let queued = null; // a refresh asked for while one runs: run it after (fresh wins)
+  let lastError = null;
   async function refresh(fresh = false) {
-    if (busy) return;
+    if (busy) {
+      queued = { fresh: fresh || Boolean(queued && queued.fresh) };
+      return;
+    }
     busy = true;
     try {
       const s = await ctx.api.getJSON("/api/qs/summary", source());
+      lastError = null;
       const changed = fresh || s.version !== lastVersion;
       lastSummary = s;
       renderStats(s);
@@ -142,18 +148,49 @@ export async function mount(container, ctx) {
       body.hidden = none;
       if (!changed || none) { lastVersion = s.version; return; }
       lastVersion = s.version;
-      const [m, a] = await Promise.all([
-        ctx.api.getJSON("/api/qs/margins", source()),
-        ctx.api.getJSON("/api/qs/app", source()),
-      ]);
-      const t0 = s.first_t ?? 0;
+      plots(s);
       await log.update(s, { fresh });
-      await Promise.all([marginsView.update(m, t0), app.update(a, t0)]);
     } catch (err) {
-      ctx.notify(err.message || String(err));
-      stop();
+      // Said once, not every second; polling goes on (a restarted server comes back).
+      const message = err.message || String(err);
+      if (message !== lastError) ctx.notify(message);
+      lastError = message;
     } finally {
       busy = false;
+      if (queued) {
+        const next = queued;
+        queued = null;
+        refresh(next.fresh);
+      }
+    }
+  }
+
+  // The plots refresh on their own schedule: loading Plotly or drawing must never hold
+  // up the log's live follow. One redraw at a time; the latest summary wins.
+  let plotting = false;
+  let plotNext = null;
+  async function plots(s) {
+    if (plotting) { plotNext = s; return; }
+    plotting = true;
+    const src = source();
+    try {
+      const [m, a] = await Promise.all([
+        ctx.api.getJSON("/api/qs/margins", src),
+        ctx.api.getJSON("/api/qs/app", src),
+      ]);
+      const t0 = s.first_t ?? 0;
+      await Promise.all([marginsView.update(m, t0), app.update(a, t0)]);
+    } catch (err) {
+      const message = err.message || String(err);
+      if (message !== lastError) ctx.notify(message);
+      lastError = message;
+    } finally {
+      plotting = false;
+      if (plotNext) {
+        const next = plotNext;
+        plotNext = null;
+        plots(next);
+      }
     }
   }
 

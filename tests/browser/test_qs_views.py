@@ -196,7 +196,7 @@ def test_live_log_follows_new_lines_and_shows_target_strings_as_text(qs_app: App
     more += encode_frame(seq + 1, 14, post)
     qs_app.monitor.qs_events(decoder.feed(more + sim_bytes(0.5)))
     total = qs_app.monitor.summary()["lines"]
-    expect(pg.locator("#qs-log-info")).to_have_text(f"{total:,} lines", timeout=5000)
+    expect(pg.locator("#qs-log-info")).to_have_text(f"{total:,} lines", timeout=10000)
     last = qs_app.api("/api/qs/log", [("limit", "1")])["lines"][-1]["text"]
     pg.wait_for_function(
         "(t) => [...document.querySelectorAll('#qs-log .qs-text')].some(e => e.textContent === t)",
