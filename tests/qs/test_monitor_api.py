@@ -7,19 +7,21 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcuprof.protocol.qs import decode_capture
 from mcuprof.qs.margins import margins
 from mcuprof.store import SessionStore
 from mcuprof.web.app import create_app
-from mcuprof.web.settings import Settings
+from mcuprof.web.settings import Settings as AppSettings
 
 BASE = "http://127.0.0.1:8000"
 
 
 @pytest.fixture
 def app_client(tmp_path: Path) -> Iterator[TestClient]:
-    app = create_app(Settings(data_dir=tmp_path / "data", http_port=8000, autoconnect=False))
+    app = create_app(AppSettings(data_dir=tmp_path / "data", http_port=8000, autoconnect=False))
     with TestClient(app, base_url=BASE) as client:
         yield client
 
@@ -134,3 +136,48 @@ def test_garbage_in_a_stored_session_is_counted_not_fatal(app_client, capture):
     assert s["bad_frames"] > 0 and s["records"] > 900
     comms = app_client.get("/api/qs/log", params={"session": sid, "group": "COMMS"}).json()
     assert comms["lines"] and all("<COMMS>" in line["text"] for line in comms["lines"])
+
+
+@pytest.fixture(scope="module")
+def fed_client(tmp_path_factory, ref_dir) -> Iterator[TestClient]:
+    app = create_app(
+        AppSettings(data_dir=tmp_path_factory.mktemp("qsapi"), http_port=8000, autoconnect=False)
+    )
+    with TestClient(app, base_url=BASE) as client:
+        feed_live(client, (ref_dir / "dpp-posix64.bin").read_bytes())
+        yield client
+
+
+_VALUES = st.one_of(
+    st.sampled_from(["SM", "AO", "U0", "COMMS", "Philo_inst[2]", "EAT_SIG", "Table_inst"]),
+    st.text(max_size=40),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    group=st.lists(_VALUES, max_size=3),
+    obj=st.lists(_VALUES, max_size=3),
+    sig=st.lists(_VALUES, max_size=3),
+    q=st.text(max_size=30),
+    since=st.one_of(st.none(), st.integers(-5, 2000)),
+    limit=st.one_of(st.none(), st.integers(-3, 2100)),
+)
+def test_any_query_gets_lines_or_one_line_error(fed_client, group, obj, sig, q, since, limit):
+    params = [("group", g) for g in group] + [("obj", o) for o in obj] + [("sig", s) for s in sig]
+    params += [("q", q)] + ([("since", str(since))] if since is not None else [])
+    params += [("limit", str(limit))] if limit is not None else []
+    r = fed_client.get("/api/qs/log", params=params)
+    assert r.status_code in (200, 400, 422), r.text
+    body = r.json()
+    if r.status_code != 200:
+        assert body["error"] and "\n" not in body["error"]
+        return
+    for line in body["lines"]:
+        assert not group or line["group"] in group
+        assert not obj or set(obj) & set(line["objs"])
+        assert not sig or line["sig"] in sig
+        assert q.casefold() in line["text"].casefold()
+        assert since is None or line["id"] > since
