@@ -118,9 +118,16 @@ export function createLog(panel, ctx, source) {
   }
 
   // ---- loading
+  let reloading = 0; // reloads in flight: following waits for them (they fetch the newest too)
   async function reload() {
     const gen = ++generation;
-    const out = await fetchLog({ limit: PAGE });
+    reloading += 1;
+    let out;
+    try {
+      out = await fetchLog({ limit: PAGE });
+    } finally {
+      reloading -= 1;
+    }
     if (gen !== generation) return;
     rows = out.lines;
     older = out.older;
@@ -132,6 +139,7 @@ export function createLog(panel, ctx, source) {
     else { scroller.scrollTop = 0; paint(); }
   }
   async function loadNewer() {
+    if (reloading) return;
     const gen = generation;
     for (let round = 0; round < 20; round++) {
       const since = rows.length ? rows[rows.length - 1].id : -1;

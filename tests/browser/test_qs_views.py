@@ -208,6 +208,7 @@ def test_live_log_follows_new_lines_and_shows_target_strings_as_text(qs_app: App
     chip.click()
     # The post names it (the dictionary line carries a raw pointer, not an object).
     expect(pg.locator("#qs-log-info")).to_have_text("1 matching line")
+    expect(pg.locator("#qs-log .qs-row")).to_have_count(1)
     (line,) = visible_lines(pg)
     assert line.startswith(f"0099000000 AO-Post  Sdr=NULL,Obj={MARKUP},Evt<Sig=EAT_SIG,")
     assert pg.evaluate(

@@ -272,3 +272,24 @@ def test_a_target_that_keeps_sending_dictionaries_does_not_pin_copies():
     assert [line["text"] for line in m.log(limit=1000)["lines"]] == want
     # Past QSPY's 2048 objects the dictionary is full: later objects keep their address.
     assert m.log(objs=[f"0x{0x3000_0000 + 4 * 2999:08X}"])["matched"] == 1
+
+
+def test_query_records_are_tagged_like_qspy_names_them():
+    # QS_QUERY_DATA answers (rec 67) have a layout of their own per object kind; a time
+    # event's answer names its signal through its active object, as QSPY does.
+    boot = b"".join(sim_stream(0.05))
+    decoder = QSDecoder()
+    events = decoder.feed(boot)
+    seq = sum(isinstance(e, Record) for e in events) + 1
+    te, philo = 0x2000_0128, 0x2000_0100  # Philo_inst[0].timeEvt, Philo_inst[0]
+    query_te = struct.pack("<IBIIIIHB", 5000, 4, te, philo, 7, 0, 10, 0x01)
+    query_eq = struct.pack("<IBIBB", 5001, 3, philo, 4, 2)  # 1-byte queue counters
+    frames = encode_frame(seq, 67, query_te) + encode_frame(seq + 1, 67, query_eq)
+    events += decoder.feed(frames)
+    m = monitor_of(events)
+    te_line, eq_line = m.log(limit=2)["lines"]
+    assert [te_line["text"], eq_line["text"]] == list(render_lines(events))[-2:]
+    assert eq_line["text"].endswith("Query-EQ Obj=Philo_inst[0],Que<Free=4,Min=2>")
+    assert "Sig=TIMEOUT_SIG" in te_line["text"] and te_line["sig"] == "TIMEOUT_SIG"
+    assert te_line["objs"] == ["Philo_inst[0].timeEvt", "Philo_inst[0]"]
+    assert (eq_line["group"], eq_line["objs"], eq_line["sig"]) == ("TST", ["Philo_inst[0]"], None)

@@ -277,8 +277,11 @@ class QsMonitor:
             objs = tuple(names.index(k) for k in _OBJ_FIELDS if k in names)
             if "sig" in names:
                 sig = names.index("sig")
-                if rec not in _SIG_NO_OBJ:
-                    owner = names.index("ao" if rec == 37 else "obj")
+                # The object a signal belongs to, as QSPY looks it up: a time event's
+                # signal (TE post, TE query) is its active object's.
+                key = "ao" if "ao" in names and rec in (37, 67) else "obj"
+                if rec not in _SIG_NO_OBJ and key in names:
+                    owner = names.index(key)
         margin = rec < USER_FIRST and margin_sample(r) is not None
         plan = _Plan(names, group, r.name, objs, sig, owner, margin)
         self._plans[rec] = plan
