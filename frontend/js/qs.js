@@ -123,8 +123,8 @@ export async function mount(container, ctx) {
       stat("Bad frames", fmtInt(bad), bad > 0, "bad checksums, frames too short or too long, malformed records"),
       stat("Gaps", s.discontinuities ? `${fmtInt(s.discontinuities)} (${fmtInt(s.lost_frames)} frames lost)` : "0",
         s.discontinuities > 0, "sequence-number discontinuities"),
-      stat("Objects", fmtInt(Object.keys(s.objects).length)),
-      stat("Signals", fmtInt(Object.keys(s.signals).length)),
+      stat("Objects", fmtInt(s.objects_total)),
+      stat("Signals", fmtInt(s.signals_total)),
       s.target ? stat("Target", `QP ${s.target.qp_version} · build ${s.target.build}`) : null,
     ].filter(Boolean));
   }

@@ -293,3 +293,24 @@ def test_query_records_are_tagged_like_qspy_names_them():
     assert "Sig=TIMEOUT_SIG" in te_line["text"] and te_line["sig"] == "TIMEOUT_SIG"
     assert te_line["objs"] == ["Philo_inst[0].timeEvt", "Philo_inst[0]"]
     assert (eq_line["group"], eq_line["objs"], eq_line["sig"]) == ("TST", ["Philo_inst[0]"], None)
+
+
+def test_summary_lists_the_most_frequent_names_and_counts_all():
+    decoder = QSDecoder()
+    events = decoder.feed(b"".join(sim_stream(0.05)))
+    seq = sum(isinstance(e, Record) for e in events) + 1
+    frames = []
+    for i in range(600):  # 600 unnamed objects, object i posted to i % 7 + 1 times
+        for _ in range(i % 7 + 1):
+            post = struct.pack("<IIHIBBBB", 1000 + i, 0, 4, 0x4000_0000 + 4 * i, 0, 0, 3, 2)
+            frames.append(encode_frame(seq, 14, post))
+            seq += 1
+    events += decoder.feed(b"".join(frames))
+    m = monitor_of(events)
+    s = m.summary()
+    assert s["objects_total"] == len(m.objects) > 600
+    listed = s["objects"]
+    assert len(listed) == 200
+    rest = [n for name, n in m.objects.items() if name not in listed]
+    assert min(listed.values()) >= max(rest)
+    assert list(listed.values()) == sorted(listed.values(), reverse=True)

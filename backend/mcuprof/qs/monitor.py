@@ -28,6 +28,7 @@ MAX_MARGINS = 256  # queues and pools tracked
 MAX_SERIES = 256  # (application record, argument) series tracked
 MAX_NAMES = 4_096  # distinct objects and signals counted for the filter chips
 MAX_PAGE = 2_000  # log lines per answer
+SUMMARY_NAMES = 200  # objects and signals listed in a summary (polled every second)
 
 _OBJ_FIELDS = ("obj", "sender", "ao", "queue")
 _NUMERIC = frozenset(("I8", "U8", "I16", "U16", "I32", "U32", "F32", "F64", "I64", "U64", "HEX32"))
@@ -482,8 +483,11 @@ class QsMonitor:
                 "lines_kept": len(self.lines),
                 "lines_dropped": self.next_id - len(self.lines),
                 "groups": dict(sorted(self.groups.items())),
-                "objects": dict(self.objects.most_common()),
-                "signals": dict(self.signals.most_common()),
+                # The most frequent names (the tab's filter chips), and how many there are.
+                "objects": dict(self.objects.most_common(SUMMARY_NAMES)),
+                "signals": dict(self.signals.most_common(SUMMARY_NAMES)),
+                "objects_total": len(self.objects),
+                "signals_total": len(self.signals),
                 "names_dropped": self.names_dropped,
                 "bad_frames": sum(self.bad_frames.values()),
                 "bad_frame_kinds": dict(self.bad_frames),
