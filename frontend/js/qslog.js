@@ -37,6 +37,8 @@ export function createLog(panel, ctx, source) {
   const clear = el("button", { type: "button", class: "btn small secondary", id: "qs-clear-filters",
     hidden: true }, "Clear filters");
   const info = el("span", { class: "muted", id: "qs-log-info" });
+  const save = el("a", { class: "btn small secondary", id: "qs-log-save", download: "",
+    title: "The matching lines as QSPY prints them, to diff with QSPY's output" }, "Save lines");
   const chipRows = {
     group: el("div", { class: "qs-chips", id: "qs-chips-group", role: "group", "aria-label": "Filter by record group" }),
     obj: el("div", { class: "qs-chips", id: "qs-chips-obj", role: "group", "aria-label": "Filter by object" }),
@@ -51,7 +53,7 @@ export function createLog(panel, ctx, source) {
     el("h3", {}, "Trace log", el("span", { class: "muted" }, "QSPY's lines")),
     el("div", { class: "qs-log-tools" }, search,
       el("label", { class: "inline", title: "Keep the newest line in view" }, followBox, "Follow"),
-      clear, el("span", { class: "spacer" }), info),
+      clear, el("span", { class: "spacer" }), info, save),
     el("div", { class: "qs-filter" }, el("span", { class: "qs-filter-k" }, "Group"), chipRows.group),
     el("div", { class: "qs-filter" }, el("span", { class: "qs-filter-k" }, "Object"), chipRows.obj),
     el("div", { class: "qs-filter" }, el("span", { class: "qs-filter-k" }, "Signal"), chipRows.sig),
@@ -108,6 +110,10 @@ export function createLog(panel, ctx, source) {
   followBox.addEventListener("change", () => { follow = followBox.checked; if (follow) { programmatic = true; toBottom(); } });
 
   function showInfo() {
+    const url = new URL("/api/qs/log.txt", location.origin);
+    const p = params({});
+    url.search = p.toString();
+    save.href = url.pathname + url.search;
     const active = filters.group.size + filters.obj.size + filters.sig.size + (text ? 1 : 0);
     clear.hidden = active === 0;
     let s = active ? plural(matched, "matching line") : plural(matched, "line");

@@ -165,6 +165,11 @@ def test_qs_tab_shows_filters_and_plots_the_reference_capture(qs_app: App, page)
         "aria-pressed", "true"
     )
     shot(pg, "qs-filtered-1600x1000")
+    # "Save lines" downloads exactly the filtered lines, as text.
+    with pg.expect_download() as download:
+        pg.click("#qs-log-save")
+    saved = Path(download.value.path()).read_text().splitlines()
+    assert saved == [line["text"] for line in both["lines"]]
     # A group chip narrows further; text search too.
     pg.locator('#qs-chips-group .qs-chip[data-value="SM"]').click()
     sm = [("obj", "Philo_inst[2]"), ("sig", "EAT_SIG"), ("group", "SM")]

@@ -181,3 +181,17 @@ def test_any_query_gets_lines_or_one_line_error(fed_client, group, obj, sig, q, 
         assert not sig or line["sig"] in sig
         assert q.casefold() in line["text"].casefold()
         assert since is None or line["id"] > since
+
+
+def test_lines_download_as_qspy_text(app_client, capture, qspy_lines):
+    feed_live(app_client, capture)
+    r = app_client.get("/api/qs/log.txt")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert 'filename="mcuprof-qs-live.txt"' in r.headers["content-disposition"]
+    assert r.text.splitlines() == qspy_lines
+    sid = store_session(app_client, capture)
+    r = app_client.get("/api/qs/log.txt", params={"session": sid, "obj": "Table_inst"})
+    want = [line for line in qspy_lines if "Table_inst" in line and "-Dict" not in line]
+    assert r.text.splitlines() == want
+    bad = app_client.get("/api/qs/log.txt", params={"group": "nope"})
+    assert bad.status_code == 400 and "unknown record group" in bad.json()["error"]

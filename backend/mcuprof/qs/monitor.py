@@ -187,6 +187,29 @@ class AppTrack:
     series: Series
 
 
+def _matching(
+    lines: list[Line],
+    groups: Iterable[str],
+    objs: Iterable[str],
+    sigs: Iterable[str],
+    text: str,
+) -> list[Line]:
+    gs, os_, ss = frozenset(groups), frozenset(objs), frozenset(sigs)
+    needle = text.casefold()
+    if not (gs or os_ or ss or needle):
+        return lines
+
+    def keep(line: Line) -> bool:
+        return (
+            (not gs or line.group in gs)
+            and (not os_ or not os_.isdisjoint(line.objs))
+            and (not ss or line.sig in ss)
+            and (not needle or needle in line.text.casefold())
+        )
+
+    return [line for line in lines if keep(line)]
+
+
 class QsMonitor:
     """Thread-safe: a source thread calls ``qs_events``/``qs_reset`` while the web
     routes read. Readers get copies, never live structures."""
@@ -421,23 +444,12 @@ class QsMonitor:
         ``before``: the last ``limit`` lines before it (paging back); neither: the last
         ``limit`` lines. ``matched`` counts every kept line that matches."""
         limit = max(1, min(limit, MAX_PAGE))
-        gs, os_, ss = frozenset(groups), frozenset(objs), frozenset(sigs)
-        needle = text.casefold()
         with self._lock:
             kept = list(self.lines)
             dropped = self.next_id - len(kept)
             next_id = self.next_id
             version = self.version
-
-        def keep(line: Line) -> bool:
-            return (
-                (not gs or line.group in gs)
-                and (not os_ or not os_.isdisjoint(line.objs))
-                and (not ss or line.sig in ss)
-                and (not needle or needle in line.text.casefold())
-            )
-
-        matching = [line for line in kept if keep(line)] if (gs or os_ or ss or needle) else kept
+        matching = _matching(kept, groups, objs, sigs, text)
         if since is not None:
             after = [line for line in matching if line.id > since]
             page, more = after[:limit], len(after) > limit
@@ -454,6 +466,18 @@ class QsMonitor:
             "next_id": next_id,
             "version": version,
         }
+
+    def texts(
+        self,
+        groups: Iterable[str] = (),
+        objs: Iterable[str] = (),
+        sigs: Iterable[str] = (),
+        text: str = "",
+    ) -> list[str]:
+        """Every kept line that matches, as QSPY prints it (for a text download)."""
+        with self._lock:
+            kept = list(self.lines)
+        return [line.text for line in _matching(kept, groups, objs, sigs, text)]
 
     def margin_list(self) -> dict[str, Any]:
         with self._lock:

@@ -10,6 +10,7 @@ import threading
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
 
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
@@ -101,6 +102,13 @@ def _values(name: str, values: list[str]) -> list[str]:
     return values
 
 
+def _groups(group: list[str]) -> list[str]:
+    unknown = sorted(set(_values("group", group)) - GROUPS)
+    if unknown:
+        raise UserError(f"unknown record group {unknown[0]!r}; known: {', '.join(sorted(GROUPS))}")
+    return group
+
+
 @router.get("/log")
 async def log(
     monitor: MonitorDep,
@@ -114,9 +122,7 @@ async def log(
 ) -> dict[str, Any]:
     """QSPY's lines, filtered: any of the ``group`` values, and any of ``obj`` (an
     object the line names), and any of ``sig``, and the text ``q`` (case-insensitive)."""
-    unknown = sorted(set(_values("group", group)) - GROUPS)
-    if unknown:
-        raise UserError(f"unknown record group {unknown[0]!r}; known: {', '.join(sorted(GROUPS))}")
+    _groups(group)
     if since is not None and before is not None:
         raise UserError("give since or before, not both")
     return await asyncio.to_thread(
@@ -128,6 +134,27 @@ async def log(
         since,
         before,
         limit,
+    )
+
+
+@router.get("/log.txt")
+async def log_text(
+    monitor: MonitorDep,
+    session: SessionParam = None,
+    group: Annotated[list[str], Query()] = [],  # noqa: B006
+    obj: Annotated[list[str], Query()] = [],  # noqa: B006
+    sig: Annotated[list[str], Query()] = [],  # noqa: B006
+    q: Annotated[str, Query(max_length=200)] = "",
+) -> Response:
+    """The matching lines kept, as QSPY prints them: a file to diff with QSPY's."""
+    lines = await asyncio.to_thread(
+        monitor.texts, _groups(group), _values("obj", obj), _values("sig", sig), q
+    )
+    name = f"mcuprof-qs-{session}.txt" if session is not None else "mcuprof-qs-live.txt"
+    return Response(
+        content="".join(line + "\n" for line in lines).encode("utf-8"),
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
 
