@@ -216,8 +216,15 @@ def test_live_log_follows_new_lines_and_shows_target_strings_as_text(qs_app: App
     expect(pg.locator("#qs-log .qs-row")).to_have_count(1)
     (line,) = visible_lines(pg)
     assert line.startswith(f"0099000000 AO-Post  Sdr=NULL,Obj={MARKUP},Evt<Sig=EAT_SIG,")
+    # It is a queue in the margins too: a table row and a plot trace, as text.
+    expect(pg.locator("#qs-margins-table tbody tr", has_text=MARKUP)).to_have_count(1)
+    # (Plotly reads markup in trace names: the name it gets is escaped.)
+    pg.wait_for_function(
+        "() => document.querySelector('#qs-margins-plot').data"
+        ".some(t => t.name === '&lt;img src=x onerror=window.__pwned=1&gt;')"
+    )
     assert pg.evaluate(
-        "() => window.__pwned === undefined && !document.querySelector('#qs-log img')"
+        "() => window.__pwned === undefined && !document.querySelector('#qs-body img')"
     )
     pg.set_viewport_size({"width": 1280, "height": 720})
     shot(pg, "qs-live-markup-1280x720")
