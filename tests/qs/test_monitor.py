@@ -314,3 +314,29 @@ def test_summary_lists_the_most_frequent_names_and_counts_all():
     rest = [n for name, n in m.objects.items() if name not in listed]
     assert min(listed.values()) >= max(rest)
     assert list(listed.values()) == sorted(listed.values(), reverse=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 60_000), st.integers(0, 7)), max_size=20),
+    st.lists(st.tuples(st.integers(0, 60_000), st.binary(max_size=40)), max_size=5),
+)
+def test_corrupted_streams_never_break_the_monitor(capture, flips, inserts):
+    data = bytearray(capture)
+    for pos, bit in flips:
+        data[pos % len(data)] ^= 1 << bit
+    for pos, junk in inserts:
+        data[pos % len(data) : pos % len(data)] = junk
+    events, decoder = decode_capture(bytes(data))
+    m = QsMonitor(max_lines=400, max_points=16)
+    for i in range(0, len(events), 64):
+        m.qs_events(events[i : i + 64])
+    s = m.summary()
+    assert s["records"] == decoder.stats.records
+    fs = decoder.frame_stats
+    assert s["bad_frames"] == fs.bad_checksum + fs.too_short + fs.too_long
+    assert s["discontinuities"] == fs.discontinuities
+    lines = m.log(limit=2000)["lines"]  # renders every kept line
+    assert [line["text"] for line in lines] == list(render_lines(events))[-400:]
+    assert all(len(x["t"]) <= 16 for x in m.margin_list()["margins"])
+    m.app_series()
