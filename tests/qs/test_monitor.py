@@ -4,6 +4,7 @@ long simulated run."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import struct
 import threading
@@ -12,7 +13,7 @@ import tracemalloc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.link.qs_sim import QSSimDevice
+from mcuprof.link.qs_sim import QSSimDevice, target_info
 from mcuprof.link.simulator import SimOptions
 from mcuprof.protocol.qs import QSDecoder, Record, decode_capture, encode_frame
 from mcuprof.qs.margins import margins
@@ -340,3 +341,28 @@ def test_corrupted_streams_never_break_the_monitor(capture, flips, inserts):
     assert [line["text"] for line in lines] == list(render_lines(events))[-400:]
     assert all(len(x["t"]) <= 16 for x in m.margin_list()["margins"])
     m.app_series()
+
+
+def test_series_time_runs_on_across_counter_wraps_and_target_resets():
+    decoder = QSDecoder()
+    events = decoder.feed(b"".join(sim_stream(0.05)))
+    seq = sum(isinstance(e, Record) for e in events) + 1
+    philo = 0x2000_0100  # Philo_inst[0]
+    stamps = [2**32 - 300, 2**32 - 100, 50, 400]  # the 32-bit counter wraps
+    frames = b""
+    for ts in stamps:
+        frames += encode_frame(seq, 14, struct.pack("<IIHIBBBB", ts, 0, 4, philo, 0, 0, 3, 2))
+        seq += 1
+    frames += encode_frame(seq, 64, target_info(reset=True))  # the target restarts
+    frames += encode_frame(seq + 1, 14, struct.pack("<IIHIBBBB", 10, 0, 4, philo, 0, 0, 3, 2))
+    events += decoder.feed(frames)
+    m = monitor_of(events)
+    (track,) = [x for x in m.margin_list()["margins"] if x["name"] == "Philo_inst[0]"]
+    t = track["t"][-5:]
+    assert t[:2] == stamps[:2] and t[2:4] == [2**32 + 50, 2**32 + 400]
+    assert t[4] == t[3] + 1  # after the reset: right after the last time
+    assert all(a < b for a, b in itertools.pairwise(track["t"]))
+    # The log keeps the target's own timestamps, as QSPY prints them.
+    assert [line["t"] for line in m.log(limit=6)["lines"] if line["rec"] == "QS_QF_ACTIVE_POST"][
+        -5:
+    ] == [*stamps, 10]

@@ -253,6 +253,10 @@ class QsMonitor:
         # Lines whose text is not rendered yet, all holding the dictionaries in _dicts.
         self._lazy: collections.deque[Line] = collections.deque(maxlen=self.max_lines)
         self._dicts: object = None
+        self._last_raw: int | None = None  # timestamps: see _unwrap
+        self._last_time = 0
+        self._epoch = 0
+        self._restarted = False
 
     # ------------------------------------------------------------ the listener
 
@@ -320,10 +324,12 @@ class QsMonitor:
         group = plan.group
         self.groups[group] += 1
         ts = r.timestamp
+        now = None
         if ts is not None:
+            now = self._unwrap(ts, r.config.tstamp_size)
             if self.first_t is None:
-                self.first_t = ts
-            self.last_t = ts
+                self.first_t = now
+            self.last_t = now
         if rec == 0:  # QS_EMPTY: QSPY prints nothing for it
             return
         objs: tuple[str, ...] = ()
@@ -338,8 +344,9 @@ class QsMonitor:
         elif rec >= USER_FIRST:
             objs, sig = self._user_tags(r)
         elif rec == 64:
-            _, word, target = r.values
+            is_reset, word, target = r.values
             self.target = {"qp_version": word, "build": target.build_stamp}
+            self._restarted = bool(is_reset) and self._last_raw is not None
         line = self._line(ts, group, plan.name, objs, sig, None, r)
         if r.dicts is not self._dicts:
             # New dictionaries: lines still holding the old ones get their text now, so
@@ -351,9 +358,24 @@ class QsMonitor:
             self._dicts = r.dicts
         self._lazy.append(line)
         if rec >= USER_FIRST:
-            self._app(r)
+            self._app(r, now)
         elif plan.margin:
-            self._margin(r, *margin_sample(r))  # type: ignore[misc]
+            self._margin(r, now, *margin_sample(r))  # type: ignore[misc]
+
+    def _unwrap(self, raw: int, size: int) -> int:
+        """Series time: the target's timestamp made monotonic across counter wraps (a
+        drop by more than half the counter's range) and target resets (the clock starts
+        again: carry on after the last time), so plots never run backwards."""
+        last = self._last_raw
+        if last is not None:
+            if self._restarted:
+                self._epoch = self._last_time + 1 - raw
+                self._restarted = False
+            elif raw < last and last - raw > 1 << (8 * size - 1):
+                self._epoch += 1 << (8 * size)
+        self._last_raw = raw
+        self._last_time = now = raw + self._epoch
+        return now
 
     def _user_tags(self, r: Record) -> tuple[tuple[str, ...], str | None]:
         n = names_for(r)
@@ -394,7 +416,7 @@ class QsMonitor:
         self.next_id += 1
         return line
 
-    def _margin(self, r: Record, kind: str, free: int, least: int | None) -> None:
+    def _margin(self, r: Record, now: int, kind: str, free: int, least: int | None) -> None:
         obj = r.values[r.names.index("obj")]
         m = self.margins.get(obj)
         if m is None:
@@ -404,17 +426,17 @@ class QsMonitor:
             m = self.margins[obj] = MarginTrack(
                 obj, names_for(r).obj(obj), kind, Series(self.max_points)
             )
-        m.series.add(r.timestamp, free)
+        m.series.add(now, free)
         m.last_free = free
         m.lowest_free = free if m.lowest_free is None else min(m.lowest_free, free)
         if least is not None:
             m.low_water = least if m.low_water is None else min(m.low_water, least)
 
-    def _app(self, r: Record) -> None:
+    def _app(self, r: Record, now: int | None) -> None:
         if r.rec not in self.app_names:
             name = r.dicts.usr.get(r.rec)
             self.app_names[r.rec] = name if name is not None else f"USER+{r.rec - USER_FIRST:03d}"
-        t = r.timestamp
+        t = now if now is not None else self._last_time
         for i, a in enumerate(r.values[0]):
             if a.kind not in _NUMERIC:
                 continue
