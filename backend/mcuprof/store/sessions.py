@@ -84,7 +84,7 @@ _COLUMNS = (
 )
 # Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
 _KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
-KINDS = ("miniprofiler", "s12z")
+KINDS = ("miniprofiler", "s12z", "qs")
 
 ElfInput = str | os.PathLike[str] | bytes | None
 

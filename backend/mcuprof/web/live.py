@@ -66,6 +66,7 @@ class LiveSession:
         self.clock = clock
         self.wall = wall
         self.session_factory = session_factory
+        self.qs_listeners: list[Any] = []
         self._command_lock = threading.Lock()
         self._profile_lock = threading.RLock()
         self._state_lock = threading.Lock()
