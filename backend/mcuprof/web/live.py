@@ -646,7 +646,7 @@ class LiveSession:
             "fw_version": meta.fw_version if meta else None,
             "mcu_clock_hz": meta.mcu_clock_hz if meta else None,
             "timer_freq": meta.timer_freq if meta else None,
-            "device_build_id": meta.elf_build_id if meta else None,
+            "device_build_id": meta.elf_build_id if meta and self.kind != "qs" else None,
             "elf_build_id": self.symbols.build_id if self.elf else None,
             "build_check": {"state": check.state, "message": check.message},
         }
