@@ -72,7 +72,7 @@ def test_sim_target_over_pty_and_tcp(sim_server) -> None:
 
 
 def test_commands_reach_the_target(sim_server) -> None:
-    server, port = sim_server(SimOptions(proto="qs"))
+    _server, port = sim_server(SimOptions(proto="qs"))
     link = QSLink(port, 921_600, Listener(), info_wait_s=3.0)
     try:
         link.connect()

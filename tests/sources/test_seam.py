@@ -3,6 +3,7 @@ object;state;signal stacks whose numbers are the RTC table's."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import defaultdict
 
@@ -81,7 +82,7 @@ def test_any_split_gives_the_same_records(sim, cuts) -> None:
     parts = QSSource()
     got = []
     bounds = [0, *sorted(c % len(sim) for c in cuts), len(sim)]
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         got.append(parts.feed(sim[a:b]).records)
     got.append(parts.close().records)
     assert np.array_equal(np.concatenate(got), expected)
