@@ -642,7 +642,7 @@ class LiveSession:
             "replay": self.port_label is not None,
             "kind": self.kind,
             "listening_on": getattr(self.session, "listening_on", None),
-            "label": self.port_label or (self.describe_port(self.port) if self.port else None),
+            "label": self.port_label or self._port_text(),
             "fw_version": meta.fw_version if meta else None,
             "mcu_clock_hz": meta.mcu_clock_hz if meta else None,
             "timer_freq": meta.timer_freq if meta else None,
@@ -650,6 +650,12 @@ class LiveSession:
             "elf_build_id": self.symbols.build_id if self.elf else None,
             "build_check": {"state": check.state, "message": check.message},
         }
+
+    def _port_text(self) -> str | None:
+        listening = getattr(self.session, "listening_on", None)
+        if listening:
+            return f"QS target via listen://{listening}"  # the port actually bound
+        return self.describe_port(self.port) if self.port else None
 
     @staticmethod
     def describe_port(port: str | None) -> str:
