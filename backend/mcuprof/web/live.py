@@ -73,7 +73,8 @@ class LiveSession:
         self.qs_factory = qs_factory
         # QS monitors (trace log, margins...): each gets ``qs_events(events)`` for every
         # batch of decoded QS events in stream order, and ``qs_reset()`` whenever the
-        # profile starts again (connect, Start, replay).
+        # profile starts again (connect, Start, replay). qs_events runs on the link's
+        # reader thread, like the on_* methods: it must be quick and must not block.
         self.qs_listeners: list[Any] = []
         self._command_lock = threading.Lock()
         self._profile_lock = threading.RLock()
