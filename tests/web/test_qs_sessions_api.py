@@ -36,3 +36,29 @@ def test_page_import_open_and_diff(make_client) -> None:
     total = load("qs", data).stats["records"]
     wait_for(lambda: live.ingest() or live.profile_records() >= total, "open (replay)", 20)
     assert live.profile.folded() == load("qs", data).profile.folded()
+
+
+def test_page_connects_qs_targets_and_refuses_remote_listening(make_client) -> None:
+    client = make_client(autoconnect=False)
+    post = {"Origin": ORIGIN}
+    r = client.post("/api/connect", json={"port": "listen://0.0.0.0:0"}, headers=post)
+    assert r.status_code == 400 and "--allow-remote" in r.text
+    r = client.post(
+        "/api/connect", json={"port": "spy://x?file=/tmp/y", "proto": "qs"}, headers=post
+    )
+    assert r.status_code == 400 and "not allowed" in r.text
+    r = client.post("/api/connect", json={"port": "listen://127.0.0.1:0"}, headers=post)
+    assert r.status_code == 200, r.text
+    device = r.json()["device"]
+    assert device["kind"] == "qs" and device["listening_on"].startswith("127.0.0.1:")
+    assert client.post("/api/qs/tick", headers=post).status_code == 200  # no target yet: fine
+    assert client.post("/api/disconnect", headers=post).status_code == 200
+    r = client.post("/api/connect", json={"port": "sim://", "proto": "qs"}, headers=post)
+    assert r.status_code == 200, r.text
+    assert r.json()["device"]["label"] == "Simulated QS target"
+    assert client.post("/api/qs/info", headers=post).status_code == 200
+    assert client.post("/api/qs/format", headers=post).status_code == 422
+    client.post("/api/disconnect", headers=post)
+    client.post("/api/connect", json={"port": "sim://"}, headers=post)
+    r = client.post("/api/qs/reset", headers=post)
+    assert r.status_code == 400 and "QS target" in r.text
