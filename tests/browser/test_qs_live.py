@@ -91,7 +91,21 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
         assert "Philo_inst[" in files[fmt] and "TIMEOUT_SIG" in files[fmt], fmt
     shot(pg, "qs-03-stopped")
 
-    # Stop stored a QS session; the Sessions tab lists it.
+    # Stop stored a QS session; the Sessions tab lists it and opens it into the views.
     sessions = json.loads(pg.evaluate("fetch('/api/sessions').then(r => r.text())"))["sessions"]
-    assert sessions[0]["kind"] == "qs" and sessions[0]["records"] > 0, sessions[0]
+    stored = sessions[0]
+    assert stored["kind"] == "qs" and stored["records"] > 0, stored
+    live_folded = files["folded"]
+    pg.get_by_role("tab", name="Sessions").click()
+    pg.locator(f"#sessions-table tr[data-id='{stored['id']}']").click()
+    pg.locator("#sess-open").click()
+    # The replay ends by itself and the QS target is reconnected.
+    expect(pg.locator("#conn-state")).to_contain_text("Ready · Simulated QS target", timeout=20_000)
+    pg.get_by_role("tab", name="Flame graph").click()
+    pg.wait_for_function(
+        "(p) => (window.mcuprof.flame.rects || []).some(r => r.name === p)", arg=PHILOS[0]
+    )
+    reopened = pg.evaluate("fetch('/api/export/folded').then(r => r.text())")
+    assert sorted(reopened.splitlines()) == sorted(live_folded.splitlines())
+    shot(pg, "qs-04-opened-session")
     assert console.errors == []

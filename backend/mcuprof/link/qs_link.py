@@ -136,7 +136,7 @@ class QSLink:
         self._reader: threading.Thread | None = None
         self._stop = threading.Event()
         self._write_lock = threading.Lock()
-        self._feed_lock = threading.Lock()
+        self._feed_lock = threading.RLock()
         self._tx_seq = 0
         self._info = threading.Event()
 
@@ -160,6 +160,11 @@ class QSLink:
             return None
         host, port = self._listening.address
         return f"{host}:{port}"
+
+    def hold(self) -> Any:
+        """Hold the reader between two chunks (a context manager), so the caller can
+        start or end a capture at a frame boundary of what the listener was given."""
+        return self._feed_lock
 
     def capture_header(self) -> bytes:
         """What a stored capture starts with: target info and dictionaries seen so far."""

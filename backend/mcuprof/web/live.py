@@ -109,7 +109,7 @@ class LiveSession:
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
         self.replay_total: int | None = None
-        self._replay_restore: tuple[str, int] | None = None
+        self._replay_restore: tuple[str, int, str | None] | None = None
         self._replay_ending = False
         self._received_at_status = 0
         self._status_at: float | None = None
@@ -143,6 +143,8 @@ class LiveSession:
                 writer.set_metadata(meta)
 
     def on_records(self, records: np.ndarray) -> None:
+        if not self._taking:
+            return  # a QS target's stream between Connect and Start, or after Stop
         now = self.wall()
         if self._oldest_unpublished is None:
             self._oldest_unpublished = now
@@ -184,6 +186,11 @@ class LiveSession:
             except Exception as exc:
                 self._log("error", f"QS monitor failed: {exc!r}")
 
+    @staticmethod
+    def _held(session: Any) -> Any:
+        hold = getattr(session, "hold", None)
+        return hold() if hold is not None else contextlib.nullcontext()
+
     @property
     def kind(self) -> str:
         """The protocol of the connected source: 'miniprofiler' or 'qs'."""
@@ -192,6 +199,11 @@ class LiveSession:
         return self._last_kind
 
     _last_kind = "miniprofiler"
+    # Whether records go into the profile: a MiniProfiler device sends them only while
+    # profiling; a QS target traces whenever its filters are on, and the profile holds
+    # what came between Start and Stop (QS monitors see everything).
+    _taking = True
+    _restoring = False
     _capture_kind = "miniprofiler"
 
     # ------------------------------------------------------------- log
@@ -270,7 +282,11 @@ class LiveSession:
             self.last_status = None
             self.state = session.state
             if qs:
-                self._new_profile()  # named with the target's dictionaries
+                self._taking = False
+                if not self._restoring:  # after a replay its trace stays in the monitors
+                    self._qs_reset()
+            else:
+                self._taking = True
             check = self.build_check()
             self._log(
                 "info" if check.state == "match" else "warning",
@@ -307,7 +323,9 @@ class LiveSession:
         and ends by itself, reconnecting the device that was connected before."""
         if self.port_label is None:
             self._replay_restore = (
-                (self.port, self.baud) if self.connected and self.port is not None else None
+                (self.port, self.baud, "qs" if self.kind == "qs" else None)
+                if self.connected and self.port is not None
+                else None
             )
         self.disconnect()
         self.replay_total = total
@@ -323,6 +341,7 @@ class LiveSession:
                 self.metadata = meta
                 self.last_status = None
                 self._new_profile()
+                self._taking = True
                 self.capture_started = self.wall()
                 session.start()
             except UserError as exc:
@@ -368,10 +387,13 @@ class LiveSession:
         if progress is not None:
             self._log("info", f"replay finished: {progress['received']:,} records played")
         if restore is not None:
+            self._restoring = True
             try:
                 self.connect(*restore)
             except UserError as exc:
                 self._log("error", f"could not reconnect after the replay: {exc}")
+            finally:
+                self._restoring = False
 
     def disconnect(self) -> None:
         with self._command_lock:
@@ -400,8 +422,12 @@ class LiveSession:
             if self.port_label is not None:
                 raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
-            self._new_profile()
-            self._open_capture()
+            # Under the link's feed lock: the capture's first byte and the profile's
+            # first record are the same moment (QS targets stream before Start).
+            with self._held(session):
+                self._new_profile()
+                self._open_capture()
+                self._taking = True
             try:
                 session.start()
             except UserError as exc:
@@ -421,6 +447,8 @@ class LiveSession:
                 raise
             self.state = session.state
             sid = self.capture_id
+            with self._held(session):
+                self._taking = self.kind != "qs"
             stored = self._close_capture(interrupted=False)
             if stored is None:
                 self._log("info", f"profiling stopped; {self.profile_records():,} records")
