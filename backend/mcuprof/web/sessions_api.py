@@ -21,8 +21,7 @@ from ..sources import KINDS
 from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.qs_replay import qs_replay_factory
-from ..store.replay import parse_speed, replay_factory
+from ..store.replay import parse_speed, replay_for
 from ..summary import summarize
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -353,14 +352,9 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     if not data:
         raise UserError(f"session {sid} holds no data to replay")
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    if info.kind == "qs":
-        tick_hz = live.settings.qs_tick_hz
-        factory = qs_replay_factory(data, speed, tick_hz)
-        loaded = await asyncio.to_thread(load_source, "qs", data, None, tick_hz=tick_hz)
-        total = int(loaded.stats["records"])
-    else:
-        factory = replay_factory(data, speed, info.metadata)
-        total = (await asyncio.to_thread(summarize, data))["records"]
+    factory, total = await asyncio.to_thread(
+        replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
+    )
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
     _replaying[id(live)] = state
