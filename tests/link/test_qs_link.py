@@ -177,3 +177,42 @@ def test_bad_bytes_are_counted_and_good_frames_kept() -> None:
     assert stats.bad_frames >= 1
     assert stats.frames >= stream.count(b"\x7e") - 2
     assert listener.events > 0
+
+
+def test_a_capture_started_mid_step_agrees_with_its_stored_bytes() -> None:
+    """Start falls between a dispatch and the transition that ends it: the live profile
+    and the stored capture (header + bytes after Start) give the same steps."""
+    import numpy as np
+
+    from mcuprof.profile import Profile
+    from mcuprof.protocol.qs import Record, decode_capture
+    from mcuprof.sources import load
+    from tests.sources.conftest import sim_stream
+
+    data = sim_stream(3.0)
+    events, _ = decode_capture(data)
+    dispatch = next(e for e in events[len(events) // 2 :] if type(e) is Record and e.rec == 8)
+    flags = np.flatnonzero(np.frombuffer(data, np.uint8) == 0x7E)
+    cut = int(flags[dispatch.index]) + 1  # just after the dispatch's frame
+
+    class Taker(Listener):
+        def __init__(self) -> None:
+            super().__init__()
+            self.taking = False
+            self.chunks: list = []
+
+        def on_records(self, records) -> None:
+            if self.taking:
+                self.chunks.append(records)
+
+    taker = Taker()
+    link = QSLink("sim://?proto=qs", 115_200, taker)
+    link.feed(data[:cut])
+    header = link.capture_header()
+    taker.taking = True
+    link.feed(data[cut:])
+    live = Profile(link.symbols)
+    live.add(np.concatenate(taker.chunks))
+    stored = load("qs", header + data[cut:])
+    assert stored.stats["discontinuities"] == 0
+    assert live.folded() == stored.profile.folded()

@@ -167,8 +167,11 @@ class QSLink:
         return self._feed_lock
 
     def capture_header(self) -> bytes:
-        """What a stored capture starts with: target info and dictionaries seen so far."""
+        """What a stored capture starts with: target info and dictionaries seen so far.
+        Steps whose dispatch came before it are forgotten: decoding the stored bytes will
+        not see those dispatches either, so the live profile and the session agree."""
         with self._feed_lock:
+            self.source.tracker.pending.clear()
             return self.source.preamble()
 
     # ------------------------------------------------------------ commands
