@@ -12,6 +12,7 @@ export function initConnection(ctx) {
   const tcpField = document.getElementById("tcp-field");
   const tcpUrl = document.getElementById("tcp-url");
   const protoSelect = document.getElementById("proto-select");
+  const protoField = document.getElementById("proto-field");
   const listenField = document.getElementById("listen-field");
   const listenUrl = document.getElementById("listen-url");
   const baud = document.getElementById("baud");
@@ -84,6 +85,8 @@ export function initConnection(ctx) {
     listenField.hidden = portSelect.value !== LISTEN;
     const fixed = fixedProto();
     if (fixed) protoSelect.value = fixed;
+    // Only serial and TCP ports can speak either protocol: ask only for those.
+    protoField.hidden = !!fixed;
     render(ctx.state);
   }
 

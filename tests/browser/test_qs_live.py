@@ -25,7 +25,10 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
     expect(pg.locator("#conn-state")).to_contain_text("Disconnected")
     pg.locator("#port-select").select_option("sim://?proto=qs")
     expect(pg.locator("#proto-select")).to_have_value("qs")
-    expect(pg.locator("#proto-select")).to_be_disabled()  # the QS simulator speaks only QS
+    expect(pg.locator("#proto-field")).to_be_hidden()  # the QS simulator speaks only QS
+    pg.locator("#port-select").select_option("__tcp__")
+    expect(pg.locator("#proto-field")).to_be_visible()  # a TCP target may speak either
+    pg.locator("#port-select").select_option("sim://?proto=qs")
     pg.get_by_role("button", name="Connect", exact=True).click()
     expect(pg.locator("#conn-state")).to_contain_text("Ready · Simulated QS target")
     expect(pg.locator("#device-kind")).to_have_text("Simulated QS target")
