@@ -93,6 +93,12 @@ def test_cli_import_detects_qs_and_export_renders_rtc_steps(tmp_path: Path) -> N
     out = mcuprof("sessions", "import", str(cap), "--data-dir", str(data), "--json")
     info = json.loads(out.stdout)
     assert info["kind"] == "qs"
+    shown = json.loads(
+        mcuprof("sessions", "show", str(info["id"]), "--json", "--data-dir", str(data)).stdout
+    )
+    loaded = load("qs", cap.read_bytes())
+    assert shown["capture"]["records"] == loaded.profile.n_records
+    assert shown["capture"]["duration_us"] == pytest.approx(loaded.profile.duration_us)
     forced = json.loads(
         mcuprof(
             "sessions", "import", str(cap), "--kind", "qs", "--data-dir", str(data), "--json"

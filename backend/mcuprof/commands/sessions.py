@@ -127,7 +127,10 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
     # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
-    out["capture"] = summarize(store.raw(sid)) if info.kind == "miniprofiler" else info.link_stats
+    if info.kind == "miniprofiler":
+        out["capture"] = summarize(store.raw(sid))
+    else:  # counted when it was stored; its span too
+        out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
     return out
 
 
