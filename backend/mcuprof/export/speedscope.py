@@ -16,6 +16,7 @@ from .. import __version__
 from ..profile import Profile, Window
 from .frames import frame_file_line, frame_name
 from .nesting import preorder
+from .rows import Chars, Ints, join_rows, whole_floats
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
@@ -97,9 +98,17 @@ def write(
     head, tail = json.dumps(doc, separators=(",", ":")).split(json.dumps(_EVENTS))
     out(head + "[")
     # Events are written as text: a dict per event through json.dumps costs several
-    # times more for a million calls, and floats' repr is valid JSON.
+    # times more for a million calls, and floats' repr is valid JSON. Whole-number times
+    # (a 1 MHz timer) are formatted with array operations (rows.py), others one by one.
     for k in range(0, 2 * n, _CHUNK):
         part = slice(k, k + _CHUNK)
+        at_col = whole_floats(ev_at[part])
+        if at_col is not None:
+            kind = Chars(np.where(ev_open[part], ord("O"), ord("C")).astype(np.uint8))
+            row = [b',{"type":"', kind, b'","frame":', Ints(ev_frame[part])]
+            text = join_rows(len(kind.values), [*row, b',"at":', at_col, b"}"])
+            out(text if k else text[1:])
+            continue
         text = ",".join(
             f'{{"type":"{"O" if op else "C"}","frame":{fi},"at":{at!r}}}'
             for op, fi, at in zip(

@@ -37,7 +37,7 @@ def load_capture(
     """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
     last METADATA packet before each batch of records (1 MHz without one)."""
     profile = Profile(symbols)
-    decoder = ResponseDecoder()
+    decoder = ResponseDecoder(batch=True)  # arrays, not an event per packet
     metadata: Metadata | None = None
     view = memoryview(data)
     total = len(data)
