@@ -349,7 +349,7 @@ class SessionStore:
     ) -> SessionInfo:
         """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
         METADATA and link statistics are decoded from it, so it looks like a recording."""
-        decoder = ResponseDecoder()
+        decoder = ResponseDecoder(batch=True)  # only counts and the span are kept
         span = CaptureSpan()
         chunks = _chunks(data)
         first = next(chunks, b"")
