@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from .. import export
-from ..capture import read_capture
+from ..capture import iter_capture
 from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
-from ..profile import load_capture
+from ..profile.load import load_chunks
 from ..progress import ReadProgress
 
 
@@ -34,10 +34,9 @@ def _symbols(elf: str | None):
 
 def run(args: argparse.Namespace) -> int:
     symbols = _symbols(args.elf)
-    data = read_capture(args.capture)
+    size, chunks = iter_capture(args.capture)  # read as it is decoded: never held whole
     progress = ReadProgress()
-    loaded = load_capture(data, symbols, progress=progress)
-    del data  # the profile holds what the export needs
+    loaded = load_chunks(chunks, size, symbols, progress=progress)
     if loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 
