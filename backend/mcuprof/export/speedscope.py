@@ -54,21 +54,24 @@ def write(
         if line is not None:
             frame["line"] = line
         frames.append(frame)
-    starts = calls.start * to_us
-    ends = calls.end * to_us
     # Open at 2·pre − depth, close after the subtree at 2·(pre + size) − depth − 1.
-    n = len(starts)
-    pre = np.arange(n, dtype=np.int64)
-    ev_frame = np.empty(2 * n, np.int64)
+    # Built in place and narrow, and the calls freed: this is the export's peak.
+    n = len(calls.start)
+    first_start = float(calls.start[0]) * to_us if n else 0.0
+    last_end = float(calls.end.max()) * to_us if n else 0.0  # x·c is monotonic in x
+    ev_frame = np.empty(2 * n, np.int32)
     ev_at = np.empty(2 * n)
     ev_open = np.zeros(2 * n, bool)
-    frame_index = rank[np.searchsorted(uniq, calls.frame)]
-    o = 2 * pre - calls.depth
-    c = 2 * (pre + calls.size) - calls.depth - 1
-    ev_frame[o], ev_frame[c] = frame_index, frame_index
-    ev_at[o], ev_at[c] = starts, ends
+    o = np.arange(n, dtype=np.int64)
+    o *= 2
+    o -= calls.depth
+    ev_frame[o] = rank[np.searchsorted(uniq, calls.frame)]
+    ev_at[o] = calls.start * to_us
     ev_open[o] = True
-    del o, c, pre, frame_index
+    o += 2 * calls.size.astype(np.int64) - 1  # c = o + 2·size − 1
+    ev_frame[o] = ev_frame[o - 2 * calls.size.astype(np.int64) + 1]
+    ev_at[o] = calls.end * to_us
+    del o, calls
     if window is not None:
         a, b = sorted(window)
         start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
@@ -76,8 +79,8 @@ def write(
     else:
         start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
     if n:
-        start_value = min(start_value, float(starts[0]))
-        end_value = max(end_value, float(ends.max()))
+        start_value = min(start_value, first_start)
+        end_value = max(end_value, last_end)
     doc = {
         "$schema": SCHEMA,
         "shared": {"frames": frames},
