@@ -15,6 +15,7 @@ from ..diff.export import render_folded2, render_svg
 from ..diff.sources import Source, StoreOpener, resolve_source
 from ..errors import UserError
 from ..profile import LoadResult, load_capture
+from ..progress import ReadProgress
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
 from ..symbols import SymbolTable, check_build_id
@@ -149,8 +150,19 @@ def run(args: argparse.Namespace) -> int:
     new_elf = args.elf_new or args.elf
     same = new_elf == args.elf and new_src.elf == base_src.elf
     new_syms = base_syms if same else _symbols(new_elf, new_src)
-    base_cap = load_capture(base_src.data, base_syms)
-    new_cap = load_capture(new_src.data, new_syms)
+    # One bar over both captures (on a terminal, after a second; silent when piped).
+    progress = ReadProgress("reading captures")
+    both = len(base_src.data) + len(new_src.data)
+    base_cap = load_capture(
+        base_src.data, base_syms, progress=lambda d, _t, r: progress(d, both, r)
+    )
+    base_bytes, base_recs = len(base_src.data), base_cap.profile.n_records
+    new_cap = load_capture(
+        new_src.data,
+        new_syms,
+        progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
+    )
+    progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
         if cap.profile.n_records == 0:
             raise UserError(f"{label}: no profile records in this capture")
@@ -168,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     report["base"] = _describe(base_src, base_cap, base_syms)
     report["new"] = _describe(new_src, new_cap, new_syms)
     _write_exports(args, diff)
+    progress.finish()
     for side in ("base", "new"):
         check = report[side]["build_check"]
         if check["state"] == "mismatch":  # the names would be wrong: say so, loudly
