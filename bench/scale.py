@@ -111,8 +111,9 @@ def _make(path: Path, shape: str, n: int) -> None:
     path.write_bytes(encode_metadata(Metadata(168_000_000, 1_000_000, 0, "scale")) + body)
 
 
-def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one subprocess."""
+def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (bytes) and CPU seconds (user + system) of one subprocess.
+    CPU time shows the work itself when other jobs share the machine's cores."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
@@ -126,7 +127,7 @@ def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-400:]}")
-    return took, usage.ru_maxrss * 1024
+    return took, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 def argv_for(name: str, capture: Path, tmp: Path) -> list[str]:
@@ -170,7 +171,10 @@ def main() -> None:
     commands = [c.strip() for c in args.commands.split(",")]
     before = str(Path(args.before, "backend").resolve()) if args.before else None
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("Each cell: median wall time (records/s), peak RSS per record (+ above the baseline).")
+    print(
+        "Each cell: median wall time (records/s; CPU time), peak RSS per record "
+        "(+ above the baseline)."
+    )
     print()
     head = "before → after" if before else "time, RSS"
     print(f"| records | shape | command | {head} |")
@@ -190,8 +194,9 @@ def main() -> None:
                         ]
                         took = statistics.median(r[0] for r in runs)
                         rss = statistics.median(r[1] for r in runs)
+                        cpu = statistics.median(r[2] for r in runs)
                         base.setdefault(code, rss)  # the first command is the baseline
-                        cells.append(_cell(n, took, rss, base[code]))
+                        cells.append(_cell(n, took, cpu, rss, base[code]))
                     print(f"| {n:,} | {shape} | `{name}` | {' → '.join(cells)} |", flush=True)
                 path.unlink()
                 (tmp / "out").unlink(missing_ok=True)
