@@ -144,9 +144,10 @@ def argv_for(name: str, capture: Path, tmp: Path) -> list[str]:
     return [subs.get(a, a) for a in out]
 
 
-def _cell(n: int, took: float, rss: float, base_rss: float) -> str:
+def _cell(n: int, took: float, cpu: float, rss: float, base_rss: float) -> str:
     return (
-        f"{took:.2f} s ({n / took / 1e6:.2f}M/s), {rss / n:.0f} B/rec (+{(rss - base_rss) / n:.0f})"
+        f"{took:.2f} s ({n / took / 1e6:.2f}M/s; cpu {cpu:.2f} s), "
+        f"{rss / n:.0f} B/rec (+{(rss - base_rss) / n:.0f})"
     )
 
 
