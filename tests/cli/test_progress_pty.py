@@ -36,6 +36,7 @@ def _commands(cap: Path, out: Path) -> dict[str, list[str]]:
         "info": ["info", str(cap)],
         "export": ["export", str(cap), "-f", "speedscope", "-o", str(out)],
         "compare": ["compare", str(cap), str(cap)],
+        "import": ["sessions", "import", str(cap), "--data-dir", str(out.with_name("store"))],
     }
 
 
@@ -43,7 +44,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "MCUPROF_PROGRESS_AFTER_S": "0", "COLUMNS": "120"}
 
 
-@pytest.mark.parametrize("name", ["info", "export", "compare"])
+@pytest.mark.parametrize("name", ["info", "export", "compare", "import"])
 def test_bar_on_a_terminal(capture: Path, tmp_path: Path, name: str) -> None:
     argv = _commands(capture, tmp_path / "out.json")[name]
     master, slave = os.openpty()
@@ -70,7 +71,8 @@ def test_bar_on_a_terminal(capture: Path, tmp_path: Path, name: str) -> None:
         os.close(master)
     text = err.decode(errors="replace")
     both = name == "compare"  # one bar over both captures
-    assert f"mcuprof: reading capture{'s' if both else ''}:" in text
+    what = {"compare": "reading captures", "import": "importing capture"}
+    assert f"mcuprof: {what.get(name, 'reading capture')}:" in text
     assert f"{40_000 if both else 20_000:,} records" in text  # the decoder's count
     assert "B/s" in text and "<" in text  # the rate, and elapsed<left as tqdm prints them
     assert "100%" in text
@@ -80,7 +82,7 @@ def test_bar_on_a_terminal(capture: Path, tmp_path: Path, name: str) -> None:
     assert step is None or f"mcuprof: {step}" in text  # then what follows the read
 
 
-@pytest.mark.parametrize("name", ["info", "export", "compare"])
+@pytest.mark.parametrize("name", ["info", "export", "compare", "import"])
 def test_quiet_when_piped(capture: Path, tmp_path: Path, name: str) -> None:
     argv = _commands(capture, tmp_path / "out.json")[name]
     proc = subprocess.run(
@@ -92,3 +94,4 @@ def test_quiet_when_piped(capture: Path, tmp_path: Path, name: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
+    assert proc.stdout or name == "export"  # the command's own output is there (export: -o)

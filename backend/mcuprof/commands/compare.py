@@ -157,11 +157,13 @@ def run(args: argparse.Namespace) -> int:
         base_src.data, base_syms, progress=lambda d, _t, r: progress(d, both, r)
     )
     base_bytes, base_recs = len(base_src.data), base_cap.profile.n_records
+    base_src.data = b""  # decoded: the raw bytes are not needed any more (memory peak)
     new_cap = load_capture(
         new_src.data,
         new_syms,
         progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
     )
+    new_src.data = b""
     progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
         if cap.profile.n_records == 0:

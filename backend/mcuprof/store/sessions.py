@@ -346,9 +346,11 @@ class SessionStore:
         *,
         elf_name: str | None = None,
         notes: str = "",
+        progress: Callable[[int, int], None] | None = None,
     ) -> SessionInfo:
         """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
-        METADATA and link statistics are decoded from it, so it looks like a recording."""
+        METADATA and link statistics are decoded from it, so it looks like a recording.
+        ``progress(bytes done, records so far)`` is called after each chunk."""
         decoder = ResponseDecoder(batch=True)  # only counts and the span are kept
         span = CaptureSpan()
         chunks = _chunks(data)
@@ -364,7 +366,11 @@ class SessionStore:
             for chunk in chunks:
                 span.feed(decoder.feed(chunk))
                 writer.append(chunk)
+                if progress is not None:
+                    progress(decoder.stats.bytes, decoder.stats.records)
             span.feed(decoder.close())
+            if progress is not None:
+                progress(decoder.stats.bytes, decoder.stats.records)
             if not sum(decoder.stats.packets.values()):
                 # Random bytes or a README are not a capture: refuse, store nothing.
                 raise UserError(
