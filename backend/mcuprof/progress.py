@@ -46,7 +46,7 @@ class ReadProgress:
             tqdm.monitor_interval = 0  # no monitor thread: updates come from this loop
             # A pty that reports no size (0 x 0: `script`, some CI runners) would get no
             # bar at all (tqdm hides bars below the screen's last row): give it a size.
-            sized = _columns(self.stream) > 0
+            sized = not _unsized(self.stream)
             self.bar = tqdm(
                 total=total,
                 unit="B",
@@ -86,8 +86,9 @@ class ReadProgress:
             self.bar = None
 
 
-def _columns(stream: TextIO) -> int:
+def _unsized(stream: TextIO) -> bool:
+    """A terminal that reports 0 columns (streams without a descriptor are left to tqdm)."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        return os.get_terminal_size(stream.fileno()).columns == 0
     except (OSError, ValueError, AttributeError):
-        return 0
+        return False
