@@ -19,9 +19,8 @@ from .console import TerminalText, for_terminal
 from .errors import UserError
 
 
-def _command_names(argv: Sequence[str] | None) -> list[str]:
+def _command_names(argv: Sequence[str] | None, names: list[str]) -> list[str]:
     """The command modules to register: the one named in ``argv``, else all of them."""
-    names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
     args = list(sys.argv[1:] if argv is None else argv)
     typed = next((a for a in args if not a.startswith("-")), None)
     if typed in names and "--version" not in args[: args.index(typed)]:
@@ -38,10 +37,8 @@ def build_parser(
     )
     parser.add_argument("--version", action="version", version=f"mcuprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    names = _command_names(argv)
-    if all_commands:
-        names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
-    for name in names:
+    every = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
+    for name in every if all_commands else _command_names(argv, every):
         module = importlib.import_module(f"{commands.__name__}.{name}")
         module.register(sub)
     return parser
