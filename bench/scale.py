@@ -9,7 +9,15 @@ Shapes: ``regular`` (a repeating six-call tree), ``reset`` (the same 20 records 
 again: time jumps back at every packet, as a target that keeps resetting sends) and
 ``unique`` (every child call has a stack of its own, over 4,096 functions).
 
+``compare`` compares the capture with itself; ``sessions import`` stores it in a fresh
+data directory each run.
+
+``--before DIR`` also runs every command with the code of another checkout (``DIR/backend``
+first on the path, e.g. ``git worktree add /tmp/before main``), interleaved with this one
+so that both see the same machine load, and prints "before → after" cells.
+
 Run: .venv/bin/python bench/scale.py [--records 1M,10M] [--huge] [--shapes ...] [--repeat K]
+     [--before DIR]
 Defaults: 1M and 10M records; ``--huge`` adds 30M (long). Asserts nothing about time.
 """
 
@@ -44,6 +52,8 @@ COMMANDS: dict[str, list[str]] = {
     "export callgrind": ["-m", "mcuprof", "export", "-f", "callgrind", "-o", "@OUT@"],
     "export speedscope": ["-m", "mcuprof", "export", "-f", "speedscope", "-o", "@OUT@"],
     "export chrome": ["-m", "mcuprof", "export", "-f", "chrome", "-o", "@OUT@"],
+    "compare": ["-m", "mcuprof", "compare", "@CAP@"],
+    "sessions import": ["-m", "mcuprof", "sessions", "import", "--data-dir", "@DIR@"],
 }
 
 
@@ -78,6 +88,12 @@ def _unique_stacks(n: int) -> np.ndarray:
 
 
 def make_capture(path: Path, shape: str, n: int) -> None:
+    """In a subprocess: the peak RSS that wait4 reports for a child can include what its
+    parent held when it forked, so this process never holds a capture."""
+    subprocess.run([sys.executable, __file__, "--make", shape, str(n), str(path)], check=True)
+
+
+def _make(path: Path, shape: str, n: int) -> None:
     if shape == "reset":
         one = _six_call_tree(PER_PACKET)
         packet = encode_profile_data(one)
@@ -95,11 +111,15 @@ def make_capture(path: Path, shape: str, n: int) -> None:
     path.write_bytes(encode_metadata(Metadata(168_000_000, 1_000_000, 0, "scale")) + body)
 
 
-def run(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one subprocess."""
+def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (bytes) and CPU seconds (user + system) of one subprocess.
+    CPU time shows the work itself when other jobs share the machine's cores."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     t = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
     )
     _, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - t
@@ -107,7 +127,28 @@ def run(argv: list[str]) -> tuple[float, int]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-400:]}")
-    return took, usage.ru_maxrss * 1024
+    return took, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
+
+
+def argv_for(name: str, capture: Path, tmp: Path) -> list[str]:
+    """The command line of ``name`` on ``capture``: the capture goes right after the
+    subcommand's words (before its options), as a user types it."""
+    argv = COMMANDS[name]
+    at = 4 if argv[2:4] == ["sessions", "import"] else 3  # after "-m mcuprof SUBCOMMAND"
+    out = [*argv[:at], str(capture), *argv[at:]]
+    subs = {"@OUT@": str(tmp / "out"), "@CAP@": str(capture)}
+    if "@DIR@" in out:
+        subs["@DIR@"] = tempfile.mkdtemp(dir=tmp)  # a fresh store each run
+    if argv[0] == "-c":
+        return [*argv, str(capture)]
+    return [subs.get(a, a) for a in out]
+
+
+def _cell(n: int, took: float, cpu: float, rss: float, base_rss: float) -> str:
+    return (
+        f"{took:.2f} s ({n / took / 1e6:.2f}M/s; cpu {cpu:.2f} s), "
+        f"{rss / n:.0f} B/rec (+{(rss - base_rss) / n:.0f})"
+    )
 
 
 def _count(text: str) -> int:
@@ -118,46 +159,54 @@ def _count(text: str) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", default="1M,10M", help="comma-separated sizes (1M, 10M...)")
+    ap.add_argument("--records", default="1M,10M", help="comma-separated sizes (1M, 1.5M...)")
     ap.add_argument("--huge", action="store_true", help="add a 30M-record capture (long)")
     ap.add_argument("--shapes", default="regular,reset,unique")
     ap.add_argument("--commands", default=",".join(COMMANDS), help="comma-separated subset")
     ap.add_argument("--repeat", type=int, default=1, help="runs per command (median)")
+    ap.add_argument("--before", help="a checkout of the code to compare with (its backend/)")
     args = ap.parse_args()
     sizes = [_count(s) for s in args.records.split(",") if s]
     if args.huge:
         sizes.append(30_000_000)
     commands = [c.strip() for c in args.commands.split(",")]
+    before = str(Path(args.before, "backend").resolve()) if args.before else None
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        "| records | shape | command | time | records/s | peak RSS | bytes/record "
-        "| bytes/record over baseline |"
+        "Each cell: median wall time (records/s; CPU time), peak RSS per record "
+        "(+ above the baseline)."
     )
-    print("|---|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
+    print()
+    head = "before → after" if before else "time, RSS"
+    print(f"| records | shape | command | {head} |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
         for n in sizes:
             for shape in args.shapes.split(","):
-                path = Path(tmp) / f"{shape}-{n}.bin"
+                path = tmp / f"{shape}-{n}.bin"
                 make_capture(path, shape, n)
-                base_rss = None
+                base: dict[str | None, float] = {}
                 for name in commands:
-                    out = str(Path(tmp) / "out")  # a regular file: what users write to
-                    argv = [*COMMANDS[name], str(path)]
-                    if argv[0] == "-m" and argv[2] == "export":
-                        argv = [*COMMANDS[name][:3], str(path), *COMMANDS[name][3:]]
-                        argv = [out if a == "@OUT@" else a for a in argv]
-                    runs = [run(argv) for _ in range(max(1, args.repeat))]
-                    took = statistics.median(r[0] for r in runs)
-                    rss = statistics.median(r[1] for r in runs)
-                    if base_rss is None:
-                        base_rss = rss  # the first command is the decode baseline
-                    print(
-                        f"| {n:,} | {shape} | `{name}` | {took:.2f} s | {n / took / 1e6:.2f}M "
-                        f"| {rss / 2**20:,.0f} MB | {rss / n:.0f} | {(rss - base_rss) / n:.0f} |",
-                        flush=True,
-                    )
+                    cells = []
+                    for code in [before, None] if before else [None]:
+                        runs = [
+                            run(argv_for(name, path, tmp), code) for _ in range(max(1, args.repeat))
+                        ]
+                        took = statistics.median(r[0] for r in runs)
+                        rss = statistics.median(r[1] for r in runs)
+                        cpu = statistics.median(r[2] for r in runs)
+                        base.setdefault(code, rss)  # the first command is the baseline
+                        cells.append(_cell(n, took, cpu, rss, base[code]))
+                    print(f"| {n:,} | {shape} | `{name}` | {' → '.join(cells)} |", flush=True)
                 path.unlink()
-                Path(tmp, "out").unlink(missing_ok=True)
+                (tmp / "out").unlink(missing_ok=True)
+    print()
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--make"]:
+        _make(Path(sys.argv[4]), sys.argv[2], int(sys.argv[3]))
+    else:
+        main()

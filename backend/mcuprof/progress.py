@@ -3,6 +3,7 @@ work has taken a second, and nothing at all when stderr is not a terminal."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -11,7 +12,9 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-SHOW_AFTER_S = 1.0
+# A bar for work that has taken this long (seconds); the environment variable exists so
+# that a test can see a real bar on a pty without timing anything.
+SHOW_AFTER_S = float(os.environ.get("MCUPROF_PROGRESS_AFTER_S", "1.0"))
 
 
 class ReadProgress:
@@ -41,6 +44,9 @@ class ReadProgress:
             from tqdm import tqdm  # only when a bar is shown: commands start faster
 
             tqdm.monitor_interval = 0  # no monitor thread: updates come from this loop
+            # A pty that reports no size (0 x 0: `script`, some CI runners) would get no
+            # bar at all (tqdm hides bars below the screen's last row): give it a size.
+            sized = not _unsized(self.stream)
             self.bar = tqdm(
                 total=total,
                 unit="B",
@@ -49,7 +55,9 @@ class ReadProgress:
                 desc=f"mcuprof: {self.what}",
                 file=self.stream,
                 leave=False,
-                dynamic_ncols=True,
+                dynamic_ncols=sized,
+                ncols=None if sized else 80,
+                nrows=None if sized else 24,
                 mininterval=0.2,
             )
         self.bar.set_postfix_str(f"{records:,} records", refresh=False)
@@ -76,3 +84,11 @@ class ReadProgress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def _unsized(stream: TextIO) -> bool:
+    """A terminal that reports 0 columns (streams without a descriptor are left to tqdm)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns == 0
+    except (OSError, ValueError, AttributeError):
+        return False

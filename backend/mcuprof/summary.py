@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from .profile.load import Progress
 from .profile.span import CaptureSpan
 from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
+
+if TYPE_CHECKING:
+    from .profile.load import Progress
 
 _CHUNK = 1 << 22
 
@@ -15,13 +18,27 @@ _CHUNK = 1 << 22
 def summarize(
     data: bytes, elf_build_id: int | None = None, progress: Progress | None = None
 ) -> dict[str, Any]:
-    decoder = ResponseDecoder()
-    span = CaptureSpan()
     view = memoryview(data)
-    for start in range(0, len(data), _CHUNK):  # bounded: a chunk's events at a time
-        span.feed(decoder.feed(view[start : start + _CHUNK]))
+    chunks = (view[start : start + _CHUNK] for start in range(0, len(data), _CHUNK))
+    return summarize_chunks(chunks, len(data), elf_build_id, progress)
+
+
+def summarize_chunks(
+    chunks: Iterable[bytes | memoryview],
+    total: int,
+    elf_build_id: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """``summarize`` over a capture read piece by piece (``total`` bytes in all): memory
+    stays that of one chunk, whatever the capture's length."""
+    decoder = ResponseDecoder(batch=True)
+    span = CaptureSpan()
+    done = 0
+    for chunk in chunks:
+        span.feed(decoder.feed(chunk))
+        done += len(chunk)
         if progress is not None:
-            progress(min(start + _CHUNK, len(data)), len(data), decoder.stats.records)
+            progress(min(done, total), total, decoder.stats.records)
     span.feed(decoder.close())
     stats = decoder.stats
     metadata = span.metadata  # the last one: a device that reboots re-announces itself

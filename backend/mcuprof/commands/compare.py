@@ -15,6 +15,7 @@ from ..diff.export import render_folded2, render_svg
 from ..diff.sources import Source, StoreOpener, resolve_source
 from ..errors import UserError
 from ..profile import LoadResult
+from ..progress import ReadProgress
 from ..sources import detect_kind
 from ..sources import load as load_source
 from ..store import resolve_data_dir
@@ -112,9 +113,10 @@ def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
     return SymbolTable.empty()
 
 
-def _load(data: bytes, symbols: SymbolTable) -> LoadResult:
+def _load(data: bytes, symbols: SymbolTable, progress: Any = None) -> LoadResult:
     """Any kind of capture (MiniProfiler, QS), told from its first bytes."""
-    return load_source(detect_kind(data[:65536]) or "miniprofiler", data, symbols)
+    kind = detect_kind(data[:65536]) or "miniprofiler"
+    return load_source(kind, data, symbols, progress=progress)
 
 
 def _describe(src: Source, cap: LoadResult, symbols: SymbolTable) -> dict[str, Any]:
@@ -156,8 +158,17 @@ def run(args: argparse.Namespace) -> int:
     new_elf = args.elf_new or args.elf
     same = new_elf == args.elf and new_src.elf == base_src.elf
     new_syms = base_syms if same else _symbols(new_elf, new_src)
-    base_cap = _load(base_src.data, base_syms)
-    new_cap = _load(new_src.data, new_syms)
+    # One bar over both captures (on a terminal, after a second; silent when piped).
+    progress = ReadProgress("reading captures")
+    both = len(base_src.data) + len(new_src.data)
+    base_cap = _load(base_src.data, base_syms, lambda d, _t, r: progress(d, both, r))
+    base_bytes, base_recs = len(base_src.data), base_cap.profile.n_records
+    base_src.data = b""  # decoded: the raw bytes are not needed any more (memory peak)
+    new_cap = _load(
+        new_src.data, new_syms, lambda d, _t, r: progress(base_bytes + d, both, base_recs + r)
+    )
+    new_src.data = b""
+    progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
         if cap.profile.n_records == 0:
             raise UserError(f"{label}: no profile records in this capture")
@@ -175,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     report["base"] = _describe(base_src, base_cap, base_syms)
     report["new"] = _describe(new_src, new_cap, new_syms)
     _write_exports(args, diff)
+    progress.finish()
     for side in ("base", "new"):
         check = report[side]["build_check"]
         if check["state"] == "mismatch":  # the names would be wrong: say so, loudly

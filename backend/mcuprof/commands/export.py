@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 from .. import export
-from ..capture import read_capture
+from ..capture import iter_capture
 from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
 from ..progress import ReadProgress
-from ..sources import detect_kind
-from ..sources import load as load_source
+from ..sources import load_stream, peek_kind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,14 +44,12 @@ def _symbols(elf: str | None):
 
 def run(args: argparse.Namespace) -> int:
     symbols = _symbols(args.elf)
-    data = read_capture(args.capture)
+    size, chunks = iter_capture(args.capture)  # read as it is decoded: never held whole
     progress = ReadProgress()
-    kind = getattr(args, "kind", "auto")
+    kind = args.kind
     if kind == "auto":
-        kind = detect_kind(data[:65536]) or "miniprofiler"
-    tick_hz = getattr(args, "qs_tick_hz", None)
-    loaded = load_source(kind, data, symbols, progress=progress, tick_hz=tick_hz)
-    del data  # the profile holds what the export needs
+        kind, chunks = peek_kind(chunks)
+    loaded = load_stream(kind, chunks, size, symbols, progress=progress, tick_hz=args.qs_tick_hz)
     if kind == "miniprofiler" and loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..capture import read_capture
+from ..capture import iter_capture
 from ..console import load_elf
 from ..progress import ReadProgress
-from ..summary import format_summary, summarize
+from ..summary import format_summary, summarize_chunks
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,17 +22,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = read_capture(args.capture)
     elf_build_id = None
     elf_note = "no ELF given; use --elf"
     if args.elf:
         table = load_elf(args.elf)
         elf_build_id, elf_note = table.build_id, table.build_id_note
     progress = ReadProgress()
-    summary = summarize(data, elf_build_id, progress)
+    size, chunks = iter_capture(args.capture)
+    summary = summarize_chunks(chunks, size, elf_build_id, progress)
     progress.finish()
     if args.json:
         print(json.dumps(summary))
     else:
-        print(format_summary(args.capture, len(data), summary, elf_note))
+        print(format_summary(args.capture, size, summary, elf_note))
     return 0

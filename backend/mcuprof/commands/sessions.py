@@ -14,6 +14,7 @@ from ..capture import read_capture
 from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
+from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
 from ..summary import summarize
 
@@ -199,11 +200,18 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     data = read_capture(args.capture)
     name = args.name or Path(args.capture).name
+    bar = ReadProgress("importing capture")  # on a terminal, after a second
     with _store(args) as store:
         kind = getattr(args, "kind", "auto")
         info = store.import_capture(
-            name, data, args.elf, notes=args.notes, kind=None if kind == "auto" else kind
+            name,
+            data,
+            args.elf,
+            notes=args.notes,
+            kind=None if kind == "auto" else kind,
+            progress=lambda d, r: bar(d, len(data), r),
         )
+    bar.finish()
     if args.json:
         print(json.dumps(info.as_dict()))
     else:

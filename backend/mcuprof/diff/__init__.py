@@ -3,77 +3,21 @@ graphs (widths from the newer capture, red grew, blue shrank)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ..profile import Profile
-from ..profile.aggregate import call_squares
-from .flame import DiffNode, build_tree, colour, flame_data
-from .table import (
-    Basis,
-    FunctionDelta,
-    Metric,
-    Side,
-    Spread,
-    capture_span,
-    function_deltas,
-    pct_change,
-)
-
-
-@dataclass
-class ProfileDiff:
-    functions: list[FunctionDelta]
-    base_folded: dict[str, int]
-    new_folded: dict[str, int]
-    base_summary: dict[str, Any]
-    new_summary: dict[str, Any]
-
-    def flame(self, max_nodes: int = 5000) -> dict[str, Any]:
-        return flame_data(self.base_folded, self.new_folded, max_nodes)
-
-    def table(self) -> list[dict[str, Any]]:
-        return [f.as_dict() for f in self.functions]
-
-
-def diff_profiles(base: Profile, new: Profile) -> ProfileDiff:
-    """Deltas of ``new`` against ``base`` (whole captures, no time window)."""
-    base_stats = list(base.function_stats())
-    new_stats = list(new.function_stats())
-    base_span = capture_span(base_stats, float(base.duration_us))
-    new_span = capture_span(new_stats, float(new.duration_us))
-    return ProfileDiff(
-        functions=function_deltas(
-            base_stats,
-            new_stats,
-            base_span,
-            new_span,
-            _spread(base, base_stats),
-            _spread(new, new_stats),
-        ),
-        base_folded=dict(base.folded()),
-        new_folded=dict(new.folded()),
-        base_summary=_summary(base, base_span),
-        new_summary=_summary(new, new_span),
+if TYPE_CHECKING:
+    from .flame import DiffNode, build_tree, colour, flame_data
+    from .profiles import ProfileDiff, diff_profiles
+    from .table import (
+        Basis,
+        FunctionDelta,
+        Metric,
+        Side,
+        capture_span,
+        function_deltas,
+        pct_change,
     )
-
-
-def _spread(profile: Profile, stats: list[Any]) -> Spread:
-    self_sq, incl_sq = call_squares(profile)
-    us2 = (1e6 / profile.timer_freq) ** 2
-    return {
-        s.label: (float(self_sq[s.frame]) * us2, s.mean_us * s.calls, float(incl_sq[s.frame]) * us2)
-        for s in stats
-    }
-
-
-def _summary(profile: Profile, span: tuple[float, float]) -> dict[str, Any]:
-    return {
-        "records": int(profile.n_records),
-        "duration_us": span[1],
-        "profiled_us": span[0],
-    }
-
 
 __all__ = [
     "Basis",
@@ -90,3 +34,29 @@ __all__ = [
     "function_deltas",
     "pct_change",
 ]
+
+# Imported on first use (PEP 562): ``mcuprof sessions`` reads session ids through
+# diff.sources and must not pay at start for the whole comparison machinery.
+_HOME = {
+    "Basis": "table",
+    "DiffNode": "flame",
+    "FunctionDelta": "table",
+    "Metric": "table",
+    "ProfileDiff": "profiles",
+    "Side": "table",
+    "build_tree": "flame",
+    "capture_span": "table",
+    "colour": "flame",
+    "diff_profiles": "profiles",
+    "flame_data": "flame",
+    "function_deltas": "table",
+    "pct_change": "table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

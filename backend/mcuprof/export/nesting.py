@@ -7,6 +7,7 @@ sibling. A sane capture is left untouched. Orphans get an "[unknown]" parent eac
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,11 +96,11 @@ class Preorder:
     """``Nested`` as arrays, with each call's subtree size in the sequence (itself
     included), so open/close events can be placed without a per-call loop."""
 
-    frame: np.ndarray  # int64
+    frame: np.ndarray  # int32 (int64 from the walk)
     start: np.ndarray  # float64 ticks relative to the capture start
     end: np.ndarray
-    depth: np.ndarray  # int64
-    size: np.ndarray  # int64
+    depth: np.ndarray  # int32 (int64 from the walk)
+    size: np.ndarray  # int32 (int64 from the walk)
 
 
 def preorder(profile: Profile, window: Window = None) -> Preorder:
@@ -132,30 +133,83 @@ def preorder(profile: Profile, window: Window = None) -> Preorder:
 _LOW = np.iinfo(np.int64).min
 
 
+def _columns(profile: Profile) -> tuple[np.ndarray, ...]:
+    """The columns of ``profile.table()`` that the walk needs, in the same row order
+    (depth-major, entry order), filled level by level into arrays of their final size
+    and narrow types: no per-level pieces concatenated, so no second copy at the peak.
+    Returns start (int64 ticks from the capture start), end, parent (int32 row, -1 for
+    none), depth (int32) and frame (int32); orphans are the rows below depth 0 with no
+    parent."""
+    depths = sorted(profile.levels)
+    n = sum(profile.levels[d].n for d in depths)
+    start = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    parent = np.empty(n, np.int32)
+    depth = np.empty(n, np.int32)
+    frame = np.empty(n, np.int32)
+    base: dict[int, int] = {}
+    row = 0
+    for d in depths:
+        lv = profile.levels[d]
+        base[d] = row
+        part = slice(row, row + lv.n)
+        np.subtract(lv.entry, profile.t0_ticks, out=start[part])
+        np.add(start[part], lv.dur, out=end[part])
+        p = lv.parent
+        np.add(p, base.get(d - 1, 0), out=parent[part], casting="unsafe")
+        parent[part][p < 0] = -1
+        depth[part] = d
+        frame[part] = profile.frame_ids(lv)
+        row += lv.n
+    return start, end, parent, depth, frame
+
+
+def _clamp(
+    k: np.ndarray,
+    parent: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    lo_s: np.ndarray,
+    hi_e: np.ndarray,
+    keep: np.ndarray,
+) -> None:
+    """Clamp the children ``k`` of one depth (grouped by parent, in entry order)."""
+    p = parent[k]
+    ps, pe = lo_s[p], hi_e[p]
+    first = np.concatenate([[True], p[1:] != p[:-1]])
+    rank = np.cumsum(first) - 1
+    # A child lies within its parent's unclamped interval (the parent rule), and a
+    # duration fits in 32 bits, so (rank, end - parent start) packs into an int64.
+    base = start[p]
+    run = np.maximum.accumulate((rank << 32) | (end[k] - base)) - (rank << 32) + base
+    before = np.concatenate([[_LOW], run[:-1]])
+    before[first] = _LOW
+    cur = np.minimum(np.maximum(ps, before), pe)
+    ks = np.maximum(start[k], cur)
+    lo_s[k] = ks
+    hi_e[k] = np.minimum(np.maximum(end[k], ks), pe)
+    keep[k] = keep[p] & (ks <= pe)
+
+
 def _sane_preorder(profile: Profile) -> Preorder | None:
     """``nested_calls`` over the whole capture, as array operations. The repair walk
     clamps each call to start no earlier than its previous sibling's end (the cursor)
     and to end within its parent; within a parent the cursor is a running maximum of
     the siblings' ends bounded by the parent, computed for every parent at once with
-    one accumulate over (parent rank, end) keys, one depth at a time."""
-    t = profile.table()
-    n = len(t["depth"])
+    one accumulate over (parent rank, end) keys, one depth at a time. Row indices fit
+    in 32 bits (a capture file holds at most 76M records); arrays are freed as soon as
+    they are done with, since this is the peak of the trace exports."""
+    start, end, parent, depth, frame = _columns(profile)  # int64 ticks: exact arithmetic
+    n = len(depth)
     if n == 0:
         return None
-    start = t["entry"] - profile.t0_ticks  # int64 ticks: exact arithmetic
-    end = start + t["duration"]
-    parent = t["parent"]
-    depth = t["depth"]
-    orphan = t["orphan"]
-    frame = t["frame"]
-    del t  # the other columns are not needed: keep the peak low
     has = parent >= 0
-    order = np.argsort(parent, kind="stable")  # children grouped by parent, entry order
+    orphan = ~has & (depth > 0)
+    order = np.argsort(parent, kind="stable").astype(np.int32)  # children by parent
     n_roots = int(np.count_nonzero(~has))
     roots = order[:n_roots]
     roots = roots[np.lexsort((roots, depth[roots], start[roots]))]
     kids = order[n_roots:]
-    del order
     lo_s = np.empty(n, np.int64)  # clamped start and end
     hi_e = np.empty(n, np.int64)
     keep = np.ones(n, bool)
@@ -165,68 +219,59 @@ def _sane_preorder(profile: Profile) -> Preorder | None:
     hi_e[roots] = np.maximum(end[roots], lo_s[roots])
     del cursor, prev
     # Kids are sorted by parent row, and rows are depth-major: one run per depth.
-    kid_depth = depth[kids]
-    bounds = np.flatnonzero(np.diff(kid_depth)) + 1
+    bounds = np.flatnonzero(np.diff(depth[kids])) + 1
     for k in np.split(kids, bounds):
-        if len(k) == 0:
-            continue
-        p = parent[k]
-        ps, pe = lo_s[p], hi_e[p]
-        first = np.concatenate([[True], p[1:] != p[:-1]])
-        rank = np.cumsum(first) - 1
-        # A child lies within its parent's unclamped interval (the parent rule), and a
-        # duration fits in 32 bits, so (rank, end - parent start) packs into an int64.
-        base = start[p]
-        run = np.maximum.accumulate((rank << 32) | (end[k] - base)) - (rank << 32) + base
-        before = np.concatenate([[_LOW], run[:-1]])
-        before[first] = _LOW
-        cur = np.minimum(np.maximum(ps, before), pe)
-        ks = np.maximum(start[k], cur)
-        lo_s[k] = ks
-        hi_e[k] = np.minimum(np.maximum(end[k], ks), pe)
-        keep[k] = keep[p] & (ks <= pe)
-    del kid_depth, bounds
-    # Subtree sizes over the calls kept, deepest level first.
-    size = keep.astype(np.int64)
-    cuts = np.flatnonzero(np.diff(depth)) + 1
-    blocks = np.split(np.arange(n), cuts)
-    for block in reversed(blocks):
-        b = block[has[block]]
-        if len(b):
-            np.add.at(size, parent[b], size[b])
-    wrap = orphan[roots].astype(np.int64)  # an "[unknown]" parent of each orphan
+        if len(k):
+            _clamp(k, parent, start, end, lo_s, hi_e, keep)
+    del bounds, start, end
+    # Subtree sizes over the calls kept, deepest level first; rows of one depth are a
+    # contiguous block.
+    cuts = [0, *(np.flatnonzero(np.diff(depth)) + 1).tolist(), n]
+    blocks = list(itertools.pairwise(cuts))
+    size = keep.astype(np.int32)
+    for a, b in reversed(blocks):
+        rows = np.flatnonzero(has[a:b]) + a
+        if len(rows):
+            np.add.at(size, parent[rows], size[rows])
+    wrap = orphan[roots].astype(np.int32)  # an "[unknown]" parent of each orphan
     root_span = size[roots] + wrap
     pos = np.zeros(n, np.int64)
-    off = np.zeros(n, np.int64)  # output depth - table depth
-    pos[roots] = np.cumsum(root_span) - root_span + wrap
+    off = np.zeros(n, np.int32)  # output depth - table depth
+    pos[roots] = np.cumsum(root_span, dtype=np.int64) - root_span + wrap
     off[roots] = wrap - depth[roots]
     # Within each parent, the sizes of the earlier siblings.
     kp = parent[kids]
     ksz = size[kids]
-    csum = np.cumsum(ksz) - ksz
+    csum = np.cumsum(ksz, dtype=np.int64) - ksz
+    del ksz
     first = np.flatnonzero(np.concatenate([[True], kp[1:] != kp[:-1]])) if len(kids) else kids
     group_start = np.repeat(csum[first], np.diff(np.append(first, len(kids))))
     before_sz = np.empty(n, np.int64)
     before_sz[kids] = csum - group_start
-    del kp, ksz, csum, group_start
-    for block in blocks:
-        b = block[has[block]]
-        if len(b):
-            pos[b] = pos[parent[b]] + 1 + before_sz[b]
-            off[b] = off[parent[b]]
-    del before_sz
+    del kp, csum, group_start, first, order, kids
+    for a, b in blocks:
+        rows = np.flatnonzero(has[a:b]) + a
+        if len(rows):
+            pos[rows] = pos[parent[rows]] + 1 + before_sz[rows]
+            off[rows] = off[parent[rows]]
+    del before_sz, has
     total = int(root_span.sum())
     kept = np.flatnonzero(keep)
+    del keep
     at = pos[kept]
-    out_frame = np.empty(total, np.int64)
-    out_start = np.empty(total)
-    out_end = np.empty(total)
-    out_depth = np.empty(total, np.int64)
-    out_size = np.empty(total, np.int64)
+    out_frame = np.empty(total, np.int32)
     out_frame[at] = frame[kept]
-    out_start[at], out_end[at] = lo_s[kept], hi_e[kept]
+    del frame
+    out_depth = np.empty(total, np.int32)
     out_depth[at] = depth[kept] + off[kept]
+    del depth, off
+    out_size = np.empty(total, np.int32)
     out_size[at] = size[kept]
+    out_start = np.empty(total)
+    out_start[at] = lo_s[kept]
+    out_end = np.empty(total)
+    out_end[at] = hi_e[kept]
+    del at, kept
     o = roots[orphan[roots]]
     w = pos[o] - 1
     out_frame[w] = UNKNOWN_ID

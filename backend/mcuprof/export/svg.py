@@ -4,11 +4,13 @@ that highlights matches and shows the matched share."""
 
 from __future__ import annotations
 
+import heapq
 from xml.sax.saxutils import escape, quoteattr
 
 from ..names import name_colour, short_label
-from ..profile import Profile, TreeNode, Window, prune
+from ..profile import Profile, TreeNode, Window
 from ..profile.aggregate import path_ticks
+from ..profile.trees import OTHER_ID, ROOT_ID
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
 # top, and the page's colour per function (names.name_colour).
@@ -21,11 +23,13 @@ CHAR_PX = 6.8
 ROOT_COLOUR = "#3b4350"
 
 
-def _tree(profile: Profile, window: Window) -> TreeNode:
-    """Frames merged by name path, as flamegraph.pl merges folded stacks; totals in µs.
-    Built from the interned paths in one pass each way, whatever the depth or fan-out."""
+def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float) -> TreeNode:
+    """``prune`` of the tree of frames merged by name path (as flamegraph.pl merges folded
+    stacks; totals in µs), built from the interned paths without a node for every path:
+    the pruning walk runs on path ids, and only what it keeps becomes a TreeNode. Same
+    walk, order and sums as ``prune`` over the full tree, so the same output; a capture
+    with a million distinct stacks costs a list per path, not an object graph."""
     to_us = 1e6 / profile.timer_freq
-    root = TreeNode("all", "all", -2)
     with profile.lock:
         names, ticks = path_ticks(profile, window)
     self_t = ticks.tolist()
@@ -34,17 +38,56 @@ def _tree(profile: Profile, window: Window) -> TreeNode:
     for pid in range(len(total) - 1, -1, -1):
         if parents[pid] >= 0:
             total[parents[pid]] += total[pid]
-    nodes: dict[int, TreeNode] = {}
+    # The full tree's shape: children in path-id order, paths with no time left out.
+    tops: list[int] = []
+    children: dict[int, list[int]] = {}
+    root_total = 0.0
     for pid in range(len(total)):
         if total[pid] <= 0:
             continue
-        name = _clean(names.name(pid))
-        node = nodes[pid] = TreeNode(name, name, pid, total[pid] * to_us, self_t[pid] * to_us)
         up = parents[pid]
-        (root if up < 0 else nodes[up]).children.append(node)
         if up < 0:
-            root.total_us += node.total_us
-    return root
+            tops.append(pid)
+            root_total += total[pid] * to_us
+        else:
+            children.setdefault(up, []).append(pid)
+    # prune (trees.py), step for step, on path ids.
+    limit = max(2, max_nodes)
+    keep_limit = limit - max(1, limit // 10)
+    floor = root_total * min_fraction
+    out = TreeNode("all", "all", ROOT_ID, root_total)
+    kept = 1
+    heap: list[tuple[float, int, int, TreeNode]] = []
+    order = 0
+    for c in tops:
+        heapq.heappush(heap, (-(total[c] * to_us), order, c, out))
+        order += 1
+    cut: dict[int, tuple[TreeNode, list[int]]] = {}
+    while heap:
+        neg, _, src, dst = heapq.heappop(heap)
+        if kept >= keep_limit or -neg < floor:
+            # Everything left is cut as well (nothing more is kept, so nothing is pushed,
+            # and what is left is no larger): in pop order, i.e. sorted, in one go.
+            for _, _, lost, up in [(neg, 0, src, dst), *sorted(heap)]:
+                cut.setdefault(id(up), (up, []))[1].append(lost)
+            break
+        name = _clean(names.name(src))
+        node = TreeNode(name, name, src, total[src] * to_us, self_t[src] * to_us)
+        dst.children.append(node)
+        kept += 1
+        for c in children.get(src, ()):
+            heapq.heappush(heap, (-(total[c] * to_us), order, c, node))
+            order += 1
+    groups = sorted(cut.values(), key=lambda g: -sum(total[i] * to_us for i in g[1]))
+    for dst, lost in groups[: limit - kept]:
+        other = TreeNode("other", "other", OTHER_ID)
+        other.total_us = sum(total[i] * to_us for i in lost)
+        other.self_us = other.total_us
+        other.calls = 0  # this tree counts no calls
+        dst.children.append(other)
+    for node in out.walk():
+        node.children.sort(key=lambda c: (-c.total_us, c.label))
+    return out
 
 
 def _clean(name: str) -> str:
@@ -71,7 +114,7 @@ def render(
     max_nodes: int = 3000,
     subtitle: str = "",
 ) -> str:
-    tree = prune(_tree(profile, window), max_nodes=max_nodes, min_fraction=0.1 / WIDTH)
+    tree = _tree(profile, window, max_nodes, 0.1 / WIDTH)
     total = tree.total_us or 1.0
     rows: list[str] = []
     depth_max = 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..protocol import LinkStats, Metadata, ProfileData, ResponseDecoder
+from ..protocol.constants import RECORD_SIZE
 from .model import Profile
 from .timebase import concat_records
 
@@ -36,29 +37,56 @@ def load_capture(
 ) -> LoadResult:
     """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
     last METADATA packet before each batch of records (1 MHz without one)."""
-    profile = Profile(symbols)
-    decoder = ResponseDecoder()
-    metadata: Metadata | None = None
-    view = memoryview(data)
     total = len(data)
     if chunk is None:
         chunk = max(_CHUNK, -(-total // _ADDS))
-    for start in range(0, max(total, 1), chunk):
-        batch: list[np.ndarray] = []
-        events = decoder.feed(view[start : start + chunk])
-        if start + chunk >= total:
-            events += decoder.close()  # the end of the stream releases held-back packets
+    view = memoryview(data)
+    pieces = (view[start : start + chunk] for start in range(0, total, chunk))
+    return load_chunks(pieces, total, symbols, progress)
+
+
+def load_chunks(
+    chunks: Iterable[bytes | memoryview],
+    total: int,
+    symbols: Any | None = None,
+    progress: Progress | None = None,
+) -> LoadResult:
+    """``load_capture`` over a capture read piece by piece (``total`` bytes in all), so
+    the raw bytes are never held whole. Records are added to the profile about
+    ``total / _ADDS`` bytes at a time (at least _CHUNK), whatever the size of the pieces."""
+    profile = Profile(symbols)
+    decoder = ResponseDecoder(batch=True)  # arrays, not an event per packet
+    metadata: Metadata | None = None
+    step = max(_CHUNK, -(-total // _ADDS))
+    batch: list[np.ndarray] = []
+    pending = done = 0
+
+    def flush() -> None:
+        nonlocal batch, pending
+        if batch:
+            profile.add(concat_records(batch))
+            batch, pending = [], 0
+
+    def take(events: list[object]) -> None:
+        nonlocal metadata, pending
         for event in events:
             if isinstance(event, ProfileData):
                 batch.append(event.records)
+                pending += event.records.nbytes
             elif isinstance(event, Metadata):
-                if batch:
-                    profile.add(concat_records(batch))
-                    batch = []
+                flush()
                 metadata = event
                 profile.set_timer_freq(event.timer_freq)
-        if batch:
-            profile.add(concat_records(batch))
+
+    for piece in chunks:
+        take(decoder.feed(piece))
+        done += len(piece)
+        if pending >= step:
+            flush()
         if progress is not None:
-            progress(min(start + chunk, total), total, profile.n_records)
+            progress(min(done, total), total, profile.n_records + pending // RECORD_SIZE)
+    take(decoder.close())  # the end of the stream releases held-back packets
+    flush()
+    if progress is not None:
+        progress(total, total, profile.n_records)
     return LoadResult(profile, metadata, decoder.stats)

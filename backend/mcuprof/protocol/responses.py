@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from fastcrc.crc16 import ibm_3740 as _crc16  # CRC-16/CCITT-FALSE, same as crc.py
 
 from .constants import (
     FW_VERSION_SIZE,
@@ -130,12 +131,18 @@ class ResponseDecoder:
     packet that began at ``p``, hunting resumes at ``p + 1``, so a corrupted
     length can never swallow intact packets behind it. The buffer never holds
     more than one maximum-size packet.
+
+    With ``batch=True``, PROFILE_DATA packets that follow each other come out as one
+    ProfileData event holding all their records, in the same order: whole-capture
+    readers (``info``, ``export``) want arrays, not an event per ~20 records. Counters
+    are the same either way.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, batch: bool = False) -> None:
         self._buf = bytearray()
         self.stats = LinkStats()
         self.max_buffered = 0
+        self.batch = batch
 
     @property
     def buffered(self) -> int:
@@ -152,7 +159,7 @@ class ResponseDecoder:
             start += room
             self.max_buffered = max(self.max_buffered, len(self._buf))
             self._parse(events, eof=False)
-        return events
+        return _merged(events) if self.batch else events
 
     def close(self) -> list[ResponseEvent]:
         """End of stream: no more bytes will come, so a header still waiting for its
@@ -162,7 +169,7 @@ class ResponseDecoder:
         waits for bytes that may never come, and nothing is decoded twice."""
         events: list[ResponseEvent] = []
         self._parse(events, eof=True)
-        return events
+        return _merged(events) if self.batch else events
 
     def _parse(self, out: list[ResponseEvent], eof: bool) -> None:
         # The hot loop: one pass over the buffer, counters kept in locals, and the
@@ -276,19 +283,30 @@ class ResponseDecoder:
         sent = block[:taken, body].astype(np.int64) | (
             block[:taken, body + 1].astype(np.int64) << 8
         )
-        crc = crc16_ccitt_false
-        for i, expected in enumerate(sent.tolist()):
-            if crc(data[i * size : i * size + body]) != expected:
-                taken = i
-                break
+        # The CRC is the one per-packet call left: over views, no copies.
+        crc = _crc16
+        view = memoryview(data)
+        got = np.fromiter(
+            (crc(view[o : o + body]) for o in range(0, taken * size, size)),
+            np.int64,
+            taken,
+        )
+        bad = np.flatnonzero(got != sent)
+        if len(bad):
+            taken = int(bad[0])
         if taken:
             records = np.ascontiguousarray(block[:taken, 8:body]).view(RECORD_DTYPE)
             records.flags.writeable = False
             new = ProfileData.__new__
-            for row in records:
+            if self.batch:
                 event = new(ProfileData)
-                _set_records(event, row)
+                _set_records(event, records.reshape(-1))
                 pending.append(event)
+            else:
+                for i in range(taken):
+                    event = new(ProfileData)
+                    _set_records(event, records[i])
+                    pending.append(event)
             self.stats.packets["profile_data"] += taken
             self.stats.records += records.size
         return taken
@@ -356,6 +374,35 @@ class ResponseDecoder:
         else:
             profiling, overflows, captured, usage = _STATUS.unpack_from(buf, p + 5)
             pending.append(Status(bool(profiling), overflows, captured, usage))
+
+
+def _merged(events: list[ResponseEvent]) -> list[ResponseEvent]:
+    """Consecutive ProfileData events as one (``batch`` mode)."""
+    out: list[ResponseEvent] = []
+    run: list[np.ndarray] = []
+    for event in events:
+        if type(event) is ProfileData:
+            run.append(event.records)
+            continue
+        if run:
+            out.append(_profile_data(run))
+            run = []
+        out.append(event)
+    if run:
+        out.append(_profile_data(run))
+    return out
+
+
+def _profile_data(run: list[np.ndarray]) -> ProfileData:
+    if len(run) == 1:
+        records = run[0]
+    else:
+        # as bytes: concatenating structured arrays promotes fields once per array
+        records = np.concatenate([r.view(np.uint8) for r in run]).view(RECORD_DTYPE)
+        records.flags.writeable = False
+    event = ProfileData.__new__(ProfileData)
+    _set_records(event, records)
+    return event
 
 
 def decode_stream(data: bytes) -> tuple[list[ResponseEvent], LinkStats]:

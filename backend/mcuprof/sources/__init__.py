@@ -5,30 +5,48 @@ the session's ``kind`` and never looks at the protocol itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..errors import UserError
-from ..profile.load import LoadResult, load_capture
+from ..profile.load import LoadResult, load_capture, load_chunks
 from ..profile.model import Profile
 from .base import Batch, Source
 from .miniprofiler import MiniProfilerSource
-from .qs import DEFAULT_TICK_HZ, QSSource, QSSymbols
 
-FACTORIES: dict[str, Callable[..., Any]] = {
-    MiniProfilerSource.kind: MiniProfilerSource,
-    QSSource.kind: QSSource,
-}
-KINDS = tuple(FACTORIES)
+QS_KIND = "qs"
+KINDS = (MiniProfilerSource.kind, QS_KIND)
+# The QS source (and the QS analysis it uses) loads on first use: a MiniProfiler export
+# should not pay for importing it.
+_LAZY = {"QSSource", "QSSymbols", "DEFAULT_TICK_HZ"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import qs
+
+        return getattr(qs, name)
+    raise AttributeError(name)
+
+
+def _looks_like_qs(sample: bytes) -> int:
+    from ..protocol.qs import QSDecoder
+
+    decoder = QSDecoder()
+    decoder.feed(sample)
+    return int(decoder.frame_stats.frames)
 SAMPLE_BYTES = 1 << 16
 _CHUNK = 1 << 22
 
 
 def new_source(kind: str, tick_hz: int | None = None) -> Source:
-    if kind == QSSource.kind:
+    if kind == QS_KIND:
+        from .qs import DEFAULT_TICK_HZ, QSSource
+
         return QSSource(tick_hz or DEFAULT_TICK_HZ)
-    if kind in FACTORIES:
-        return FACTORIES[kind]()
+    if kind == MiniProfilerSource.kind:
+        return MiniProfilerSource()
     raise UserError(f"unknown capture kind {kind!r}: one of {', '.join(KINDS)}")
 
 
@@ -36,7 +54,10 @@ def detect_kind(data: bytes) -> str | None:
     """The kind whose decoder finds more good packets/frames in the stream's start;
     None when neither finds any."""
     sample = bytes(data[:SAMPLE_BYTES])
-    scores = {kind: FACTORIES[kind].looks_like(sample) for kind in KINDS}
+    scores = {
+        MiniProfilerSource.kind: MiniProfilerSource.looks_like(sample),
+        QS_KIND: _looks_like_qs(sample),
+    }
     best = max(scores, key=lambda k: scores[k])
     return best if scores[best] > 0 else None
 
@@ -53,32 +74,57 @@ def load(
     of sources that have no names of their own."""
     if kind == MiniProfilerSource.kind:
         return load_capture(data, symbols, progress=progress)
+    view = memoryview(data)
+    pieces = (view[start : start + _CHUNK] for start in range(0, len(data), _CHUNK))
+    return load_stream(kind, pieces, len(data), symbols, progress=progress, tick_hz=tick_hz)
+
+
+def load_stream(
+    kind: str,
+    chunks: Iterable[bytes | memoryview],
+    total: int,
+    symbols: Any | None = None,
+    *,
+    progress: Callable[[int, int, int], None] | None = None,
+    tick_hz: int | None = None,
+) -> LoadResult:
+    """``load`` over a capture read piece by piece (``total`` bytes in all), so the raw
+    bytes are never held whole."""
+    if kind == MiniProfilerSource.kind:
+        return load_chunks(chunks, total, symbols, progress)
     source = new_source(kind, tick_hz)
     own = source.symbols
     profile = Profile(own if own is not None else symbols)
-    view = memoryview(data)
-    total = len(data)
-    for start in range(0, max(total, 1), _CHUNK):
-        batch = source.feed(view[start : start + _CHUNK])
-        if start + _CHUNK >= total:
-            tail = source.close()
-            batch = Batch(_join(batch.records, tail.records), batch.events + tail.events)
+    done = 0
+
+    def add(batch: Batch) -> None:
         if source.metadata is not None:
             profile.set_timer_freq(source.metadata.timer_freq)
         elif tick_hz:
             profile.set_timer_freq(tick_hz)
         profile.add(batch.records)
+
+    for piece in chunks:
+        add(source.feed(piece))
+        done += len(piece)
         if progress is not None:
-            progress(min(start + _CHUNK, total), total, profile.n_records)
+            progress(min(done, total), total, profile.n_records)
+    add(source.close())
     if source.metadata is None:
+        from .qs import DEFAULT_TICK_HZ
+
         profile.set_timer_freq(tick_hz or DEFAULT_TICK_HZ)
+    if progress is not None:
+        progress(total, total, profile.n_records)
     return LoadResult(profile, source.metadata, source.stats())  # type: ignore[arg-type]
 
 
-def _join(a: Any, b: Any) -> Any:
-    import numpy as np
-
-    return a if len(b) == 0 else np.concatenate([a, b])
+def peek_kind(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
+    """The kind of a capture read in chunks (MiniProfiler when unsure), and the same
+    chunks again from the start."""
+    it = iter(chunks)
+    first = next(it, b"")
+    return detect_kind(first) or MiniProfilerSource.kind, itertools.chain([first], it)
 
 
 __all__ = [
@@ -91,5 +137,7 @@ __all__ = [
     "Source",
     "detect_kind",
     "load",
+    "load_stream",
     "new_source",
+    "peek_kind",
 ]

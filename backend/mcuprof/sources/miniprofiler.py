@@ -16,7 +16,7 @@ class MiniProfilerSource:
     symbols = None  # addresses, named with the firmware's ELF
 
     def __init__(self) -> None:
-        self.decoder = ResponseDecoder()
+        self.decoder = ResponseDecoder(batch=True)  # back-to-back packets as one array
         self.metadata: Metadata | None = None
 
     def feed(self, data: bytes | bytearray | memoryview) -> Batch:

@@ -188,6 +188,6 @@ class QSSource:
 
     @staticmethod
     def looks_like(data: bytes) -> int:
-        decoder = QSDecoder()
-        decoder.feed(data)
-        return int(decoder.frame_stats.frames)
+        from . import _looks_like_qs
+
+        return _looks_like_qs(data)

@@ -347,10 +347,12 @@ class SessionStore:
         elf_name: str | None = None,
         notes: str = "",
         kind: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> SessionInfo:
         """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
         metadata and link statistics are decoded from it, so it looks like a recording.
-        ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given."""
+        ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given.
+        ``progress(bytes done, records so far)`` is called after each chunk."""
         from ..sources import detect_kind, new_source
 
         chunks = _chunks(data)
@@ -358,15 +360,19 @@ class SessionStore:
         kind = kind or detect_kind(first) or "miniprofiler"
         source = new_source(kind)
         span = CaptureSpan()
+        done = records = 0
 
-        def take(batch: Any) -> None:
+        def take(batch: Any, size: int) -> None:
+            nonlocal done, records
             if len(batch.records):
                 span.feed([ProfileData(batch.records)])
+                records += len(batch.records)
             span.metadata = source.metadata
+            done += size
 
         # The metadata normally leads the stream; decode the first chunk before creating
         # the session so the row has it from the start.
-        take(source.feed(first))
+        take(source.feed(first), len(first))
         writer = self.create(
             name,
             elf if kind == "miniprofiler" else None,
@@ -379,10 +385,14 @@ class SessionStore:
         try:
             writer.append(first)
             for chunk in chunks:
-                take(source.feed(chunk))
+                take(source.feed(chunk), len(chunk))
                 writer.append(chunk)
-            take(source.close())
+                if progress is not None:
+                    progress(done, records)
+            take(source.close(), 0)
             stats = source.stats()
+            if progress is not None:
+                progress(done, records)
             if not sum(stats["packets"].values()):
                 # Random bytes or a README are not a capture: refuse, store nothing.
                 what = (

@@ -1,0 +1,45 @@
+"""rows.py writes exactly what Python's own formatting writes, for any numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcuprof.export.rows import Chars, Ints, Table, join_rows, whole_floats
+
+ints = st.lists(st.integers(0, 2**63 - 1), max_size=40)
+floats = st.lists(
+    st.one_of(
+        st.integers(0, 10**16 + 10).map(float),
+        st.floats(-1e20, 1e20, allow_nan=False),
+    ),
+    max_size=40,
+)
+
+
+@given(ints)
+def test_ints_as_str(values: list[int]) -> None:
+    x = np.array(values, np.int64)
+    assert join_rows(len(x), [b"<", Ints(x), b">"]) == "".join(f"<{v}>" for v in values)
+
+
+@given(floats)
+def test_whole_floats_as_repr_or_refused(values: list[float]) -> None:
+    v = np.array(values, np.float64)
+    col = whole_floats(v)
+    whole = all(0 <= f < 1e16 and f == int(f) and repr(f)[0] != "-" for f in values)
+    assert (col is not None) == whole
+    if col is not None:
+        assert join_rows(len(v), [col, b","]) == "".join(f"{f!r}," for f in values)
+
+
+@given(st.lists(st.integers(0, 2), max_size=30), st.lists(st.integers(0, 99), max_size=30))
+def test_table_and_chars(index: list[int], codes: list[int]) -> None:
+    n = min(len(index), len(codes))
+    strings = [b'{"name":"a\\u0000"', b"", b"xyz"]
+    chars = np.array([ord("A") + c % 26 for c in codes[:n]], np.uint8)
+    idx = np.array(index[:n], np.int64)
+    got = join_rows(n, [Table(strings, idx), Chars(chars), b";"])
+    want = "".join(strings[i].decode() + chr(c) + ";" for i, c in zip(idx, chars, strict=True))
+    assert got == want
