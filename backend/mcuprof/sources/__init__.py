@@ -36,6 +36,8 @@ def _looks_like_qs(sample: bytes) -> int:
     decoder = QSDecoder()
     decoder.feed(sample)
     return int(decoder.frame_stats.frames)
+
+
 SAMPLE_BYTES = 1 << 16
 _CHUNK = 1 << 22
 
