@@ -72,6 +72,19 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
         pg.wait_for_timeout(400)
         shot(pg, f"qs-02-functions-{w}x{h}")
 
+    # The QS tab is fed by the same live source (its monitor is a listener of it): QSPY's
+    # lines for the simulated DPP, filterable by an active object, and its queue margins.
+    pg.get_by_role("tab", name="QS").click()
+    expect(pg.locator("#qs-log .qs-row").first).to_be_visible(timeout=15000)
+    lines = pg.eval_on_selector_all(
+        "#qs-log .qs-row .qs-text", "els => els.map(e => e.textContent)"
+    )
+    assert any("Philo_inst[" in line for line in lines), lines[:20]
+    pg.wait_for_function(
+        "() => document.querySelector('#qs-margins-plot')?.data?.length > 0", timeout=15000
+    )
+    shot(pg, "qs-03-live-qs-tab-1600x1000")
+
     pg.get_by_role("tab", name="Flame graph").click()
     stop.click()
     expect(pg.locator("#h-state")).to_have_text("ready")
