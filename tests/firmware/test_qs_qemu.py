@@ -26,7 +26,7 @@ from mcuprof.protocol.qs import (
 )
 from mcuprof.qemu import QemuProcess, default_qs_elf, free_port
 from mcuprof.qs.margins import margins
-from mcuprof.qs.rtc import rtc_steps, rtc_table
+from mcuprof.qs.rtc import RtcTracker, rtc_steps, rtc_table
 from mcuprof.qs.text import event_lines
 
 pytestmark = [
@@ -182,7 +182,12 @@ def test_dictionary_names_resolve(decoded) -> None:
 def test_rtc_steps_for_every_active_object(decoded) -> None:
     _, events = decoded
     result = rtc_steps(events)
-    assert result.unfinished == 0
+    tracker = RtcTracker()
+    tracker.feed(events)
+    # No dispatch was overtaken by another of its object; the capture may be cut inside
+    # a step (at most one open per object), which rtc_steps counts as unfinished too.
+    assert tracker.unfinished == 0
+    assert result.unfinished == len(tracker.pending) <= len(AOS)
     rows = {(r.obj, r.state, r.signal): r for r in rtc_table(result.steps)}
     assert {obj for obj, _, _ in rows} == AOS
     # The demo's behaviour (app.c), per step: 100 samples/s, 1 window in 10 ends with a
@@ -192,9 +197,7 @@ def test_rtc_steps_for_every_active_object(decoded) -> None:
     assert mon.count >= 200 and 0 < mon.min <= mon.mean <= mon.max
     bounce = rows["l_button", "button_pressed", "PRESS_SIG"]
     assert dict(bounce.outcomes) == {"ignored": bounce.count}
-    assert dict(rows["l_button", "button_released", "PRESS_SIG"].outcomes).keys() == {
-        "transition"
-    }
+    assert dict(rows["l_button", "button_released", "PRESS_SIG"].outcomes).keys() == {"transition"}
     blinky = {state for obj, state, sig in rows if obj == "l_blinky" and sig == "TIMEOUT_SIG"}
     assert blinky == {"blinky_off", "blinky_on"}
     # A RATE event in `on` whose guard fails goes up to `blinking`: one UNHANDLED record.
