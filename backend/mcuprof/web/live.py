@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..link import DeviceSession, validate_port
 from ..link.simulator import SimOptions
 from ..profile import Profile
+from ..profile.columns import Spill
 from ..profile.timebase import concat_records
 from ..protocol import Metadata, ResponseDecoder, Status, encode_metadata
 from ..store import SessionStore
@@ -36,6 +37,7 @@ from .settings import SIM_PORT, Settings
 LOG_LIMIT = 1000
 RATE_WINDOW_S = 2.0
 OVERFLOW_WARN_S = 10.0
+INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
 
 
 @dataclass
@@ -83,7 +85,7 @@ class LiveSession:
         self.elf: ElfChoice | None = catalog.default()
         self.symbols: SymbolTable = SymbolTable.empty()
         self.elf_error: str | None = None
-        self.profile = Profile(self.symbols)
+        self.profile = self._empty_profile()
         self.capture_started: float | None = None  # wall clock of the last Start
         self.writer: Any = None  # the store's SessionWriter of the capture in progress
         self.capture_id: int | None = None
@@ -108,7 +110,7 @@ class LiveSession:
         if self.elf is not None:
             try:
                 self.symbols = catalog.load(self.elf)
-                self.profile = Profile(self.symbols)
+                self.profile = self._empty_profile()
             except UserError as exc:
                 self.elf_error = str(exc)
                 self._log("error", f"ELF {self.elf.label}: {exc}")
@@ -466,10 +468,14 @@ class LiveSession:
         with self._profile_lock:
             self._pending.clear()
             self._oldest_unpublished = None
-            self.profile = Profile(self.symbols)
+            self.profile = self._empty_profile()
             if self.metadata is not None:
                 self.profile.set_timer_freq(self.metadata.timer_freq or 1_000_000)
             self.version += 1
+
+    def _empty_profile(self) -> Profile:
+        # Records on disk, memory-mapped: an hour of capture fits in bounded RSS.
+        return Profile(self.symbols, spill=Spill(self.settings.columns_dir))
 
     def raw_capture(self) -> tuple[bytes, str] | None:
         """Bytes of the current (or last) capture, and a file-name stem."""
@@ -511,16 +517,21 @@ class LiveSession:
         added = 0
         with self._profile_lock:
             batch: list[np.ndarray] = []
+            held = 0
             while self._pending:
                 kind, item, _ = self._pending.popleft()
                 if kind == "meta":
                     if batch:
                         self.profile.add(concat_records(batch))
-                        batch = []
+                        batch, held = [], 0
                     self.profile.set_timer_freq(item.timer_freq or 1_000_000)
                 else:
                     batch.append(item)
                     added += len(item)
+                    held += len(item)
+                    if held >= INGEST_CHUNK:  # bounds an add's temporaries after a backlog
+                        self.profile.add(concat_records(batch))
+                        batch, held = [], 0
             if batch:
                 self.profile.add(concat_records(batch))
             if added:

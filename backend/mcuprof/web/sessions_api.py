@@ -19,7 +19,7 @@ from ..errors import UserError
 from ..profile import Profile, load_capture
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.replay import parse_speed, replay_factory
+from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -335,16 +335,29 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
     _only_miniprofiler(info)
-    data = await asyncio.to_thread(store.raw, sid)
-    if not data:
+    path = store.raw_path(sid)
+    if not path.is_file() or path.stat().st_size == 0:
         raise UserError(f"session {sid} holds no data to replay")
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    factory = replay_factory(data, speed, info.metadata)
-    total = (await asyncio.to_thread(summarize, data))["records"]
+    # The recording is read from its file in chunks as it plays, never held whole.
+    device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
+    device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
+    factory = replay_factory(device, speed, info.metadata)
+    total = device.total_records
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
     _replaying[id(live)] = state
     return {"replay": state}
+
+
+REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
+
+
+def _backlog(live: Any) -> int:
+    session = getattr(live, "session", None)
+    if session is None:
+        return 0
+    return int(session.records_received_since_start) - int(live.profile_records())
 
 
 def _attach_replay(live: Any, factory: Any, label: str, total: int | None = None) -> None:

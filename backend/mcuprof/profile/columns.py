@@ -1,0 +1,181 @@
+"""Growable columns, in RAM or in a memory-mapped file (so a long capture lives on disk).
+
+A ``Spill`` is one unnamed temporary file (O_TMPFILE: nothing is left behind whatever
+happens to the process), sparse and mapped once at a large size, so a profile with
+thousands of depth levels still holds two file descriptors. Columns are regions of it,
+allocated at its end; a column that outgrows its region moves to a new one twice as
+large, copied by the kernel (copy_file_range), and the old region is left as is (views
+taken before the move keep reading it), so the file holds at most twice the data.
+
+The columns are numpy arrays over the mapping and the profile's code runs on them
+unchanged. Pages touched count in the process's RSS until they are unmapped;
+``Spill.drop`` unmaps them (MADV_DONTNEED, which on a shared file mapping loses
+nothing: the data stays in the page cache, written back by the kernel), and the profile
+calls it after each public method, so what stays resident is what one call touches.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+_GROWTH = 1.5
+_FILE_GROWTH = 2
+_PAGE = mmap.PAGESIZE
+_MIN_REGION = _PAGE  # bytes
+_KERNEL_COPY = 1 << 20  # bytes: smaller copies go through the mapping (a syscall costs more)
+RAM_COLUMN = 1 << 16  # bytes: a spilled profile's columns go to the file past this size
+RAM_BUDGET = 1 << 26  # bytes of such small columns per profile, at most
+RESERVE = 1 << 40  # bytes of address space (and sparse file) per spill
+
+
+class Spill:
+    """The file one profile's columns live in, and the hook that unmaps their pages."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.dir = Path(directory) if directory is not None else default_spill_dir()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._file = tempfile.TemporaryFile(dir=self.dir)
+        os.ftruncate(self._file.fileno(), RESERVE)
+        self._mm = mmap.mmap(self._file.fileno(), RESERVE)
+        self._bytes = np.frombuffer(self._mm, np.uint8)
+        self._end = 0  # bytes allocated
+        self._lock = threading.Lock()
+        self.ram_used = 0  # bytes of the columns still in RAM (small ones)
+
+    def ram_room(self, nbytes: int, current: int) -> bool:
+        """May a column grow to ``nbytes`` in RAM (from ``current``)?"""
+        return nbytes <= RAM_COLUMN and self.ram_used + nbytes - current <= RAM_BUDGET
+
+    @property
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes of the file in use (regions allocated, old ones included)."""
+        return self._end
+
+    def alloc(self, nbytes: int) -> int:
+        size = -(-max(nbytes, _MIN_REGION) // _PAGE) * _PAGE
+        with self._lock:
+            off = self._end
+            if off + size > RESERVE:
+                raise MemoryError("the profile's column file is full (1 TiB)")
+            self._end = off + size
+        return off
+
+    def view(self, offset: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+        return self._bytes[offset : offset + nbytes].view(dtype)
+
+    def drop(self) -> None:
+        """Unmap every page the columns have touched (their data stays on disk)."""
+        end = self._end
+        if end:
+            self._mm.madvise(mmap.MADV_DONTNEED, 0, end)
+
+
+def _copy(src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
+    done = 0
+    while done < nbytes:
+        step = os.copy_file_range(src, dst, nbytes - done, src_off + done, dst_off + done)
+        if step <= 0:
+            raise OSError("copy_file_range made no progress")
+        done += step
+
+
+class Column:
+    """A 1-D array with amortised growth, in RAM or in a Spill's file. ``a`` is the
+    whole capacity; the owner keeps the count of items in use."""
+
+    __slots__ = ("_off", "a", "spill")
+
+    def __init__(self, dtype: np.dtype | type, spill: Spill | None = None) -> None:
+        self.a = np.empty(0, dtype)
+        self.spill = spill
+        self._off = -1  # offset of the region in the spill's file
+
+    @property
+    def ram_bytes(self) -> int:
+        return 0 if self._off >= 0 else self.a.nbytes
+
+    def reserve(self, need: int, keep: int) -> np.ndarray:
+        """Room for ``need`` items, the first ``keep`` preserved. Returns ``a``."""
+        cap = len(self.a)
+        if need <= cap:
+            return self.a
+        dtype = self.a.dtype
+        spill = self.spill
+        if spill is None or (
+            self._off < 0 and spill.ram_room(need * dtype.itemsize, self.a.nbytes)
+        ):
+            # Small columns stay in RAM even when spilling: a deep call chain has
+            # thousands of one-record levels, and a file page costs a fault to write.
+            grown = np.empty(max(need, int(cap * _GROWTH) + 64), dtype)
+            grown[:keep] = self.a[:keep]
+            if spill is not None:
+                spill.ram_used += grown.nbytes - self.a.nbytes
+            self.a = grown
+            return grown
+        nbytes = max(need, cap * _FILE_GROWTH) * dtype.itemsize
+        off = spill.alloc(nbytes)
+        nbytes = (nbytes // dtype.itemsize) * dtype.itemsize
+        grown = spill.view(off, nbytes, dtype)
+        if self._off >= 0 and keep * dtype.itemsize >= _KERNEL_COPY:
+            _copy(spill.fileno, self._off, spill.fileno, off, keep * dtype.itemsize)
+        elif keep:
+            grown[:keep] = self.a[:keep]
+        if self._off < 0:
+            spill.ram_used -= self.a.nbytes
+        self._off, self.a = off, grown
+        return grown
+
+    def copy(self, n: int, spill: Spill | None) -> Column:
+        """The first ``n`` items in a new column (in ``spill``'s file when given). File to
+        file goes through the kernel, never through this process's memory."""
+        if self._off < 0:  # small (or not spilled): a plain copy, trimmed
+            out = Column.__new__(Column)
+            out.a, out.spill, out._off = self.a[:n].copy(), spill, -1
+            if spill is not None:
+                spill.ram_used += out.a.nbytes
+            return out
+        out = Column(self.a.dtype, spill)
+        dst = out.reserve(n, 0)
+        if n == 0:
+            return out
+        nbytes = n * self.a.dtype.itemsize
+        if out._off < 0 or self._off < 0 or nbytes < _KERNEL_COPY:
+            dst[:n] = self.a[:n]
+        else:
+            _copy(self.spill.fileno, self._off, spill.fileno, out._off, nbytes)
+        return out
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Give the heap's free pages back to the system. Without it glibc keeps the pages
+    of freed temporaries (an add's or an aggregate's) in its arenas, and a long capture
+    pays for them as if they were records."""
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+def default_spill_dir() -> Path:
+    """Where spilled columns go unless told: $MCUPROF_COLUMNS_DIR, else the temporary dir."""
+    return Path(os.environ.get("MCUPROF_COLUMNS_DIR") or tempfile.gettempdir())
