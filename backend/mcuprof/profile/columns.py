@@ -42,7 +42,7 @@ class Spill:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.dir = Path(directory) if directory is not None else default_spill_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._file = tempfile.TemporaryFile(dir=self.dir)
+        self._file = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 (lives with the profile)
         os.ftruncate(self._file.fileno(), RESERVE)
         self._mm = mmap.mmap(self._file.fileno(), RESERVE)
         self._bytes = np.frombuffer(self._mm, np.uint8)
