@@ -52,6 +52,17 @@ class Level:
         self._bmax = np.concatenate([self._bmax[:first], tail])
         self.lod.update(self.entry, self.dur, start)
 
+    def first_ending_at(self, tick: int) -> int:
+        """A position before which every record exits before ``tick``: where a window
+        starting at ``tick`` has to start reading. From the entry order and the longest
+        duration, tightened by the block maxima (one long call far back no longer makes
+        every window read from there)."""
+        lo = int(np.searchsorted(self.entry, tick - self.max_dur, side="left"))
+        if len(self._bmax):
+            reach = np.maximum.accumulate(self._bmax)
+            lo = max(lo, int(np.searchsorted(reach, tick, side="left")) * _BLOCK)
+        return min(lo, self.n)
+
     @property
     def entry(self) -> np.ndarray:
         return self._entry[: self.n]

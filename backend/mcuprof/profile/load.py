@@ -33,10 +33,11 @@ def load_capture(
     symbols: Any | None = None,
     progress: Progress | None = None,
     chunk: int | None = None,
+    spill: Any | None = None,
 ) -> LoadResult:
     """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
     last METADATA packet before each batch of records (1 MHz without one)."""
-    profile = Profile(symbols)
+    profile = Profile(symbols, spill=spill)  # spill: records on disk (profile/columns.py)
     decoder = ResponseDecoder()
     metadata: Metadata | None = None
     view = memoryview(data)

@@ -134,8 +134,9 @@ class Profile:
     def frames(self) -> list[Frame]:
         return self._addrs.frames
 
-    def frame_ids(self, level: Level) -> np.ndarray:
-        return self._addrs.frame_of[level.addr]
+    def frame_ids(self, level: Level, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Frame id of the level's records [lo, hi) (all of them by default)."""
+        return self._addrs.frame_of[level.addr[lo:hi]]
 
     def raw_addrs(self, level: Level) -> np.ndarray:
         return self._addrs.addrs[level.addr]

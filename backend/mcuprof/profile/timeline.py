@@ -33,7 +33,7 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
     for d in sorted(profile.levels):
         lv = profile.levels[d]
         entry, dur = lv.entry, lv.dur
-        lo = int(np.searchsorted(entry, math.floor(a) - lv.max_dur, side="left"))
+        lo = lv.first_ending_at(math.floor(a))
         hi = int(np.searchsorted(entry, math.ceil(b), side="right"))
         if hi <= lo:
             continue
