@@ -101,6 +101,7 @@ class LiveSession:
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
         self.replay_total: int | None = None
+        self._replay_started = 0.0
         self._replay_restore: tuple[str, int] | None = None
         self._replay_ending = False
         self._received_at_status = 0
@@ -252,6 +253,7 @@ class LiveSession:
         self.disconnect()
         self.replay_total = total
         self._replay_ending = False
+        self._replay_started = self.clock()
         with self._command_lock:
             self.state = "connecting"
             session = factory(SIM_PORT, self.baud, self)
@@ -280,11 +282,13 @@ class LiveSession:
             return None
         received = int(self.session.records_received_since_start)
         total = self.replay_total
+        elapsed = self.clock() - self._replay_started
         return {
             "label": self.port_label,
             "received": received,
             "total": total,
             "pct": min(100.0, 100.0 * received / total) if total else None,
+            "rate": received / elapsed if elapsed > 0 else None,  # records/s since it began
         }
 
     def _replay_done(self) -> bool:
@@ -518,7 +522,9 @@ class LiveSession:
         with self._profile_lock:
             batch: list[np.ndarray] = []
             held = 0
-            while self._pending:
+            # What is queued now, not what the reader adds meanwhile: a fast source
+            # (a max-speed replay) would otherwise keep this loop, and the lock, forever.
+            for _ in range(len(self._pending)):
                 kind, item, _ = self._pending.popleft()
                 if kind == "meta":
                     if batch:
