@@ -40,6 +40,7 @@ class Spill:
     """The file one profile's columns live in, and the hook that unmaps their pages."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        bound_the_heap()
         self.dir = Path(directory) if directory is not None else default_spill_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
         self._file = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 (lives with the profile)
@@ -158,14 +159,29 @@ class Column:
         return out
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
+def _libc_fn(name: str) -> Callable[..., int] | None:
     try:
-        return ctypes.CDLL(None).malloc_trim  # glibc
+        return getattr(ctypes.CDLL(None), name)  # glibc
     except (OSError, AttributeError):
         return None
 
 
-_TRIM = _malloc_trim()
+_TRIM = _libc_fn("malloc_trim")
+_MALLOPT = _libc_fn("mallopt")
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
+_tuned = False
+
+
+def bound_the_heap() -> None:
+    """Make glibc give big temporaries back at once. By default it raises its mmap
+    threshold to the largest block freed (up to 32 MB), after which an add's or an
+    aggregate's temporaries come from heaps it keeps, one per thread that ever ran a
+    query: a long capture then pays their high-water mark many times over."""
+    global _tuned
+    if not _tuned and _MALLOPT is not None:
+        _MALLOPT(_M_MMAP_THRESHOLD, 1 << 20)
+        _MALLOPT(_M_ARENA_MAX, 2)
+    _tuned = True
 
 
 def release_free_memory() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import mmap
+import os
 import threading
 from typing import Annotated, Any
 
@@ -17,6 +19,7 @@ from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
 from ..profile import Profile, load_capture
+from ..profile.columns import Spill
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.replay import ReplayDevice, parse_speed, replay_factory
@@ -110,10 +113,40 @@ def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None
         symbols = SymbolTable.from_elf_bytes(elf, info.elf_name or f"session {sid}")
     else:
         symbols = fallback if fallback is not None else SymbolTable.empty()
-    profile = load_capture(store.raw(sid), symbols).profile
+    profile = _load_on_disk(store, sid, symbols)
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
+
+
+def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
+    """The session decoded into a profile whose records live on disk, read from its file
+    a few MB at a time: a session larger than RAM can be compared."""
+    path = store.raw_path(sid)
+    spill = Spill(store.data_dir / "columns")
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return load_capture(b"", symbols, spill=spill).profile
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return load_capture(b"", symbols, spill=spill).profile
+        with mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) as mm:
+
+            def read_pages_leave(done: int, total: int, records: int) -> None:
+                mm.madvise(mmap.MADV_DONTNEED)  # what was decoded leaves RSS
+
+            try:
+                with memoryview(mm) as view:
+                    return load_capture(
+                        view, symbols, progress=read_pages_leave, chunk=_LOAD_CHUNK, spill=spill
+                    ).profile
+            finally:
+                mm.madvise(mmap.MADV_DONTNEED)
+
+
+_LOAD_CHUNK = 1 << 22  # bytes decoded per Profile.add (~300k records): bounded temporaries
 
 
 def _only_miniprofiler(info: SessionInfo) -> None:
