@@ -192,7 +192,14 @@ def main() -> int:
     for tree in trees:
         store_dir = work / f"data-{len(results)}"
         with SessionStore(store_dir) as store:
-            sid = store.import_capture("dashmem", capture).id
+            # Recorded as the live path records (an import is capped at 1 GiB).
+            writer = store.create(
+                "dashmem", metadata=Metadata(168_000_000, 1_000_000, 0, "dashmem")
+            )
+            with capture.open("rb") as f:
+                while chunk := f.read(1 << 22):
+                    writer.append(chunk)
+            sid = writer.finish().id
         res = open_session(tree, store_dir, sid, n, args.browser)
         res["capture_mib"] = round(size / MIB, 1)
         results.append(res)

@@ -65,6 +65,9 @@ class ReplayDevice:
     ``data`` is the recording's bytes or a path to it. A path is read in chunks, twice:
     once here for each packet's due time, then as packets are played, so the memory a
     replay holds is its due times (8 bytes a packet) and one chunk, whatever its size.
+    At maximum speed from a path nothing is read ahead: due times are not needed, and
+    ``total_records`` stays None until ``count_records`` (slow for a big file: run it
+    aside) says it.
     """
 
     def __init__(
@@ -76,13 +79,19 @@ class ReplayDevice:
         metadata: Metadata | None = None,
     ) -> None:
         self._data = data
-        due, total, found = _scan(data)
+        self.total_records: int | None = None
+        self._due: np.ndarray | None = None
+        if speed is None and not isinstance(data, bytes | bytearray | memoryview):
+            found = metadata or _first_metadata(data)
+        else:
+            due, self.total_records, found = _scan(data)
         self.metadata = metadata or found or Metadata(0, DEFAULT_TIMER_FREQ, 0, "replay")
+        if self.total_records is not None:
+            self._due = due / timer_freq_or_default(self.metadata.timer_freq)
         self.speed = speed
         self._clock = clock
-        self.total_records = total
-        self._due = due / timer_freq_or_default(self.metadata.timer_freq)
         self._packets = _packets(data)
+        self._exhausted = False
         self._next = 0
         self._played = 0.0  # capture seconds played so far; advances only while profiling
         self._last: float | None = None
@@ -98,11 +107,19 @@ class ReplayDevice:
 
     @property
     def finished(self) -> bool:
+        if self._due is None:
+            return self._exhausted
         return self._next >= len(self._due)
 
     @property
     def capture_seconds(self) -> float:
-        return float(self._due[-1]) if len(self._due) else 0.0
+        return float(self._due[-1]) if self._due is not None and len(self._due) else 0.0
+
+    def count_records(self) -> int:
+        """The recording's record count (reads all of it); sets ``total_records``."""
+        if self.total_records is None:
+            self.total_records = sum(len(p) for p in _packets(self._data))
+        return self.total_records
 
     def receive(self, data: bytes) -> None:
         self._advance()
@@ -160,9 +177,12 @@ class ReplayDevice:
         if self._held:
             return
         while not self.finished and len(self._out) < MAX_BURST:
-            if self.speed is not None and self._due[self._next] > self._played:
+            if self.speed is not None and self._due[self._next] > self._played:  # type: ignore[index]
                 break
-            records = next(self._packets)
+            records = next(self._packets, None)
+            if records is None:
+                self._exhausted = True
+                break
             self._next += 1
             self._out += encode_profile_data(records)
             self.records_sent += len(records)
@@ -194,6 +214,17 @@ def _packets(data: bytes | str | os.PathLike[str]) -> Iterator[np.ndarray]:
     for event in _events(data):
         if isinstance(event, ProfileData) and len(event.records):
             yield event.records
+
+
+def _first_metadata(data: bytes | str | os.PathLike[str]) -> Metadata | None:
+    """The METADATA packet at the head of the recording (its first chunk), if any."""
+    decoder = ResponseDecoder()
+    for chunk in _chunks(data):
+        for event in decoder.feed(chunk):
+            if isinstance(event, Metadata):
+                return event
+        return None
+    return None
 
 
 def _scan(data: bytes | str | os.PathLike[str]) -> tuple[np.ndarray, int, Metadata | None]:

@@ -378,9 +378,22 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     factory = replay_factory(device, speed, info.metadata)
     total = device.total_records
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
+    if total is None:  # max speed: counted beside the replay, the percent follows
+        threading.Thread(
+            target=_count_aside,
+            args=(live, device, label),
+            name="mcuprof-replay-count",
+            daemon=True,
+        ).start()
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
     _replaying[id(live)] = state
     return {"replay": state}
+
+
+def _count_aside(live: Any, device: ReplayDevice, label: str) -> None:
+    total = device.count_records()
+    if getattr(live, "port_label", None) == label:  # still this replay
+        live.replay_total = total
 
 
 REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
