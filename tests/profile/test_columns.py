@@ -31,17 +31,24 @@ def all_on_disk(monkeypatch):
     monkeypatch.setattr(columns_mod, "RAM_COLUMN", 0)
 
 
+def _start(mm) -> int:
+    return np.frombuffer(mm, np.uint8, count=1).__array_interface__["data"][0]
+
+
 def mapping_rss(spill: Spill) -> int:
-    """Resident bytes of the spill's mapping in this process (from /proc/self/smaps)."""
-    start = spill._bytes.__array_interface__["data"][0]
-    inside = False
+    """Resident bytes of the spill's mappings (its file, and big columns' own files) in
+    this process, from /proc/self/smaps."""
+    starts = {_start(spill._mm)} | {_start(own.mm) for own in spill.own}
+    total, found, inside = 0, 0, False
     for line in Path("/proc/self/smaps").read_text().splitlines():
         head = line.split()[0]
         if "-" in head and not head.endswith(":"):
-            inside = int(head.split("-")[0], 16) == start
+            inside = int(head.split("-")[0], 16) in starts
+            found += inside
         elif inside and head == "Rss:":
-            return int(line.split()[1]) * 1024
-    raise AssertionError("mapping not found")
+            total += int(line.split()[1]) * 1024
+    assert found == len(starts)
+    return total
 
 
 def answers(p: Profile, window=None) -> tuple:
@@ -69,7 +76,8 @@ def page_views(p: Profile, window=None) -> tuple:
     return tuple(out)
 
 
-def test_columns_keep_their_data_across_growth_drops_and_copies(all_on_disk) -> None:
+def test_columns_keep_their_data_across_growth_drops_and_copies(all_on_disk, monkeypatch) -> None:
+    monkeypatch.setattr(columns_mod, "OWN_AT", 1 << 18)  # past 256 KB: a file of its own
     spill = Spill()
     col = Column(np.int64, spill)
     want = np.arange(300_000, dtype=np.int64) * 7
@@ -79,7 +87,11 @@ def test_columns_keep_their_data_across_growth_drops_and_copies(all_on_disk) -> 
         n += k
         spill.drop()
     assert col.ram_bytes == 0 and spill.disk_bytes >= want.nbytes
+    assert col._own is not None and len(spill.own) == 1
     assert np.array_equal(col.a[:n], want[:n])
+    assert mapping_rss(spill) >= want.nbytes  # read back: resident until dropped
+    spill.drop()
+    assert mapping_rss(spill) == 0 and np.array_equal(col.a[:n], want[:n])
     other = Spill()
     for dest in (other, None):
         copy = col.copy(n, dest)
@@ -180,7 +192,8 @@ def _long_capture(n: int) -> np.ndarray:
     return trace.records(addresses(rng, trace, ranges))
 
 
-def test_resident_pages_are_dropped_and_a_window_touches_only_its_range() -> None:
+def test_resident_pages_are_dropped_and_a_window_touches_only_its_range(monkeypatch) -> None:
+    monkeypatch.setattr(columns_mod, "OWN_AT", 1 << 18)  # the big levels in files of their own
     recs = _long_capture(300_000)
     spill = Spill()
     p = Profile(spill=spill)
@@ -188,7 +201,7 @@ def test_resident_pages_are_dropped_and_a_window_touches_only_its_range() -> Non
         p.add(recs[i : i + 50_000])
     p.folded()
     stored = spill.disk_bytes
-    assert stored > 4 << 20
+    assert stored > 4 << 20 and len(spill.own) > 0
     # After each call what it touched leaves the process (the data stays in the file).
     assert mapping_rss(spill) == 0
     assert p.nbytes < 0.25 * stored  # in RAM: timeline levels, small columns, aggregates
@@ -207,7 +220,7 @@ def test_resident_pages_are_dropped_and_a_window_touches_only_its_range() -> Non
     p.timeline(*small, 1000)
     # A binary search faults in 64 KB around each probe (the kernel's fault-around), so
     # a small window maps a few such runs per column; nothing near the whole.
-    assert len(touched) == 3 and max(touched) < 0.15 * stored, (touched, stored)
+    assert len(touched) == 3 and max(touched) < 0.25 * stored, (touched, stored)
     whole = p.function_stats((lo, hi))  # a window over everything reads everything
     assert touched[-1] > 0.2 * stored
     assert mapping_rss(spill) == 0

@@ -21,6 +21,7 @@ import mmap
 import os
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,10 +31,13 @@ _GROWTH = 1.5
 _FILE_GROWTH = 2
 _PAGE = mmap.PAGESIZE
 _MIN_REGION = _PAGE  # bytes
+_FAULT_AROUND = 1 << 16
 _KERNEL_COPY = 1 << 20  # bytes: smaller copies go through the mapping (a syscall costs more)
 RAM_COLUMN = 1 << 16  # bytes: a spilled profile's columns go to the file past this size
 RAM_BUDGET = 1 << 26  # bytes of such small columns per profile, at most
 RESERVE = 1 << 40  # bytes of address space (and sparse file) per spill
+OWN_AT = 1 << 23  # bytes: a column this large moves to a file of its own
+OWN_RESERVE = 1 << 36  # bytes of address space (and sparse file) per such column
 
 
 class Spill:
@@ -50,6 +54,7 @@ class Spill:
         self._end = 0  # bytes allocated
         self._lock = threading.Lock()
         self.ram_used = 0  # bytes of the columns still in RAM (small ones)
+        self.own: weakref.WeakSet[_OwnFile] = weakref.WeakSet()  # big columns' files
 
     def ram_room(self, nbytes: int, current: int) -> bool:
         """May a column grow to ``nbytes`` in RAM (from ``current``)?"""
@@ -61,8 +66,8 @@ class Spill:
 
     @property
     def disk_bytes(self) -> int:
-        """Bytes of the file in use (regions allocated, old ones included)."""
-        return self._end
+        """Bytes of the files in use (regions allocated, old ones included)."""
+        return self._end + sum(own.extent for own in list(self.own))
 
     def alloc(self, nbytes: int) -> int:
         size = -(-max(nbytes, _MIN_REGION) // _PAGE) * _PAGE
@@ -80,7 +85,15 @@ class Spill:
         """Unmap every page the columns have touched (their data stays on disk)."""
         end = self._end
         if end:
-            self._mm.madvise(mmap.MADV_DONTNEED, 0, end)
+            self._mm.madvise(mmap.MADV_DONTNEED, 0, _reach(end))
+        for own in list(self.own):
+            own.drop()
+
+
+def _reach(nbytes: int) -> int:
+    """How far pages may be mapped when ``nbytes`` were touched: a fault maps the pages
+    around it that are in the page cache (fault-around, 64 KB aligned by default)."""
+    return (-(-nbytes // _FAULT_AROUND) + 1) * _FAULT_AROUND
 
 
 def _copy(src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
@@ -92,30 +105,62 @@ def _copy(src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
         done += step
 
 
-class Column:
-    """A 1-D array with amortised growth, in RAM or in a Spill's file. ``a`` is the
-    whole capacity; the owner keeps the count of items in use."""
+class _OwnFile:
+    """A big column's own sparse file, mapped once at OWN_RESERVE bytes, so it grows
+    without ever being copied (a copy of a column of 100M records, under the profile's
+    lock, would stall every query for seconds)."""
 
-    __slots__ = ("_off", "a", "spill")
+    __slots__ = ("__weakref__", "extent", "file", "mm")
+
+    def __init__(self, directory: Path) -> None:
+        self.file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (lives with the column)
+        os.ftruncate(self.file.fileno(), OWN_RESERVE)
+        self.mm = mmap.mmap(self.file.fileno(), OWN_RESERVE)
+        self.extent = 0  # bytes that may have been touched
+
+    def drop(self) -> None:
+        if self.extent:
+            self.mm.madvise(mmap.MADV_DONTNEED, 0, _reach(self.extent))
+
+
+class Column:
+    """A 1-D array with amortised growth, in RAM or on disk with a Spill: small columns
+    in RAM (within the spill's budget), then in a region of the spill's shared file,
+    then (past OWN_AT bytes) in a file of their own. ``a`` is the whole capacity; the
+    owner keeps the count of items in use."""
+
+    __slots__ = ("_off", "_own", "a", "spill")
 
     def __init__(self, dtype: np.dtype | type, spill: Spill | None = None) -> None:
         self.a = np.empty(0, dtype)
         self.spill = spill
         self._off = -1  # offset of the region in the spill's file
+        self._own: _OwnFile | None = None
 
     @property
     def ram_bytes(self) -> int:
-        return 0 if self._off >= 0 else self.a.nbytes
+        return 0 if self._off >= 0 or self._own is not None else self.a.nbytes
+
+    def _file(self) -> tuple[int, int] | None:
+        """(file descriptor, offset) of the data when it is on disk."""
+        if self._own is not None:
+            return self._own.file.fileno(), 0
+        if self._off >= 0:
+            return self.spill.fileno, self._off  # type: ignore[union-attr]
+        return None
 
     def reserve(self, need: int, keep: int) -> np.ndarray:
         """Room for ``need`` items, the first ``keep`` preserved. Returns ``a``."""
+        dtype = self.a.dtype
+        if self._own is not None:
+            self._own.extent = max(self._own.extent, need * dtype.itemsize)
         cap = len(self.a)
         if need <= cap:
             return self.a
-        dtype = self.a.dtype
         spill = self.spill
+        on_disk = self._file()
         if spill is None or (
-            self._off < 0 and spill.ram_room(need * dtype.itemsize, self.a.nbytes)
+            on_disk is None and spill.ram_room(need * dtype.itemsize, self.a.nbytes)
         ):
             # Small columns stay in RAM even when spilling: a deep call chain has
             # thousands of one-record levels, and a file page costs a fault to write.
@@ -125,25 +170,36 @@ class Column:
                 spill.ram_used += grown.nbytes - self.a.nbytes
             self.a = grown
             return grown
-        nbytes = max(need, cap * _FILE_GROWTH) * dtype.itemsize
-        off = spill.alloc(nbytes)
-        nbytes = (nbytes // dtype.itemsize) * dtype.itemsize
-        grown = spill.view(off, nbytes, dtype)
-        if self._off >= 0 and keep * dtype.itemsize >= _KERNEL_COPY:
-            _copy(spill.fileno, self._off, spill.fileno, off, keep * dtype.itemsize)
+        if need * dtype.itemsize >= OWN_AT:
+            own = _OwnFile(spill.dir)
+            grown = np.frombuffer(own.mm, dtype)
+            dst: tuple[int, int] = (own.file.fileno(), 0)
+            own.extent = need * dtype.itemsize
+            spill.own.add(own)
+            off = -1
+        else:
+            own = None
+            nbytes = max(need, cap * _FILE_GROWTH) * dtype.itemsize
+            off = spill.alloc(nbytes)
+            nbytes = (nbytes // dtype.itemsize) * dtype.itemsize
+            grown = spill.view(off, nbytes, dtype)
+            dst = (spill.fileno, off)
+        if on_disk is not None and keep * dtype.itemsize >= _KERNEL_COPY:
+            _copy(*on_disk, *dst, keep * dtype.itemsize)
         elif keep:
             grown[:keep] = self.a[:keep]
-        if self._off < 0:
+        if on_disk is None:
             spill.ram_used -= self.a.nbytes
-        self._off, self.a = off, grown
+        self._off, self._own, self.a = off, own, grown
         return grown
 
     def copy(self, n: int, spill: Spill | None) -> Column:
-        """The first ``n`` items in a new column (in ``spill``'s file when given). File to
-        file goes through the kernel, never through this process's memory."""
-        if self._off < 0:  # small (or not spilled): a plain copy, trimmed
+        """The first ``n`` items in a new column (on disk with ``spill``). File to file
+        goes through the kernel, never through this process's memory."""
+        src = self._file()
+        if src is None:  # small (or not spilled): a plain copy, trimmed
             out = Column.__new__(Column)
-            out.a, out.spill, out._off = self.a[:n].copy(), spill, -1
+            out.a, out.spill, out._off, out._own = self.a[:n].copy(), spill, -1, None
             if spill is not None:
                 spill.ram_used += out.a.nbytes
             return out
@@ -152,10 +208,11 @@ class Column:
         if n == 0:
             return out
         nbytes = n * self.a.dtype.itemsize
-        if out._off < 0 or self._off < 0 or nbytes < _KERNEL_COPY:
+        where = out._file()
+        if where is None or nbytes < _KERNEL_COPY:
             dst[:n] = self.a[:n]
         else:
-            _copy(self.spill.fileno, self._off, spill.fileno, out._off, nbytes)
+            _copy(*src, *where, nbytes)
         return out
 
 
