@@ -280,7 +280,10 @@ class ReplayPort:
 
     def _pump(self) -> None:
         with self._lock:
-            self._rx += self.device.poll()
+            # At most a burst waits here: the reader takes less per read than a poll
+            # gives, so pumping on every call would queue the whole recording.
+            if len(self._rx) < MAX_BURST:
+                self._rx += self.device.poll()
 
     @property
     def in_waiting(self) -> int:
