@@ -20,8 +20,9 @@ $(VENV)/.test-stamp: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
+# `make run PORT='sim://?proto=qs'` starts on the simulated QP target instead.
 run: $(VENV)/.run-stamp
-	$(BIN)/mcuprof serve --http-port $(HTTP_PORT)
+	$(BIN)/mcuprof serve --http-port $(HTTP_PORT) $(if $(PORT),--port '$(PORT)')
 
 sysdeps:
 	bash scripts/install-sysdeps.sh

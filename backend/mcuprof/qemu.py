@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import UserError
 from .files import MAX_ELF_BYTES, read_file
+from .paths import sample_elfs_dir
 
 QEMU_BINARY = "qemu-system-arm"
 MACHINE = "mps2-an386"
@@ -28,6 +29,12 @@ ICOUNT_SHIFT = 5
 _READY_MARK = "waiting for connection"
 _ELF_MAGIC = b"\x7fELF"
 _EM_ARM = 40
+QS_DEMO_ELF_NAME = "mcuprof-qsdemo.elf"
+
+
+def default_qs_elf() -> Path:
+    """The bundled QS demo (firmware/qsdemo): three active objects traced with mcuqs."""
+    return sample_elfs_dir() / QS_DEMO_ELF_NAME
 
 
 def find_qemu() -> str:

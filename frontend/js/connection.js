@@ -1,13 +1,20 @@
-// Connection bar: port picker (serial ports, TCP URL, simulated device), baud, ELF, Connect.
+// Connection bar: port picker (serial ports, TCP URL, simulated device, QS targets),
+// protocol, baud, ELF, Connect.
 
 const SIM = "sim://";
+const SIM_QS = "sim://?proto=qs";
 const TCP = "__tcp__";
+const LISTEN = "__listen__";
 
 export function initConnection(ctx) {
   const form = document.getElementById("connection");
   const portSelect = document.getElementById("port-select");
   const tcpField = document.getElementById("tcp-field");
   const tcpUrl = document.getElementById("tcp-url");
+  const protoSelect = document.getElementById("proto-select");
+  const protoField = document.getElementById("proto-field");
+  const listenField = document.getElementById("listen-field");
+  const listenUrl = document.getElementById("listen-url");
   const baud = document.getElementById("baud");
   const elfSelect = document.getElementById("elf-select");
   const upload = document.getElementById("elf-upload");
@@ -31,6 +38,7 @@ export function initConnection(ctx) {
     if (!data) return;
     portSelect.replaceChildren();
     portSelect.append(option(SIM, "Simulated device"));
+    portSelect.append(option(SIM_QS, "Simulated QS target", "A simulated QP application (DPP) speaking QS"));
     const serial = document.createElement("optgroup");
     serial.label = data.ports.length ? "Serial ports" : "Serial ports (none found)";
     for (const p of data.ports) {
@@ -41,6 +49,7 @@ export function initConnection(ctx) {
     const other = document.createElement("optgroup");
     other.label = "Network";
     other.append(option(TCP, "TCP URL…"));
+    other.append(option(LISTEN, "QS: listen for a target…", "The QS target connects to us (QSPY -t)"));
     portSelect.append(other);
     const wanted = portsLoaded ? previous : (ctx.state?.device?.port || data.default || SIM);
     selectPort(wanted);
@@ -49,16 +58,36 @@ export function initConnection(ctx) {
 
   function selectPort(value) {
     if (!value) value = SIM;
-    if (value.startsWith(SIM)) value = SIM;
+    if (value.startsWith(SIM)) value = value.includes("proto=qs") ? SIM_QS : SIM;
     if (value.startsWith("socket://")) {
       tcpUrl.value = value;
       value = TCP;
+    }
+    if (value.startsWith("listen://")) {
+      listenUrl.value = value;
+      value = LISTEN;
     }
     if (![...portSelect.options].some((o) => o.value === value)) {
       portSelect.insertBefore(option(value, value), portSelect.options[1] || null);
     }
     portSelect.value = value;
+    showFields();
+  }
+
+  // The QS simulator and a listening port only ever speak QS; serial and TCP either.
+  function fixedProto() {
+    return portSelect.value === SIM_QS || portSelect.value === LISTEN ? "qs"
+      : portSelect.value === SIM ? "mp" : null;
+  }
+
+  function showFields() {
     tcpField.hidden = portSelect.value !== TCP;
+    listenField.hidden = portSelect.value !== LISTEN;
+    const fixed = fixedProto();
+    if (fixed) protoSelect.value = fixed;
+    // Only serial and TCP ports can speak either protocol: ask only for those.
+    protoField.hidden = !!fixed;
+    render(ctx.state);
   }
 
   async function loadElfs() {
@@ -80,12 +109,14 @@ export function initConnection(ctx) {
 
   function chosenPort() {
     if (portSelect.value === TCP) return tcpUrl.value.trim();
+    if (portSelect.value === LISTEN) return listenUrl.value.trim();
     return portSelect.value;
   }
 
   portSelect.addEventListener("change", () => {
-    tcpField.hidden = portSelect.value !== TCP;
+    showFields();
     if (!tcpField.hidden) tcpUrl.focus();
+    if (!listenField.hidden) listenUrl.focus();
   });
   refreshBtn.addEventListener("click", loadPorts);
 
@@ -127,7 +158,8 @@ export function initConnection(ctx) {
     connectBtn.textContent = "Connecting…";
     // Old errors go now; what the new connection says (an ELF mismatch) stays.
     ctx.clearNotice();
-    const state = await ctx.run(() => ctx.api.postJSON("/api/connect", { port, baud: rate }));
+    const proto = protoSelect.value;
+    const state = await ctx.run(() => ctx.api.postJSON("/api/connect", { port, baud: rate, proto }));
     connectBtn.textContent = "Connect";
     setBusy(false);
     if (state) ctx.emit("state", state);
@@ -152,6 +184,8 @@ export function initConnection(ctx) {
     disconnectBtn.disabled = busy || !connected;
     portSelect.disabled = busy || connected;
     tcpUrl.disabled = busy || connected;
+    listenUrl.disabled = busy || connected;
+    protoSelect.disabled = busy || connected || !!fixedProto();
     baud.disabled = busy || connected;
     refreshBtn.disabled = busy || connected;
     elfSelect.disabled = busy;

@@ -41,6 +41,10 @@ export function initDevice(ctx) {
     }
   });
   buttons.reset.addEventListener("click", () => command("/api/reset"));
+  const qsButtons = { reset: $("btn-qs-reset"), info: $("btn-qs-info"), tick: $("btn-qs-tick") };
+  for (const [name, btn] of Object.entries(qsButtons)) {
+    btn.addEventListener("click", () => command(`/api/qs/${name}`));
+  }
   buttons.status.addEventListener("click", () => command("/api/status", (r) => {
     const s = r.status;
     ctx.notify(`Device status: ${s.is_profiling ? "profiling" : "idle"}, ${fmtInt(s.records_captured)} records captured, buffer ${s.buffer_usage_percent}%`, "info");
@@ -57,6 +61,12 @@ export function initDevice(ctx) {
     buttons.stop.textContent = replay ? "Stop replay" : "Stop";
     buttons.reset.disabled = busy || !connected || !!replay;
     buttons.status.disabled = busy || !connected;
+    // A QS target has no buffers or status to ask for; it takes QS-RX commands instead.
+    const qs = state?.device?.kind === "qs";
+    buttons.reset.hidden = qs;
+    buttons.status.hidden = qs;
+    $("qs-controls").hidden = !qs;
+    for (const btn of Object.values(qsButtons)) btn.disabled = busy || !connected || !!replay;
     const box = $("replay-box");
     box.hidden = !replay;
     if (replay) {
@@ -82,13 +92,14 @@ export function initDevice(ctx) {
     const connected = !!state?.connected;
     const kind = $("device-kind");
     kind.hidden = !connected || !(d.simulated || d.replay);
-    kind.textContent = d.replay ? "Replay" : "Simulated device";
+    kind.textContent = d.replay ? "Replay" : d.kind === "qs" ? "Simulated QS target" : "Simulated device";
     // Keep the last device's figures readable, but plainly not live.
     $("device-card").classList.toggle("stale", !connected);
     $("fw-version").textContent = d.fw_version || "—";
     $("fw-version").title = d.label || "";
     $("mcu-clock").textContent = fmtHz(d.mcu_clock_hz);
     $("timer-freq").textContent = fmtHz(d.timer_freq);
+    $("timer-freq").title = d.kind === "qs" ? "QS timestamp ticks per second (mcuprof serve --qs-tick-hz)" : "";
     $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
     const badge = $("build-badge");
     const check = d.build_check || { state: "unknown", message: "" };
@@ -96,7 +107,8 @@ export function initDevice(ctx) {
       badge.className = "badge neutral";
       badge.textContent = state?.elf ? `ELF ${state.elf.label} — connect to check the build ID` : "No device";
     } else {
-      badge.className = `badge ${check.state}`;
+      // A QS target names its frames itself: there is no build ID to check.
+      badge.className = `badge ${d.kind === "qs" ? "neutral" : check.state}`;
       badge.textContent = check.message;
     }
     // A mismatched ELF makes every name wrong: say it where it cannot be missed, once
@@ -129,6 +141,19 @@ export function initDevice(ctx) {
     const pill = $("h-state");
     pill.textContent = label;
     pill.className = `pill ${label}`;
+    const qsh = h.qs;
+    $("health").classList.toggle("qs", !!qsh);
+    if (qsh) {
+      $("h-qs-frames").textContent = fmtInt(qsh.frames);
+      const bad = $("h-qs-bad");
+      bad.textContent = fmtInt(qsh.bad_frames);
+      bad.className = `mono qs-only ${qsh.bad_frames ? "warn" : ""}`;
+      const gaps = $("h-qs-gaps");
+      gaps.textContent = fmtInt(qsh.discontinuities);
+      gaps.className = `mono qs-only ${qsh.discontinuities ? "warn" : ""}`;
+      $("h-qs-steps").textContent = qsh.unfinished_steps
+        ? `${fmtInt(qsh.rtc_steps)} (+${fmtInt(qsh.unfinished_steps)} unfinished)` : fmtInt(qsh.rtc_steps);
+    }
     const usage = h.buffer_usage;
     $("h-buffer").textContent = usage == null ? "—" : `${usage}%`;
     const bar = $("h-buffer-bar");
@@ -136,7 +161,7 @@ export function initDevice(ctx) {
     bar.className = usage >= 90 ? "full" : usage >= 70 ? "high" : "";
     const ov = $("h-overflows");
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
-    ov.className = `mono ${h.overflow_warning ? "bad" : ""}`;
+    ov.className = `mono mp-only ${h.overflow_warning ? "bad" : ""}`;
     const cap = $("h-captured");
     cap.textContent = h.captured == null ? "—" : fmtInt(h.captured);
     cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
@@ -144,9 +169,9 @@ export function initDevice(ctx) {
     $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);
     const loss = $("h-loss");
     loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
-    loss.className = `mono ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
+    loss.className = `mono mp-only ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
     const rec = $("h-reconcile");
-    rec.hidden = h.captured == null || label === "disconnected";
+    rec.hidden = h.captured == null || label === "disconnected" || !!qsh;
     rec.textContent = label === "profiling"
       ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
       : `After Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;

@@ -46,6 +46,7 @@ function start() {
     sessions: mountModule("./sessions.js", "sessions-mount"),
     compare: mountModule("./diff.js", "compare-mount"),
     s12z: mountModule("./s12z.js", "s12z-mount"),
+    qs: mountModule("./qs.js", "qs-mount"),
   };
   initExport(ctx, flame);
 

@@ -9,6 +9,7 @@
 
 #include "mcuprof.h"
 #include "mcuprof_port.h"
+#include "mcuqs.h"
 
 #define OUT_CAP (1u << 20)
 #define IN_CAP 65536u
@@ -25,6 +26,7 @@ static uint32_t irq_at;       /* fire at this port call number, 0 = none */
 static int irq_pending;
 static uint32_t irq_fn, irq_ticks;
 static mcuprof_config_t config;
+static int isr_qs; /* the "interrupt" also makes a QS record */
 
 static void run_isr(void)
 {
@@ -34,6 +36,10 @@ static void run_isr(void)
     __cyg_profile_func_enter((void *)(uintptr_t)irq_fn, 0);
     now += irq_ticks;
     __cyg_profile_func_exit((void *)(uintptr_t)irq_fn, 0);
+    if (isr_qs) {
+        static const uint8_t data[3] = {0xAA, 0x7E, 0x7D};
+        mcuqs_record(101, 1, data, 3);
+    }
     now += 1;
 }
 
@@ -158,5 +164,7 @@ void fake_schedule_irq(uint32_t at_call, uint32_t fn, uint32_t ticks)
     irq_fn = fn;
     irq_ticks = ticks;
 }
+
+void fake_set_isr_qs(int on) { isr_qs = on; }
 
 int fake_irq_fired(void) { return irq_at == 0 && !irq_pending; }

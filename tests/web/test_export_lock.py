@@ -32,4 +32,6 @@ def test_state_answers_during_an_export(idle_client) -> None:
     worker.join()
     assert result["status"] == 200
     assert len(answered) >= 3, result  # the export took a while, and state kept answering
-    assert max(answered) < min(1.0, float(result["took"]) / 2)  # type: ignore[arg-type]
+    # Relative, not absolute: on a loaded machine every request is slower, but one that waited
+    # for the export's lock would take about as long as the export itself.
+    assert max(answered) < float(result["took"]) / 2  # type: ignore[arg-type]

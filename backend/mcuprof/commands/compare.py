@@ -14,7 +14,9 @@ from ..diff import FunctionDelta, ProfileDiff, diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..diff.sources import Source, StoreOpener, resolve_source
 from ..errors import UserError
-from ..profile import LoadResult, load_capture
+from ..profile import LoadResult
+from ..sources import detect_kind
+from ..sources import load as load_source
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
 from ..symbols import SymbolTable, check_build_id
@@ -110,6 +112,11 @@ def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
     return SymbolTable.empty()
 
 
+def _load(data: bytes, symbols: SymbolTable) -> LoadResult:
+    """Any kind of capture (MiniProfiler, QS), told from its first bytes."""
+    return load_source(detect_kind(data[:65536]) or "miniprofiler", data, symbols)
+
+
 def _describe(src: Source, cap: LoadResult, symbols: SymbolTable) -> dict[str, Any]:
     meta = cap.metadata
     check = check_build_id(meta.elf_build_id if meta else None, symbols.build_id)
@@ -149,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
     new_elf = args.elf_new or args.elf
     same = new_elf == args.elf and new_src.elf == base_src.elf
     new_syms = base_syms if same else _symbols(new_elf, new_src)
-    base_cap = load_capture(base_src.data, base_syms)
-    new_cap = load_capture(new_src.data, new_syms)
+    base_cap = _load(base_src.data, base_syms)
+    new_cap = _load(new_src.data, new_syms)
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
         if cap.profile.n_records == 0:
             raise UserError(f"{label}: no profile records in this capture")

@@ -13,8 +13,9 @@ from ..capture import read_capture
 from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
-from ..profile import load_capture
 from ..progress import ReadProgress
+from ..sources import detect_kind
+from ..sources import load as load_source
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--elf", help="firmware ELF, for function names and source lines")
     p.add_argument("--format", "-f", required=True, choices=FORMATS, help="output format")
     p.add_argument("-o", "--output", help="output file (default: standard output)")
+    p.add_argument(
+        "--kind",
+        choices=("auto", "miniprofiler", "qs"),
+        default="auto",
+        help="protocol of the capture (auto: told from its first bytes); QS captures are "
+        "exported as RTC steps: active object;state;signal",
+    )
+    p.add_argument(
+        "--qs-tick-hz", type=int, default=None, help="QS timestamp ticks per second (1000000)"
+    )
     p.set_defaults(func=run)
 
 
@@ -36,9 +47,13 @@ def run(args: argparse.Namespace) -> int:
     symbols = _symbols(args.elf)
     data = read_capture(args.capture)
     progress = ReadProgress()
-    loaded = load_capture(data, symbols, progress=progress)
+    kind = getattr(args, "kind", "auto")
+    if kind == "auto":
+        kind = detect_kind(data[:65536]) or "miniprofiler"
+    tick_hz = getattr(args, "qs_tick_hz", None)
+    loaded = load_source(kind, data, symbols, progress=progress, tick_hz=tick_hz)
     del data  # the profile holds what the export needs
-    if loaded.metadata is not None and symbols is not None:
+    if kind == "miniprofiler" and loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 
         check = check_build_id(loaded.metadata.elf_build_id, symbols.build_id)

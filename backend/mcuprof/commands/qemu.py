@@ -1,4 +1,4 @@
-"""``mcuprof qemu --elf ELF --tcp PORT``: run firmware in QEMU with its UART on a TCP port."""
+"""``mcuprof qemu [--qs] [--elf ELF] [--tcp PORT]``: firmware in QEMU, UART on a TCP port."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import FrameType
 
 from ..errors import UserError
 from ..paths import default_elf
-from ..qemu import QemuProcess
+from ..qemu import QemuProcess, default_qs_elf
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--elf", help="firmware ELF (default: the bundled demo firmware)")
+    p.add_argument(
+        "--qs",
+        action="store_true",
+        help="a QP/Spy (QS) target: the bundled QS demo by default "
+        "(read it with mcuprof qs listen --port socket://127.0.0.1:PORT)",
+    )
     p.add_argument("--tcp", type=int, default=5555, metavar="PORT", help="TCP port (5555)")
     p.set_defaults(func=run)
 
@@ -42,14 +48,15 @@ def _echo(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    elf = args.elf or default_elf()
+    elf = args.elf or (default_qs_elf() if args.qs else default_elf())
+    client = "mcuprof qs listen --port" if args.qs else "mcuprof serve --port"
     qemu = QemuProcess(elf, args.tcp or None, on_output=_echo)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         qemu.start()
         print(
             f"QEMU runs {qemu.elf} with its UART on {qemu.url}; the firmware starts when a "
-            f"client connects (mcuprof serve --port {qemu.url}). Ctrl-C stops it.",
+            f"client connects ({client} {qemu.url}). Ctrl-C stops it.",
             flush=True,
         )
         code = qemu.wait()

@@ -21,7 +21,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--port",
-        help="device: /dev/ttyACM0, socket://HOST:PORT or sim://[?options] (default: simulated)",
+        help="device: /dev/ttyACM0, socket://HOST:PORT or sim://[?options] (default: simulated); "
+        "a QS target: sim://?proto=qs, listen://127.0.0.1:PORT (the target connects), or "
+        "a serial/socket port with --proto qs",
+    )
+    p.add_argument(
+        "--proto",
+        choices=("mp", "qs"),
+        default=None,
+        help="protocol of --port: mp (MiniProfiler, default) or qs (QP/Spy target)",
+    )
+    p.add_argument(
+        "--qs-tick-hz",
+        type=int,
+        default=1_000_000,
+        help="QS timestamp ticks per second, to show QS times in µs (1000000: 1 tick = 1 µs)",
     )
     p.add_argument("--baud", type=int, default=115200, help="serial baud rate (115200)")
     p.add_argument("--elf", help="firmware ELF for symbols (default: the bundled sample ELF)")
@@ -64,7 +78,18 @@ def build_settings(args: argparse.Namespace) -> Settings:
         raise UserError(f"--http-port {args.http_port}: not a TCP port number")
     if not 300 <= args.baud <= 20_000_000:
         raise UserError(f"--baud {args.baud}: must be between 300 and 20000000")
-    port = validate_port(args.port) if args.port else None
+    port = None
+    if args.port and args.port.strip().lower().startswith("listen://"):
+        from ..link.qs_link import validate_listen
+
+        validate_listen(args.port, args.allow_remote)
+        port = args.port.strip()
+    elif args.port:
+        port = validate_port(args.port)
+    if port is not None and getattr(args, "proto", None) == "qs" and port.startswith("sim://"):
+        port = validate_port(port + ("&" if "?" in port else "?") + "proto=qs")
+    if not 1 <= getattr(args, "qs_tick_hz", 1_000_000) <= 10**12:
+        raise UserError("--qs-tick-hz must be between 1 and 10^12")
     elf = None
     if args.elf:
         elf = Path(args.elf).expanduser()
@@ -83,6 +108,8 @@ def build_settings(args: argparse.Namespace) -> Settings:
         data_dir=resolve_data_dir(args.data_dir),
         autoconnect=not args.no_connect,
         sim_rate=args.sim_rate,
+        qs_tick_hz=getattr(args, "qs_tick_hz", 1_000_000),
+        proto=getattr(args, "proto", None),
     )
 
 

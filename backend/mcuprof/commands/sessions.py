@@ -61,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--name", help="session name (default: the file name)")
     a.add_argument("--elf", help="firmware ELF to keep with the session")
     a.add_argument("--notes", default="", help="notes")
+    a.add_argument(
+        "--kind",
+        choices=("auto", "miniprofiler", "qs"),
+        default="auto",
+        help="protocol of the capture (auto: told from its first bytes)",
+    )
     a.add_argument("--json", action="store_true", help="print the new session as JSON")
     a.set_defaults(func=run_import)
 
@@ -121,7 +127,10 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
     # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
-    out["capture"] = summarize(store.raw(sid)) if info.kind == "miniprofiler" else info.link_stats
+    if info.kind == "miniprofiler":
+        out["capture"] = summarize(store.raw(sid))
+    else:  # counted when it was stored; its span too
+        out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
     return out
 
 
@@ -191,11 +200,17 @@ def run_import(args: argparse.Namespace) -> int:
     data = read_capture(args.capture)
     name = args.name or Path(args.capture).name
     with _store(args) as store:
-        info = store.import_capture(name, data, args.elf, notes=args.notes)
+        kind = getattr(args, "kind", "auto")
+        info = store.import_capture(
+            name, data, args.elf, notes=args.notes, kind=None if kind == "auto" else kind
+        )
     if args.json:
         print(json.dumps(info.as_dict()))
     else:
-        print(f"imported session {info.id}: {for_terminal(info.name)} ({info.raw_bytes:,} bytes)")
+        print(
+            f"imported session {info.id}: {for_terminal(info.name)} "
+            f"({info.kind}, {info.raw_bytes:,} bytes)"
+        )
     return 0
 
 

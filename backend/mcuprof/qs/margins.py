@@ -47,21 +47,36 @@ class Margin:
         return min(self.free)
 
 
+def margin_sample(e: Record) -> tuple[str, int, int | None] | None:
+    """(kind, free, minimum or None) for a queue or pool record, else None. One
+    definition for `mcuprof qs margins` and the dashboard's QS monitor."""
+    spec = _SAMPLES.get(e.rec)
+    if spec is None:
+        return None
+    kind, has_min = spec
+    names, values = e.names, e.values
+    least = None
+    if has_min and e.rec not in _ATTEMPTS:
+        least = values[names.index("min")]
+    return kind, values[names.index("free")], least
+
+
 def margins(events: Iterable[QSEvent]) -> list[Margin]:
     """Per object, in order of first appearance."""
     out: dict[int, Margin] = {}
     for e in events:
-        if e.__class__ is not Record or e.rec not in _SAMPLES:
+        if e.__class__ is not Record:
             continue
-        kind, has_min = _SAMPLES[e.rec]
-        f = e.fields
-        obj = f["obj"]
+        sample = margin_sample(e)
+        if sample is None:
+            continue
+        kind, free, least = sample
+        obj = e.fields["obj"]
         m = out.get(obj)
         if m is None:
             m = out[obj] = Margin(names_for(e).obj(obj), kind)
         m.times.append(e.timestamp)
-        m.free.append(f["free"])
-        if has_min and e.rec not in _ATTEMPTS:
-            least = f.get("min", f.get("margin"))
+        m.free.append(free)
+        if least is not None:
             m.low_water = least if m.low_water is None else min(m.low_water, least)
     return list(out.values())

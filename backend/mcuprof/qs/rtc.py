@@ -41,46 +41,59 @@ class RtcSteps:
     unfinished: int = 0
 
 
-def rtc_steps(events: Iterable[QSEvent]) -> RtcSteps:
-    out = RtcSteps()
-    pending: dict[int, tuple[Record, int]] = {}
-    for e in events:
-        if e.__class__ is not Record:
-            continue
-        rec = e.rec
-        if rec == DISPATCH:
-            _, sig, obj, state = e.values
-            if obj in pending:
-                out.unfinished += 1
-            pending[obj] = (e, 0)
-        elif rec == UNHANDLED:
-            obj = e.values[1]
-            if obj in pending:
-                start, hops = pending[obj]
-                pending[obj] = (start, hops + 1)
-        elif rec in OUTCOME:
-            obj = e.values[2]
-            began = pending.pop(obj, None)
-            if began is None:
+class RtcTracker:
+    """``rtc_steps`` fed in batches (live streams): each ``feed`` returns the steps its
+    events closed; a dispatch still open waits for the next batch."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[Record, int]] = {}
+        self.unfinished = 0  # dispatches a second dispatch of the same object overtook
+
+    def feed(self, events: Iterable[QSEvent]) -> list[RtcStep]:
+        out: list[RtcStep] = []
+        pending = self.pending
+        for e in events:
+            if e.__class__ is not Record:
                 continue
-            start, hops = began
-            _, sig, _, state = start.values
-            names = names_for(start)
-            wrap = 1 << (8 * start.config.tstamp_size)
-            out.steps.append(
-                RtcStep(
-                    names.obj(obj),
-                    names.fun(state),
-                    names.sig(sig, obj),
-                    start.timestamp,
-                    (e.timestamp - start.timestamp) % wrap,
-                    OUTCOME[rec],
-                    hops,
-                    start.index,
+            rec = e.rec
+            if rec == DISPATCH:
+                _, sig, obj, state = e.values
+                if obj in pending:
+                    self.unfinished += 1
+                pending[obj] = (e, 0)
+            elif rec == UNHANDLED:
+                obj = e.values[1]
+                if obj in pending:
+                    start, hops = pending[obj]
+                    pending[obj] = (start, hops + 1)
+            elif rec in OUTCOME:
+                obj = e.values[2]
+                began = pending.pop(obj, None)
+                if began is None:
+                    continue
+                start, hops = began
+                _, sig, _, state = start.values
+                names = names_for(start)
+                wrap = 1 << (8 * start.config.tstamp_size)
+                out.append(
+                    RtcStep(
+                        names.obj(obj),
+                        names.fun(state),
+                        names.sig(sig, obj),
+                        start.timestamp,
+                        (e.timestamp - start.timestamp) % wrap,
+                        OUTCOME[rec],
+                        hops,
+                        start.index,
+                    )
                 )
-            )
-    out.unfinished += len(pending)
-    return out
+        return out
+
+
+def rtc_steps(events: Iterable[QSEvent]) -> RtcSteps:
+    tracker = RtcTracker()
+    steps = tracker.feed(events)
+    return RtcSteps(steps, tracker.unfinished + len(tracker.pending))
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import UserError
 from ..files import MAX_ELF_BYTES, iter_file, read_file
 from ..profile.span import CaptureSpan
-from ..protocol import LinkStats, Metadata, ResponseDecoder
+from ..protocol import LinkStats, Metadata, ProfileData
 from .model import (
     INTERRUPTED,
     RECORDING,
@@ -84,7 +84,7 @@ _COLUMNS = (
 )
 # Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
 _KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
-KINDS = ("miniprofiler", "s12z")
+KINDS = ("miniprofiler", "s12z", "qs")
 
 ElfInput = str | os.PathLike[str] | bytes | None
 
@@ -346,30 +346,52 @@ class SessionStore:
         *,
         elf_name: str | None = None,
         notes: str = "",
+        kind: str | None = None,
     ) -> SessionInfo:
         """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
-        METADATA and link statistics are decoded from it, so it looks like a recording."""
-        decoder = ResponseDecoder()
-        span = CaptureSpan()
+        metadata and link statistics are decoded from it, so it looks like a recording.
+        ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given."""
+        from ..sources import detect_kind, new_source
+
         chunks = _chunks(data)
         first = next(chunks, b"")
-        # The METADATA normally leads the stream; decode the first chunk before creating
+        kind = kind or detect_kind(first) or "miniprofiler"
+        source = new_source(kind)
+        span = CaptureSpan()
+
+        def take(batch: Any) -> None:
+            if len(batch.records):
+                span.feed([ProfileData(batch.records)])
+            span.metadata = source.metadata
+
+        # The metadata normally leads the stream; decode the first chunk before creating
         # the session so the row has it from the start.
-        span.feed(decoder.feed(first))
+        take(source.feed(first))
         writer = self.create(
-            name, elf, span.metadata, elf_name=elf_name, source="import", notes=notes
+            name,
+            elf if kind == "miniprofiler" else None,
+            span.metadata,
+            elf_name=elf_name,
+            source="import",
+            notes=notes,
+            kind=kind,
         )
         try:
             writer.append(first)
             for chunk in chunks:
-                span.feed(decoder.feed(chunk))
+                take(source.feed(chunk))
                 writer.append(chunk)
-            span.feed(decoder.close())
-            if not sum(decoder.stats.packets.values()):
+            take(source.close())
+            stats = source.stats()
+            if not sum(stats["packets"].values()):
                 # Random bytes or a README are not a capture: refuse, store nothing.
+                what = (
+                    "MiniProfiler capture: no valid packet"
+                    if kind == "miniprofiler"
+                    else (f"{kind.upper()} capture: no valid frame")
+                )
                 raise UserError(
-                    f"{name}: not a MiniProfiler capture: no valid packet in "
-                    f"{decoder.stats.bytes:,} bytes; nothing was stored"
+                    f"{name}: not a {what} in {stats['bytes']:,} bytes; nothing was stored"
                 )
             if span.metadata is not None:
                 writer.set_metadata(span.metadata)
@@ -377,7 +399,7 @@ class SessionStore:
             writer.abort()
             self.delete(writer.id)
             raise
-        return writer.finish(decoder.stats, duration_us=span.duration_us)
+        return writer.finish(stats, duration_us=span.duration_us)
 
     # callbacks from SessionWriter
 

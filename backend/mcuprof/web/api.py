@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
@@ -22,6 +22,7 @@ router = APIRouter(prefix="/api")
 class ConnectBody(BaseModel):
     port: str | None = Field(default=None, max_length=512)
     baud: int | None = None
+    proto: str | None = Field(default=None, max_length=8)  # "mp" or "qs"
 
 
 class SelectElfBody(BaseModel):
@@ -90,7 +91,7 @@ async def _then_state(
 
 @router.post("/connect")
 async def connect(body: ConnectBody, live: LiveDep) -> dict[str, Any]:
-    return await _then_state(live, live.connect, body.port, body.baud)
+    return await _then_state(live, live.connect, body.port, body.baud, body.proto)
 
 
 @router.post("/disconnect")
@@ -111,6 +112,12 @@ async def stop(live: LiveDep) -> dict[str, Any]:
 @router.post("/reset")
 async def reset(live: LiveDep) -> dict[str, Any]:
     return await _then_state(live, live.reset_buffers)
+
+
+@router.post("/qs/{command}")
+async def qs_command(command: Literal["reset", "info", "tick"], live: LiveDep) -> dict[str, Any]:
+    """QS-RX commands to a QS target: reset, target info, one clock tick."""
+    return await _then_state(live, live.qs_command, command)
 
 
 @router.post("/status")

@@ -18,8 +18,9 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from ..errors import UserError
 from ..paths import frontend_dir
+from ..qs.monitor import QsMonitor
 from ..store import SessionStore
-from . import api, exports, s12z_api, static, views
+from . import api, exports, qs_api, s12z_api, static, views
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
@@ -98,6 +99,8 @@ def create_app(
     app.state.catalog = catalog
     app.state.hub = Hub()
     app.state.live = LiveSession(settings, catalog, store, **kwargs)
+    app.state.qs_monitor = QsMonitor()
+    app.state.live.qs_listeners.append(app.state.qs_monitor)
 
     _install_error_handlers(app)
     app.include_router(api.router)
@@ -106,6 +109,7 @@ def create_app(
     if sessions is not None:
         app.include_router(sessions)
     app.include_router(s12z_api.router)
+    app.include_router(qs_api.router)
     app.include_router(static.router)
     app.mount("/static", StaticFiles(directory=frontend_dir()), name="static")
 

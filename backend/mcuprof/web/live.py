@@ -23,13 +23,16 @@ import numpy as np
 
 from ..errors import UserError
 from ..link import DeviceSession, validate_port
+from ..link.qs_link import LISTEN_SCHEME, QSLink, is_qs_port, validate_listen
 from ..link.simulator import SimOptions
 from ..profile import Profile
 from ..profile.columns import Spill
 from ..profile.timebase import concat_records
-from ..protocol import Metadata, ResponseDecoder, Status, encode_metadata
+from ..protocol import Metadata, Status, encode_metadata
+from ..sources import new_source
 from ..store import SessionStore
 from ..symbols import SymbolTable, check_build_id
+from ..symbols.buildid import BuildIdCheck
 from . import views
 from .elfs import ElfCatalog, ElfChoice
 from .settings import SIM_PORT, Settings
@@ -61,6 +64,7 @@ class LiveSession:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         session_factory: Callable[..., DeviceSession] = DeviceSession,
+        qs_factory: Callable[..., Any] = QSLink,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
@@ -68,6 +72,12 @@ class LiveSession:
         self.clock = clock
         self.wall = wall
         self.session_factory = session_factory
+        self.qs_factory = qs_factory
+        # QS monitors (trace log, margins...): each gets ``qs_events(events)`` for every
+        # batch of decoded QS events in stream order, and ``qs_reset()`` whenever the
+        # profile starts again (connect, Start, replay). qs_events runs on the link's
+        # reader thread, like the on_* methods: it must be quick and must not block.
+        self.qs_listeners: list[Any] = []
         self._command_lock = threading.Lock()
         self._profile_lock = threading.RLock()
         self._state_lock = threading.Lock()
@@ -102,7 +112,7 @@ class LiveSession:
         self.seq = 0
         self.replay_total: int | None = None
         self._replay_started = 0.0
-        self._replay_restore: tuple[str, int] | None = None
+        self._replay_restore: tuple[str, int, str | None] | None = None
         self._replay_ending = False
         self._received_at_status = 0
         self._status_at: float | None = None
@@ -136,6 +146,8 @@ class LiveSession:
                 writer.set_metadata(meta)
 
     def on_records(self, records: np.ndarray) -> None:
+        if not self._taking:
+            return  # a QS target's stream between Connect and Start, or after Stop
         now = self.wall()
         if self._oldest_unpublished is None:
             self._oldest_unpublished = now
@@ -163,6 +175,40 @@ class LiveSession:
     def on_log(self, level: str, message: str) -> None:
         self._log(level, message)
 
+    def on_qs_events(self, events: list[Any]) -> None:
+        for listener in list(self.qs_listeners):
+            try:
+                listener.qs_events(events)
+            except Exception as exc:  # a monitor must not cost the capture
+                self._log("error", f"QS monitor failed: {exc!r}")
+
+    def _qs_reset(self) -> None:
+        for listener in list(self.qs_listeners):
+            try:
+                listener.qs_reset()
+            except Exception as exc:
+                self._log("error", f"QS monitor failed: {exc!r}")
+
+    @staticmethod
+    def _held(session: Any) -> Any:
+        hold = getattr(session, "hold", None)
+        return hold() if hold is not None else contextlib.nullcontext()
+
+    @property
+    def kind(self) -> str:
+        """The protocol of the connected source: 'miniprofiler' or 'qs'."""
+        if self.session is not None:
+            self._last_kind = str(getattr(self.session, "kind", "miniprofiler"))
+        return self._last_kind
+
+    _last_kind = "miniprofiler"
+    # Whether records go into the profile: a MiniProfiler device sends them only while
+    # profiling; a QS target traces whenever its filters are on, and the profile holds
+    # what came between Start and Stop (QS monitors see everything).
+    _taking = True
+    _restoring = False
+    _capture_kind = "miniprofiler"
+
     # ------------------------------------------------------------- log
 
     def _log(self, level: str, message: str) -> None:
@@ -176,9 +222,24 @@ class LiveSession:
 
     # ------------------------------------------------------------- commands (worker threads)
 
-    def connect(self, port: str | None, baud: int | None) -> None:
+    def connect(self, port: str | None, baud: int | None, proto: str | None = None) -> None:
+        """``proto`` 'qs' makes a serial or socket:// port a QS target; listen:// and
+        sim://?proto=qs ports are QS targets anyway."""
         text = (port or "").strip() or self.settings.device_port()
-        port_ok = validate_port(text)
+        if proto not in (None, "", "mp", "qs"):
+            raise UserError(f"unknown protocol {proto!r}: mp (MiniProfiler) or qs (QS target)")
+        if port is None and proto is None:
+            proto = self.settings.proto
+        qs = proto == "qs" or is_qs_port(text)
+        if text.lower().startswith(LISTEN_SCHEME):
+            if proto == "mp":
+                raise UserError("listen:// ports are for QS targets")
+            validate_listen(text, self.settings.allow_remote)
+            port_ok = text
+        else:
+            port_ok = validate_port(text)
+        if qs and port_ok.startswith(SIM_PORT) and not is_qs_port(port_ok):
+            port_ok = validate_port(port_ok + ("&" if "?" in port_ok else "?") + "proto=qs")
         baud = self.baud if baud is None else int(baud)
         if not 300 <= baud <= 20_000_000:
             raise UserError(f"baud rate {baud} is out of range")
@@ -197,7 +258,16 @@ class LiveSession:
             self.state = "connecting"
             self.reason = None
             self._log("info", f"connecting to {self.describe_port(port_ok)} at {baud} baud")
-            session = self.session_factory(url, baud, self)
+            if qs:
+                session = self.qs_factory(
+                    url,
+                    baud,
+                    self,
+                    tick_hz=self.settings.qs_tick_hz,
+                    allow_remote=self.settings.allow_remote,
+                )
+            else:
+                session = self.session_factory(url, baud, self)
             try:
                 meta = session.connect()
             except UserError as exc:
@@ -214,6 +284,12 @@ class LiveSession:
             self.metadata = meta
             self.last_status = None
             self.state = session.state
+            if qs:
+                self._taking = False
+                if not self._restoring:  # after a replay its trace stays in the monitors
+                    self._qs_reset()
+            else:
+                self._taking = True
             check = self.build_check()
             self._log(
                 "info" if check.state == "match" else "warning",
@@ -226,6 +302,8 @@ class LiveSession:
             return port
         query = port.partition("?")[2]
         options = SimOptions.from_query(query)
+        if options.proto == "qs":
+            return port  # the simulated QP target runs no ELF
         if options.elf not in (None, "default", "none") and port != self.settings.port:
             raise UserError("sim:// elf= paths can only be given on the command line")
         if options.elf is None and self.elf is not None and self.elf.kind != "upload":
@@ -248,7 +326,9 @@ class LiveSession:
         and ends by itself, reconnecting the device that was connected before."""
         if self.port_label is None:
             self._replay_restore = (
-                (self.port, self.baud) if self.connected and self.port is not None else None
+                (self.port, self.baud, "qs" if self.kind == "qs" else None)
+                if self.connected and self.port is not None
+                else None
             )
         self.disconnect()
         self.replay_total = total
@@ -265,6 +345,7 @@ class LiveSession:
                 self.metadata = meta
                 self.last_status = None
                 self._new_profile()
+                self._taking = True
                 self.capture_started = self.wall()
                 session.start()
             except UserError as exc:
@@ -312,10 +393,13 @@ class LiveSession:
         if progress is not None:
             self._log("info", f"replay finished: {progress['received']:,} records played")
         if restore is not None:
+            self._restoring = True
             try:
                 self.connect(*restore)
             except UserError as exc:
                 self._log("error", f"could not reconnect after the replay: {exc}")
+            finally:
+                self._restoring = False
 
     def disconnect(self) -> None:
         with self._command_lock:
@@ -344,8 +428,12 @@ class LiveSession:
             if self.port_label is not None:
                 raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
-            self._new_profile()
-            self._open_capture()
+            # Under the link's feed lock: the capture's first byte and the profile's
+            # first record are the same moment (QS targets stream before Start).
+            with self._held(session):
+                self._new_profile()
+                self._open_capture()
+                self._taking = True
             try:
                 session.start()
             except UserError as exc:
@@ -365,6 +453,8 @@ class LiveSession:
                 raise
             self.state = session.state
             sid = self.capture_id
+            with self._held(session):
+                self._taking = self.kind != "qs"
             stored = self._close_capture(interrupted=False)
             if stored is None:
                 self._log("info", f"profiling stopped; {self.profile_records():,} records")
@@ -382,6 +472,19 @@ class LiveSession:
             self._overflow_seen = None
             self._overflow_grew_at = None
             self._log("info", "device buffers reset")
+
+    def qs_command(self, name: str) -> None:
+        """A QS-RX command to the connected QS target: reset, info or tick."""
+        with self._command_lock:
+            session = self._require()
+            if self.kind != "qs":
+                raise UserError("QS commands need a QS target: connect one first")
+            try:
+                session.command(name)
+            except UserError as exc:
+                self._log("error", f"QS {name} failed: {exc}")
+                raise
+            self._log("info", f"QS-RX {name} sent")
 
     def refresh_status(self) -> Status:
         with self._command_lock:
@@ -408,15 +511,24 @@ class LiveSession:
         elf_path = self.elf.path if self.elf is not None and self.elf.path.is_file() else None
         try:
             writer = self.store.create(
-                name, elf_path, self.metadata, elf_name=self.elf.label if self.elf else None
+                name,
+                None if self.kind == "qs" else elf_path,
+                self.metadata,
+                elf_name=self.elf.label if self.elf and self.kind != "qs" else None,
+                kind=self.kind,
             )
         except UserError as exc:
             self._log("error", f"cannot record this capture: {exc}")
             return
-        # A raw capture on its own must know its timer frequency and build ID.
-        if self.metadata is not None:
+        # A raw capture on its own must know its timer frequency and build ID (QS: the
+        # target info and dictionaries seen before Start).
+        header = getattr(self.session, "capture_header", None)
+        if header is not None:
+            writer.append(header())
+        elif self.metadata is not None:
             writer.append(encode_metadata(self.metadata))
         self.writer = writer
+        self._capture_kind = self.kind
         self.capture_id = writer.id
         self.capture_started = self.wall()
 
@@ -434,10 +546,10 @@ class LiveSession:
         stats: dict[str, Any] | None = None
         try:
             writer.flush()
-            decoder = ResponseDecoder()
-            decoder.feed(self.store.raw(writer.id) if self.store is not None else b"")
-            decoder.close()
-            stats = decoder.stats.as_dict()
+            source = new_source(self._capture_kind, self.settings.qs_tick_hz)
+            source.feed(self.store.raw(writer.id) if self.store is not None else b"")
+            source.close()
+            stats = source.stats()
         except UserError as exc:
             self._log("error", f"could not count the recording: {exc}")
         try:
@@ -476,10 +588,18 @@ class LiveSession:
             if self.metadata is not None:
                 self.profile.set_timer_freq(self.metadata.timer_freq or 1_000_000)
             self.version += 1
+        if self.kind == "qs":
+            self._qs_reset()
+
+    def _frame_symbols(self) -> Any:
+        """The names of the profile's frames: the source's own (QS dictionaries), else
+        the ELF's."""
+        own = getattr(self.session, "symbols", None)
+        return own if own is not None else self.symbols
 
     def _empty_profile(self) -> Profile:
         # Records on disk, memory-mapped: an hour of capture fits in bounded RSS.
-        return Profile(self.symbols, spill=Spill(self.settings.columns_dir))
+        return Profile(self._frame_symbols(), spill=Spill(self.settings.columns_dir))
 
     def raw_capture(self) -> tuple[bytes, str] | None:
         """Bytes of the current (or last) capture, and a file-name stem."""
@@ -500,7 +620,8 @@ class LiveSession:
             self.elf = choice
             self.symbols = symbols
             self.elf_error = None
-            self.profile.set_symbols(symbols)
+            if getattr(self.session, "symbols", None) is None:
+                self.profile.set_symbols(symbols)
             self.version += 1
         check = self.build_check()
         self._log(
@@ -511,6 +632,8 @@ class LiveSession:
             self._log("warning", f"ELF {choice.label}: {warning}")
 
     def build_check(self) -> Any:
+        if self.kind == "qs":
+            return BuildIdCheck("unknown", None, None, "QS target: names from its dictionaries")
         device = self.metadata.elf_build_id if self.metadata is not None else None
         return check_build_id(device, self.symbols.build_id if self.elf else None)
 
@@ -563,21 +686,29 @@ class LiveSession:
             "baud": self.baud,
             "simulated": bool(self.port and self.port.startswith(SIM_PORT) and not self.port_label),
             "replay": self.port_label is not None,
-            "label": self.port_label or (self.describe_port(self.port) if self.port else None),
+            "kind": self.kind,
+            "listening_on": getattr(self.session, "listening_on", None),
+            "label": self.port_label or self._port_text(),
             "fw_version": meta.fw_version if meta else None,
             "mcu_clock_hz": meta.mcu_clock_hz if meta else None,
             "timer_freq": meta.timer_freq if meta else None,
-            "device_build_id": meta.elf_build_id if meta else None,
+            "device_build_id": meta.elf_build_id if meta and self.kind != "qs" else None,
             "elf_build_id": self.symbols.build_id if self.elf else None,
             "build_check": {"state": check.state, "message": check.message},
         }
+
+    def _port_text(self) -> str | None:
+        listening = getattr(self.session, "listening_on", None)
+        if listening:
+            return f"QS target via listen://{listening}"  # the port actually bound
+        return self.describe_port(self.port) if self.port else None
 
     @staticmethod
     def describe_port(port: str | None) -> str:
         if port is None:
             return ""
         if port.startswith(SIM_PORT):
-            return "Simulated device"
+            return "Simulated QS target" if is_qs_port(port) else "Simulated device"
         return port
 
     def health(self) -> dict[str, Any]:
@@ -629,12 +760,37 @@ class LiveSession:
             "unsupported_version": stats.unsupported_version if stats is not None else 0,
             "profile_records": self.profile_records(),
             "replay": self.replay_progress(),
+            "qs": self._qs_health(stats),
             "capture_id": self.capture_id,
             "recording": self.writer is not None,
             **rates,
         }
 
     _rates_cache: dict[str, Any] | None = None
+
+    _qs_seen = (0, 0)
+
+    def _log_qs_growth(self, stats: Any) -> None:
+        bad, gaps = int(stats.bad_frames), int(stats.discontinuities)
+        seen_bad, seen_gaps = self._qs_seen
+        if bad < seen_bad or gaps < seen_gaps:
+            seen_bad = seen_gaps = 0  # a new link: counters restarted
+        if bad > seen_bad:
+            self._log("warning", f"{bad - seen_bad} bad QS frame(s) dropped, {bad} in all")
+        if gaps > seen_gaps:
+            self._log(
+                "warning",
+                f"{gaps - seen_gaps} QS sequence discontinuity(ies): frames lost on the target "
+                f"or the link ({gaps} in all)",
+            )
+        self._qs_seen = (bad, gaps)
+
+    def _qs_health(self, stats: Any) -> dict[str, Any] | None:
+        """QS link health: frames, bad frames, sequence discontinuities (lost frames)."""
+        if stats is None or self.kind != "qs":
+            return None
+        keys = ("frames", "bad_frames", "discontinuities", "rtc_steps", "unfinished_steps")
+        return {k: int(getattr(stats, k, 0)) for k in keys}
 
     def _compute_rates(self) -> dict[str, Any]:
         now = self.clock()
@@ -664,6 +820,8 @@ class LiveSession:
                     "warning", f"{grown} malformed packet(s) dropped, {stats.malformed} in all"
                 )
             self._errors_seen = (stats.crc_errors, stats.malformed)
+            if self.kind == "qs":
+                self._log_qs_growth(stats)
         return {
             "bytes_per_s": (bytes_total - b0) / dt if dt > 0 else 0.0,
             "records_per_s": (records_total - r0) / dt if dt > 0 else 0.0,

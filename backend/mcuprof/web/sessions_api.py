@@ -9,7 +9,7 @@ import collections
 import mmap
 import os
 import threading
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
@@ -20,9 +20,11 @@ from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
 from ..profile import Profile, load_capture
 from ..profile.columns import Spill
+from ..sources import KINDS
+from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.replay import ReplayDevice, parse_speed, replay_factory
+from ..store.replay import ReplayDevice, parse_speed, replay_factory, replay_for
 from ..summary import summarize
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -99,10 +101,13 @@ class _ProfileCache:
 _cache = _ProfileCache()
 
 
-def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None) -> Profile:
-    """The session's profile, named with its own ELF, else the dashboard's current one."""
+def _session_profile(
+    store: SessionStore, sid: int, fallback: SymbolTable | None, tick_hz: int | None = None
+) -> Profile:
+    """The session's profile, named with its own ELF, else the dashboard's current one
+    (QS sessions: with the target's dictionaries)."""
     info = store.get(sid)
-    _only_miniprofiler(info)
+    _only_profiles(info)
     key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
     if info.status != RECORDING:
         cached = _cache.get(key)
@@ -113,7 +118,10 @@ def _session_profile(store: SessionStore, sid: int, fallback: SymbolTable | None
         symbols = SymbolTable.from_elf_bytes(elf, info.elf_name or f"session {sid}")
     else:
         symbols = fallback if fallback is not None else SymbolTable.empty()
-    profile = _load_on_disk(store, sid, symbols)
+    if info.kind == "miniprofiler":
+        profile = _load_on_disk(store, sid, symbols)
+    else:
+        profile = load_source(info.kind, store.raw(sid), symbols, tick_hz=tick_hz).profile
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
@@ -149,11 +157,12 @@ def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
 _LOAD_CHUNK = 1 << 22  # bytes decoded per Profile.add (~300k records): bounded temporaries
 
 
-def _only_miniprofiler(info: SessionInfo) -> None:
-    if info.kind != "miniprofiler":
+def _only_profiles(info: SessionInfo) -> None:
+    """Kinds that decode to a Profile through the sources seam (not S12Z traces)."""
+    if info.kind not in KINDS:
         raise UserError(
-            f"session {info.id} is an {info.kind.upper()} trace, not a MiniProfiler capture: "
-            "open it in the S12Z tab"
+            f"session {info.id} is an {info.kind.upper()} trace, not a MiniProfiler or QS "
+            "capture: open it in the S12Z tab"
         )
 
 
@@ -179,14 +188,15 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     store = _store(request)
     live = getattr(request.app.state, "live", None)
     fallback = getattr(live, "symbols", None)
-    base_profile = _session_profile(store, int(base), fallback)
+    tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+    base_profile = _session_profile(store, int(base), fallback, tick_hz)
     if new == "live":
         live = _live(request)
         with live._profile_lock:
             live.ingest()
             diff = diff_profiles(base_profile, live.profile)
     else:
-        diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback))
+        diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback, tick_hz))
     return diff, _side_name(store, base), _side_name(store, new)
 
 
@@ -212,14 +222,20 @@ async def import_capture(
     request: Request,
     name: Annotated[str, Query(max_length=MAX_NAME)] = "imported capture",
     elf: Annotated[str | None, Query(max_length=300)] = None,
+    kind: Literal["auto", "miniprofiler", "qs"] = "auto",
 ) -> dict[str, Any]:
     """The raw capture is the request body, streamed to disk under a size cap (the same
     helper that caps ELF uploads), then stored as a session. ``elf`` is an ELF id from
-    /api/elfs to keep with it."""
+    /api/elfs to keep with it. ``kind`` is told from the bytes unless given."""
     store = _store(request)
     async with received_capture(request, elf, store.data_dir) as (path, elf_path, elf_name):
         info = await asyncio.to_thread(
-            store.import_capture, name, path, elf_path, elf_name=elf_name
+            store.import_capture,
+            name,
+            path,
+            elf_path,
+            elf_name=elf_name,
+            kind=None if kind == "auto" else kind,
         )
     return {"session": _row(info)}
 
@@ -367,18 +383,27 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     store = _store(request)
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
-    _only_miniprofiler(info)
-    path = store.raw_path(sid)
-    if not path.is_file() or path.stat().st_size == 0:
-        raise UserError(f"session {sid} holds no data to replay")
+    _only_profiles(info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    # The recording is read from its file in chunks as it plays, never held whole.
-    device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
-    device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
-    factory = replay_factory(device, speed, info.metadata)
-    total = device.total_records
+    device = None
+    if info.kind == "miniprofiler":
+        path = store.raw_path(sid)
+        if not path.is_file() or path.stat().st_size == 0:
+            raise UserError(f"session {sid} holds no data to replay")
+        # The recording is read from its file in chunks as it plays, never held whole.
+        device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
+        device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
+        factory = replay_factory(device, speed, info.metadata)
+        total = device.total_records
+    else:
+        data = await asyncio.to_thread(store.raw, sid)
+        if not data:
+            raise UserError(f"session {sid} holds no data to replay")
+        factory, total = await asyncio.to_thread(
+            replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
+        )
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
-    if total is None:  # max speed: counted beside the replay, the percent follows
+    if total is None and device is not None:  # max speed: counted aside, the percent follows
         threading.Thread(
             target=_count_aside,
             args=(live, device, label),

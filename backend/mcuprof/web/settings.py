@@ -49,6 +49,8 @@ class Settings:
     autoconnect: bool = True
     sim_rate: int | None = None  # records/s for the simulator; None keeps its default
     sim_baud: int | None = 4_000_000  # pace of the simulated link unless sim://?baud= says
+    qs_tick_hz: int = 1_000_000  # QS timestamp ticks per second (QS_onGetTime's clock)
+    proto: str | None = None  # "qs": ``port`` is a QS target (serial or socket://)
 
     def __post_init__(self) -> None:
         if not is_loopback(self.host) and not self.allow_remote:

@@ -38,4 +38,14 @@
 void uart_init(void) __attribute__((no_instrument_function));
 void profile_timer_init(void) __attribute__((no_instrument_function));
 
+/* Added for the QS demo (kept at the end so the MiniProfiler demo's debug lines stay put). */
+#define UART_CTRL_RXINTEN 0x8u
+#define UART0_INTCLEAR REG32(UART0_BASE + 0x0Cu)
+#define UART_INT_RX 0x2u
+#define UART0_RX_IRQN 0u
+#define SCB_AIRCR REG32(0xE000ED0Cu)
+#define AIRCR_SYSRESETREQ 0x05FA0004u
+/* Built with -DPORT_UART0_RX_IRQ (the QS demo), the vector table has this handler. */
+void UART0RX_IRQHandler(void);
+
 #endif /* MPS2_H */

@@ -60,4 +60,7 @@ __attribute__((section(".vectors"), used)) static const uint32_t vectors[16 + 16
     [14] = VECTOR(Default_Handler), /* PendSV */
     [15] = VECTOR(Default_Handler), /* SysTick */
     [16 + TIMER1_IRQN] = VECTOR(TIMER1_IRQHandler),
+#ifdef PORT_UART0_RX_IRQ
+    [16 + UART0_RX_IRQN] = VECTOR(UART0RX_IRQHandler),
+#endif
 };

@@ -1,0 +1,389 @@
+"""A live QS target: serial, ``socket://HOST:PORT`` (we connect), ``listen://HOST:PORT``
+(the target connects to us, QSPY's ``-t`` mode) or ``sim://?proto=qs``.
+
+The same surface as DeviceSession as far as the live session uses it (connect, start,
+stop, close, state, stats, records_received_since_start), with a QSSource in place of
+the MiniProfiler decoder. A reader thread feeds the source and hands the listener the
+raw bytes, the RTC steps as Profile records (``on_records``) and the decoded QS events
+(``on_qs_events``). Start and Stop are QS-RX global filters all on / all off; reset,
+target info and tick are QS-RX commands too. QS has no acknowledgements we can rely
+on (QS_RX_STATUS is optional), so commands are written and not waited for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import serial
+
+from ..errors import UserError
+from ..protocol import Metadata
+from ..protocol.qs import encode_frame
+from ..sources.qs import DEFAULT_TICK_HZ, QSSource
+from .ports import open_transport, validate_port
+from .session import CONNECTING, DISCONNECTED, PROFILING, READY, LinkError, NullListener
+
+READ_CHUNK = 1 << 16
+POLL_S = 0.05
+LISTEN_SCHEME = "listen://"
+# QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
+RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
+QS_COMMANDS = ("reset", "info", "tick")
+
+
+def is_qs_port(port: str) -> bool:
+    text = port.strip().lower()
+    return text.startswith(LISTEN_SCHEME) or (text.startswith("sim://") and "proto=qs" in text)
+
+
+def validate_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
+    """``listen://[HOST]:PORT`` -> (host, port). HOST defaults to 127.0.0.1 and must be a
+    loopback address unless the server runs with --allow-remote."""
+    if any(ord(c) < 32 for c in text):
+        raise UserError("port contains control characters")
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise UserError(f"{text}: bad listen:// address ({exc})") from None
+    if parts.scheme.lower() != "listen" or parts.path not in {"", "/"} or parts.query:
+        raise UserError(f"{text}: expected listen://HOST:PORT or listen://:PORT")
+    if parts.username is not None or parts.password is not None or port is None:
+        raise UserError(f"{text}: expected listen://HOST:PORT with a port from 0 to 65535")
+    host = parts.hostname or "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        raise UserError(f"{text}: listen on an IP address, not {host!r}") from None
+    if not ip.is_loopback and not allow_remote:
+        raise UserError(
+            f"{text}: refusing to listen on {host} (reachable from other machines); "
+            "use 127.0.0.1, or start the server with --allow-remote"
+        )
+    return str(ip), port
+
+
+def rx_frame(seq: int, rec: int, payload: bytes = b"") -> bytes:
+    return encode_frame(seq, rec, payload)
+
+
+class _Listening:
+    """A listening TCP socket that takes one target connection at a time."""
+
+    def __init__(self, host: str, port: int) -> None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.server = socket.socket(family, socket.SOCK_STREAM)
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.server.bind((host, port))
+        except OSError as exc:
+            self.server.close()
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        self.server.listen(1)
+        self.address = self.server.getsockname()[:2]
+        self.conn: socket.socket | None = None
+
+    def close(self) -> None:
+        for s in (self.conn, self.server):
+            if s is not None:
+                with contextlib.suppress(OSError):
+                    s.close()
+        self.conn = None
+
+
+class QSLink:
+    kind = "qs"
+
+    def __init__(
+        self,
+        port: str,
+        baud: int = 115200,
+        listener: Any = None,
+        *,
+        tick_hz: int = DEFAULT_TICK_HZ,
+        allow_remote: bool = False,
+        opener: Callable[[str, int], Any] | None = None,
+        info_wait_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if port.strip().lower().startswith(LISTEN_SCHEME):
+            self._listen_at: tuple[str, int] | None = validate_listen(port, allow_remote)
+            self.port = port.strip()
+        else:
+            self._listen_at = None
+            self.port = validate_port(port)
+        self.baud = baud
+        self.listener = listener or NullListener()
+        self.tick_hz = tick_hz
+        self.info_wait_s = info_wait_s
+        self._clock = clock
+        self._opener = opener or open_transport
+        self.source = QSSource(tick_hz)
+        self.state = DISCONNECTED
+        self.metadata: Metadata | None = None
+        self.records_received = 0
+        self._received_at_start = 0
+        self._transport: Any = None
+        self._listening: _Listening | None = None
+        self._reader: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._write_lock = threading.Lock()
+        self._feed_lock = threading.RLock()
+        self._tx_seq = 0
+        self._info = threading.Event()
+
+    # ------------------------------------------------------------ what the page reads
+
+    @property
+    def symbols(self) -> Any:
+        return self.source.symbols
+
+    @property
+    def stats(self) -> Any:
+        return _Stats(self.source.stats())
+
+    @property
+    def records_received_since_start(self) -> int:
+        return self.records_received - self._received_at_start
+
+    @property
+    def listening_on(self) -> str | None:
+        if self._listening is None:
+            return None
+        host, port = self._listening.address
+        return f"{host}:{port}"
+
+    def hold(self) -> Any:
+        """Hold the reader between two chunks (a context manager), so the caller can
+        start or end a capture at a frame boundary of what the listener was given."""
+        return self._feed_lock
+
+    def capture_header(self) -> bytes:
+        """What a stored capture starts with: target info and dictionaries seen so far.
+        Steps whose dispatch came before it are forgotten: decoding the stored bytes will
+        not see those dispatches either, so the live profile and the session agree."""
+        with self._feed_lock:
+            self.source.tracker.pending.clear()
+            return self.source.preamble()
+
+    # ------------------------------------------------------------ commands
+
+    def connect(self) -> Metadata:
+        if self.state != DISCONNECTED:
+            raise LinkError(f"{self.port}: already connected")
+        self._stop.clear()
+        self._info.clear()
+        self.state = CONNECTING
+        if self._listen_at is not None:
+            self._listening = _Listening(*self._listen_at)
+            self._log("info", f"waiting for a QS target to connect to {self.listening_on}")
+        else:
+            self._transport = self._opener(self.port, self.baud)
+        self._reader = threading.Thread(target=self._read_loop, name="mcuprof-qs", daemon=True)
+        self._reader.start()
+        if self._transport is not None:
+            self._send(RX_INFO)
+            self._info.wait(self.info_wait_s)
+        self.metadata = self.source.metadata or Metadata(0, self.tick_hz, 0, "QS target")
+        self._set_state(READY, None)
+        return self.metadata
+
+    def start(self, reset: bool = True) -> None:
+        self._require()
+        self._received_at_start = self.records_received
+        self._send(RX_GLB_FILTER, bytes([16]) + b"\xff" * 16)
+        self._set_state(PROFILING, None)
+
+    def stop(self, drain: bool = True) -> None:
+        self._require()
+        self._send(RX_GLB_FILTER, bytes([16]) + b"\x00" * 16)
+        if drain:
+            # Frames already on the wire arrive after the filter goes off.
+            self._stop.wait(0.2)
+        self._set_state(READY, None)
+
+    def command(self, name: str) -> None:
+        """A QS-RX command from the page: reset, info or tick."""
+        self._require()
+        if name == "reset":
+            self._send(RX_RESET)
+        elif name == "info":
+            self._send(RX_INFO)
+        elif name == "tick":
+            self._send(RX_TICK, b"\x00")
+        else:
+            raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+
+    def reset_buffers(self) -> None:
+        raise UserError("a QS target has no buffers to reset: use Reset target")
+
+    def get_status(self) -> Any:
+        raise UserError("a QS target reports no status: see the link health")
+
+    def close(self) -> None:
+        self._stop.set()
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout=5)
+        self._close_transport()
+        if self._listening is not None:
+            self._listening.close()
+            self._listening = None
+        if self.state != DISCONNECTED:
+            self._set_state(DISCONNECTED, "closed")
+
+    def _require(self) -> None:
+        if self.state == DISCONNECTED:
+            raise LinkError("not connected")
+
+    def _send(self, rec: int, payload: bytes = b"") -> None:
+        with self._write_lock:
+            frame = rx_frame(self._tx_seq, rec, payload)
+            self._tx_seq = (self._tx_seq + 1) & 0xFF
+            target = self._transport
+            if target is None and self._listening is not None:
+                target = self._listening.conn
+            if target is None:
+                if self._listening is not None:
+                    return  # no target yet: it sends its own target info when it comes
+                raise LinkError("not connected")
+            try:
+                if isinstance(target, socket.socket):
+                    target.sendall(frame)
+                else:
+                    target.write(frame)
+            except (OSError, serial.SerialException) as exc:
+                raise LinkError(f"{self.port}: write failed ({exc})") from None
+
+    # ------------------------------------------------------------ reader thread
+
+    def _read_loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                data = self._read_listening() if self._listening else self._read_transport()
+                if data is None:
+                    return
+                if data:
+                    self.feed(data)
+        finally:
+            self._flush()
+
+    def _read_transport(self) -> bytes | None:
+        transport = self._transport
+        try:
+            try:
+                fd = transport.fileno()
+            except Exception:
+                fd = None
+            if fd is not None:
+                ready, _, _ = select.select([fd], [], [], POLL_S)
+                return transport.read(READ_CHUNK) if ready else b""
+            transport.timeout = POLL_S
+            waiting = transport.in_waiting
+            return transport.read(min(waiting, READ_CHUNK) if waiting else 1)
+        except (serial.SerialException, OSError, ValueError, TypeError, AttributeError) as exc:
+            if not self._stop.is_set():
+                self._lost(str(exc) or type(exc).__name__)
+            return None
+
+    def _read_listening(self) -> bytes | None:
+        lst = self._listening
+        if lst is None:
+            return None
+        conn = lst.conn
+        watch = [lst.server] + ([conn] if conn is not None else [])
+        try:
+            ready, _, _ = select.select(watch, [], [], POLL_S)
+        except (OSError, ValueError):
+            return None
+        if lst.server in ready:
+            new, addr = lst.server.accept()
+            if conn is not None:
+                new.close()  # one target at a time, as QSPY
+                self._log("warning", f"QS target {addr[0]}:{addr[1]} refused: one is connected")
+            else:
+                lst.conn = conn = new
+                self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
+                with contextlib.suppress(LinkError):
+                    self._send(RX_INFO)
+        if conn is not None and conn in ready:
+            try:
+                data = conn.recv(READ_CHUNK)
+            except OSError:
+                data = b""
+            if not data:
+                self._flush()
+                conn.close()
+                lst.conn = None
+                self._log("warning", f"QS target disconnected; waiting on {self.listening_on}")
+            return data
+        return b""
+
+    def feed(self, data: bytes) -> None:
+        """Decode bytes as if they came from the target (the reader, and tests)."""
+        with self._feed_lock:
+            self._notify("on_raw", data)
+            self._deliver(self.source.feed(data))
+
+    def _flush(self) -> None:
+        with self._feed_lock:
+            self._deliver(self.source.close())
+
+    def _deliver(self, batch: Any) -> None:
+        meta = self.source.metadata
+        if meta is not None and meta is not self.metadata:
+            self.metadata = meta
+            self._info.set()
+            self._notify("on_metadata", meta)
+        if batch.events:
+            self._notify("on_qs_events", batch.events)
+        if len(batch.records):
+            self._notify("on_records", batch.records)
+            self.records_received += len(batch.records)
+
+    def _lost(self, reason: str) -> None:
+        self._stop.set()
+        self._close_transport()
+        self._set_state(DISCONNECTED, reason)
+        self._log(
+            "error", f"QS target disconnected: {reason}; {self.source.steps:,} RTC steps are kept"
+        )
+
+    def _close_transport(self) -> None:
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
+
+    def _notify(self, method: str, *args: object) -> None:
+        fn = getattr(self.listener, method, None)
+        if fn is None:
+            return
+        try:
+            fn(*args)
+        except Exception as exc:
+            if method != "on_log":
+                self._notify("on_log", "error", f"listener {method} failed: {exc!r}")
+
+    def _set_state(self, state: str, reason: str | None) -> None:
+        self.state = state
+        self._notify("on_state", state, reason)
+
+    def _log(self, level: str, message: str) -> None:
+        self._notify("on_log", level, message)
+
+
+class _Stats:
+    """The source's counters as attributes, as the live session reads link stats."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+        self.values = values

@@ -1,0 +1,223 @@
+"""QSLink on real transports: the simulated QP target over a pty and TCP (we connect),
+and QSPY's -t mode (the target connects to our listening port)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+import pytest
+
+from mcuprof.errors import UserError
+from mcuprof.link import SimOptions
+from mcuprof.link.qs_link import QSLink, is_qs_port, validate_listen
+from mcuprof.link.qs_sim import QSSimDevice
+
+from .conftest import wait_until
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.records = 0
+        self.events = 0
+        self.raw = 0
+        self.logs: list[str] = []
+        self.states: list[str] = []
+
+    def on_raw(self, data: bytes) -> None:
+        self.raw += len(data)
+
+    def on_records(self, records) -> None:
+        self.records += len(records)
+
+    def on_qs_events(self, events) -> None:
+        self.events += len(events)
+
+    def on_metadata(self, meta) -> None:
+        pass
+
+    def on_state(self, state: str, reason: str | None) -> None:
+        self.states.append(state)
+
+    def on_log(self, level: str, message: str) -> None:
+        self.logs.append(message)
+
+
+def test_sim_target_over_pty_and_tcp(sim_server) -> None:
+    server, port = sim_server(SimOptions(proto="qs"))
+    listener = Listener()
+    link = QSLink(port, 921_600, listener, info_wait_s=3.0)
+    try:
+        meta = link.connect()
+        assert meta.fw_version == "QP 7.4.0"  # its answer to QS-RX INFO
+        assert meta.timer_freq == 1_000_000
+        link.start()
+        wait_until(lambda: listener.records >= 30, "RTC steps from the target")
+        link.command("tick")
+        link.stop()
+        # Global filters off: the target stops tracing (frames in flight still arrive).
+        wait_until(lambda: not server.device.enabled, "the target obeying GLB_FILTER off")
+        # Bytes already on the wire (the server's buffer, paced to the baud rate) still
+        # come; then nothing more does.
+        settled = -1
+        for _ in range(40):
+            if listener.records == settled:
+                break
+            settled = listener.records
+            time.sleep(0.5)
+        assert listener.records == settled, "the target kept tracing after Stop"
+        assert link.stats.bad_frames == 0 and link.stats.frames > 0
+        link.start()
+        wait_until(lambda: listener.records > settled, "tracing again after Start")
+    finally:
+        link.close()
+    assert listener.states[-1] == "disconnected"
+
+
+def test_commands_reach_the_target(sim_server) -> None:
+    _server, port = sim_server(SimOptions(proto="qs"))
+    link = QSLink(port, 921_600, Listener(), info_wait_s=3.0)
+    try:
+        link.connect()
+        resets = link.stats.target_resets
+        link.command("reset")
+        wait_until(lambda: link.stats.target_resets > resets, "the target rebooting")
+        with pytest.raises(UserError, match="unknown QS command"):
+            link.command("format-flash")
+    finally:
+        link.close()
+
+
+def _target(address: tuple[str, int], stop: threading.Event, seconds: float = 30.0) -> None:
+    """A QP target that connects to the host (QS over TCP, the -t side)."""
+    dev = QSSimDevice(baud=2_000_000)
+    with socket.create_connection(address, timeout=5) as s:
+        s.setblocking(False)
+        end = time.monotonic() + seconds
+        while not stop.is_set() and time.monotonic() < end:
+            with contextlib.suppress(BlockingIOError):
+                data = s.recv(4096)
+                if not data:
+                    return
+                dev.receive(data)
+            out = dev.poll()
+            if out:
+                s.setblocking(True)
+                s.sendall(out)
+                s.setblocking(False)
+            time.sleep(0.002)
+
+
+def test_listening_mode_takes_a_target() -> None:
+    listener = Listener()
+    link = QSLink("listen://127.0.0.1:0", 115_200, listener)
+    stop = threading.Event()
+    try:
+        link.connect()  # returns at once: no target yet
+        assert link.state == "ready"
+        host, port = link.listening_on.rsplit(":", 1)
+        assert host == "127.0.0.1" and int(port) > 0
+        target = threading.Thread(target=_target, args=((host, int(port)), stop), daemon=True)
+        target.start()
+        link.start()
+        wait_until(lambda: listener.records >= 30, "RTC steps from the connecting target")
+        assert link.source.metadata is not None  # it answered the INFO sent on accept
+        # A second target is turned away while one is connected.
+        with socket.create_connection((host, int(port)), timeout=5) as second:
+            second.settimeout(5)
+            assert second.recv(16) == b""
+        stop.set()
+        target.join(5)
+        wait_until(lambda: any("QS target disconnected" in m for m in listener.logs), "drop")
+        assert link.state != "disconnected"  # still listening for the next target
+        again = threading.Event()
+        seen = listener.records
+        threading.Thread(target=_target, args=((host, int(port)), again), daemon=True).start()
+        wait_until(lambda: listener.records > seen, "a reconnected target")
+        again.set()
+    finally:
+        stop.set()
+        link.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["listen://0.0.0.0:6601", "listen://192.168.1.5:6601", "listen://[::]:7"]
+)
+def test_listening_off_loopback_needs_allow_remote(url) -> None:
+    with pytest.raises(UserError, match="--allow-remote"):
+        validate_listen(url)
+    assert validate_listen(url, allow_remote=True)[1] in (6601, 7)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["listen://localhost:1", "listen://127.0.0.1", "listen://127.0.0.1:1/x", "listen://a\n:1"],
+)
+def test_bad_listen_addresses(url) -> None:
+    with pytest.raises(UserError):
+        validate_listen(url)
+
+
+def test_listen_default_host_is_loopback() -> None:
+    assert validate_listen("listen://:6601") == ("127.0.0.1", 6601)
+    assert is_qs_port("listen://:1") and is_qs_port("sim://?proto=qs") and not is_qs_port("sim://")
+
+
+def test_browser_text_never_reaches_serial_for_url() -> None:
+    for text in ("spy://x?file=/tmp/a", "alt:///dev/ttyS0?class=x", "loop://"):
+        with pytest.raises(UserError, match="not allowed"):
+            QSLink(text, 115_200)
+
+
+def test_bad_bytes_are_counted_and_good_frames_kept() -> None:
+    listener = Listener()
+    link = QSLink("sim://?proto=qs", 115_200, listener)
+    good = QSSimDevice(baud=10_000_000)
+    time.sleep(0.05)
+    stream = good.poll()
+    link.feed(b"\x7e\x01\x02garbage\x7e" + stream[:500] + b"\x00\xff\x7e" + stream[500:])
+    stats = link.stats
+    assert stats.bad_frames >= 1
+    assert stats.frames >= stream.count(b"\x7e") - 2
+    assert listener.events > 0
+
+
+def test_a_capture_started_mid_step_agrees_with_its_stored_bytes() -> None:
+    """Start falls between a dispatch and the transition that ends it: the live profile
+    and the stored capture (header + bytes after Start) give the same steps."""
+    import numpy as np
+
+    from mcuprof.profile import Profile
+    from mcuprof.protocol.qs import Record, decode_capture
+    from mcuprof.sources import load
+    from tests.sources.conftest import sim_stream
+
+    data = sim_stream(3.0)
+    events, _ = decode_capture(data)
+    dispatch = next(e for e in events[len(events) // 2 :] if type(e) is Record and e.rec == 8)
+    flags = np.flatnonzero(np.frombuffer(data, np.uint8) == 0x7E)
+    cut = int(flags[dispatch.index]) + 1  # just after the dispatch's frame
+
+    class Taker(Listener):
+        def __init__(self) -> None:
+            super().__init__()
+            self.taking = False
+            self.chunks: list = []
+
+        def on_records(self, records) -> None:
+            if self.taking:
+                self.chunks.append(records)
+
+    taker = Taker()
+    link = QSLink("sim://?proto=qs", 115_200, taker)
+    link.feed(data[:cut])
+    header = link.capture_header()
+    taker.taking = True
+    link.feed(data[cut:])
+    live = Profile(link.symbols)
+    live.add(np.concatenate(taker.chunks))
+    stored = load("qs", header + data[cut:])
+    assert stored.stats["discontinuities"] == 0
+    assert live.folded() == stored.profile.folded()
