@@ -76,6 +76,7 @@ export function initDevice(ctx) {
       $("replay-pct").textContent = replay.total
         ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)} records`
         : `${fmtInt(replay.received)} records`;
+      if (replay.rate) $("replay-pct").textContent += ` · ${fmtRate(replay.rate, " rec")}`;
       $("replay-bar").style.width = `${pct}%`;
       $("replay-meter").setAttribute("aria-valuenow", String(Math.round(pct)));
     }

@@ -2,13 +2,17 @@
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtInt, fmtTime } from "./format.js";
+import { fmtInt, fmtPct, fmtRate, fmtTime } from "./format.js";
 
 const STYLE = `
 .sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
 .sess .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
   border-bottom: 1px solid var(--line); }
 .sess .replay-note { color: #d3e6ff; }
+.sess-progress { display: flex; align-items: center; gap: 10px; padding: 6px 10px; border-bottom: 1px solid var(--line);
+  font-size: 12px; }
+.sess-progress .meter { width: 240px; margin-top: 0; flex: none; }
+.sess-progress .what { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .sess-body { display: flex; flex: 1; min-height: 0; }
 .sess-list { flex: 1; overflow: auto; min-width: 0; }
 .sess-detail { width: 330px; border-left: 1px solid var(--line); padding: 10px 12px; overflow: auto;
@@ -105,7 +109,22 @@ export async function mount(container, ctx) {
   const listBox = el("div", { class: "sess-list table-wrap" });
   const detail = el("aside", { class: "sess-detail", id: "sess-detail" },
     el("div", { class: "muted" }, "Select a session to see its details."));
-  const root = el("div", { class: "sess" }, toolbar, el("div", { class: "sess-body" }, listBox, detail));
+  // Progress of the long work this tab starts: an import's upload, an open (replay).
+  const progressBar = el("div", {});
+  const progressMeter = el("div", { class: "meter", role: "progressbar", "aria-label": "Progress",
+    "aria-valuemin": "0", "aria-valuemax": "100" }, progressBar);
+  const progressText = el("span", { class: "what mono", id: "sess-progress-text" });
+  const progress = el("div", { class: "sess-progress", id: "sess-progress", hidden: true },
+    progressMeter, progressText);
+  function showProgress(pct, text) {
+    progress.hidden = text === null;
+    if (text === null) return;
+    progressBar.style.width = `${pct ?? 0}%`;
+    progressMeter.setAttribute("aria-valuenow", String(Math.round(pct ?? 0)));
+    progressText.textContent = text;
+  }
+  const root = el("div", { class: "sess" }, toolbar, progress,
+    el("div", { class: "sess-body" }, listBox, detail));
   container.replaceChildren(root);
 
   fileInput.addEventListener("change", () => ctx.run(async () => {
@@ -114,11 +133,41 @@ export async function mount(container, ctx) {
     if (!file) return;
     const params = { name: file.name.slice(0, 200) };
     if (elfSelect.value) params.elf = elfSelect.value;
-    const out = await ctx.api.postFile("/api/sessions/import", file, params);
+    const out = await upload(file, params);
     ctx.notify(`Imported session ${out.session.id}: ${out.session.name}`, "info");
     selected = out.session.id;
     await refresh();
   }));
+
+  // fetch() reports no upload progress: an XMLHttpRequest does (bytes, percent, rate).
+  function upload(file, params) {
+    const url = new URL("/api/sessions/import", location.origin);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    const started = performance.now();
+    importing = true;
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", url);
+      xhr.setRequestHeader("Content-Type", "application/octet-stream");
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.onprogress = (ev) => {
+        const secs = (performance.now() - started) / 1000;
+        const pct = ev.lengthComputable ? (100 * ev.loaded) / ev.total : null;
+        showProgress(pct, `Importing ${file.name}: ${fmtPct(pct)} · ${fmtBytes(ev.loaded)} of ` +
+          `${fmtBytes(file.size)} · ${secs > 0 ? fmtRate(ev.loaded / secs / (1 << 20), "MiB") : "—"}`);
+      };
+      xhr.upload.onload = () => showProgress(100, `Importing ${file.name}: storing and checking the capture…`);
+      const done = (fn) => { importing = false; showProgress(null, null); renderReplay(); fn(); };
+      xhr.onload = () => {
+        let data = null;
+        try { data = JSON.parse(xhr.responseText); } catch { data = null; }
+        if (xhr.status >= 200 && xhr.status < 300) done(() => resolve(data));
+        else done(() => reject(new Error(data && data.error ? data.error : `${xhr.status} ${xhr.statusText}`)));
+      };
+      xhr.onerror = () => done(() => reject(new Error("upload failed: the mcuprof server is not reachable")));
+      xhr.send(file);
+    });
+  }
 
   async function loadElfs() {
     const out = await ctx.api.getJSON("/api/elfs");
@@ -259,9 +308,17 @@ export async function mount(container, ctx) {
     });
   }
 
+  // The open (or replay) in progress, from the live updates: records, percent and rate.
+  let live = null;
+  let importing = false;
   function renderReplay() {
-    stopBtn.hidden = !replay;
-    replayNote.textContent = replay ? replay.label : "";
+    stopBtn.hidden = !replay && !live;
+    replayNote.textContent = replay && !live ? replay.label : "";
+    if (importing) return;
+    if (!live) { showProgress(null, null); return; }
+    const of = live.total ? ` of ${fmtInt(live.total)}` : "";
+    showProgress(live.pct, `${live.label}: ${fmtPct(live.pct)} · ${fmtInt(live.received)}${of} records · ` +
+      `${fmtRate(live.rate, " records")}`);
   }
 
   async function refresh() {
@@ -283,6 +340,10 @@ export async function mount(container, ctx) {
   let recording = null;
   ctx.on("view", (name) => { if (name === "sessions") refresh(); });
   ctx.on("state", (state) => {
+    const was = live;
+    live = state && state.health ? state.health.replay || null : null;
+    renderReplay();
+    if (was && !live && ctx.view === "sessions") refresh();
     const now = state && state.health ? state.health.recording : null;
     if (now !== recording) {
       recording = now;

@@ -151,7 +151,7 @@ def wait_for(predicate, timeout_s: float = 60.0) -> bool:
     return predicate()
 
 
-def test_replay_feeds_the_live_views(client, store, make_capture):
+def test_replay_feeds_the_live_views(client, store, make_capture, monkeypatch):
     from mcuprof.profile import load_capture
 
     data = make_capture(40, per_packet=25)

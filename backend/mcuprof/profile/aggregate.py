@@ -389,7 +389,7 @@ def sums(profile: Profile, window: Window = None) -> Sums:
 def _slice(level: Level, win: tuple[float, float] | None) -> tuple[int, int]:
     if win is None:
         return 0, level.n
-    lo = int(np.searchsorted(level.entry, math.floor(win[0]) - level.max_dur, side="left"))
+    lo = level.first_ending_at(math.floor(win[0]))
     hi = int(np.searchsorted(level.entry, math.ceil(win[1]), side="right"))
     return lo, max(lo, hi)
 
@@ -430,7 +430,7 @@ def full_sums(profile: Profile, win: tuple[float, float] | None, st: Stacks | No
             child_sum = np.bincount(p[use] - lo, weights=eff[d + 1][use], minlength=hi - lo)
         m = inwin[d]
         sid = st.per_level[d][lo:hi][m]
-        fid = profile.frame_ids(lv)[lo:hi][m]
+        fid = profile.frame_ids(lv, lo, hi)[m]
         ef = eff[d][m]
         parts.append((sid, fid, ef, np.maximum(ef - child_sum[m], 0.0), ~st.nested[sid]))
     tally.add_parts(parts)

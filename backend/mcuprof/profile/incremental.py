@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
+from .columns import Column, Spill
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -45,13 +46,14 @@ class _Grow:
 
 
 class Aggregator:
-    def __init__(self) -> None:
+    def __init__(self, spill: Spill | None = None) -> None:
+        self.spill = spill  # the stack id per record lives with the profile's columns
         self.reset()
 
     def reset(self) -> None:
         self.commit_t: int | None = None  # committed records all exit before this tick
         self.committed: dict[int, int] = {}  # per depth, committed prefix length
-        self.stack_of: dict[int, np.ndarray] = {}  # per depth, stack id per record
+        self.stack_of: dict[int, Column] = {}  # per depth, stack id per record
         # Per depth, interned (parent stack << 32 | frame) keys, sorted, with their stack
         # ids: a key only ever meets keys of its own depth, so a deep chain costs O(1) each.
         self.keys: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -77,7 +79,7 @@ class Aggregator:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.stack_of.values())
+        return sum(c.ram_bytes for c in self.stack_of.values())
 
     def check(self, min_entry: int) -> None:
         """Called by Profile.add with the smallest new entry tick."""
@@ -121,14 +123,10 @@ class Aggregator:
         for d in depths:
             lv = levels[d]
             c = starts[d]
-            arr = self.stack_of.get(d)
-            if arr is None or len(arr) < lv.n:
-                grown = np.empty(
-                    max(lv.n, int(0 if arr is None else len(arr) * 1.5) + 64), np.int32
-                )
-                if arr is not None:
-                    grown[:c] = arr[:c]
-                arr = self.stack_of[d] = grown
+            col = self.stack_of.get(d)
+            if col is None:
+                col = self.stack_of[d] = Column(np.int32, self.spill)
+            arr = col.reserve(lv.n, c)
             frame = frame_of[lv.addr[c:]].astype(np.int64)
             if d == 0:
                 pst = np.full(lv.n - c, -1, np.int64)
@@ -138,7 +136,7 @@ class Aggregator:
                 up = self.stack_of.get(d - 1)
                 if up is not None:
                     has = p >= 0
-                    pst[has] = up[p[has]]
+                    pst[has] = up.a[p[has]]
             ids = self._intern((pst << 32) | frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
             tail_stack[d] = ids
@@ -202,12 +200,13 @@ class Aggregator:
         kept.add_parts(parts[0])
         tail.add_parts(parts[1])
         self.commit_t = commit_t
+        profile._aggregated = profile.n_records
         sums = kept.plus(tail).sums(float(profile.t1_ticks - profile.t0_ticks))
         stacks = Stacks(
             parent=self.st_parent.v.copy(),
             frame=self.st_frame.v.copy(),
             depth=self.st_depth.v.copy(),
             nested=nested,
-            per_level={d: self.stack_of[d][: levels[d].n] for d in depths},
+            per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
         )
         return stacks, sums

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .columns import Column, Spill
 from .lod import Pyramid
 
-_GROWTH = 1.5
 _BLOCK = 256
 _STEPS = 16
 _CHUNK = 4096
@@ -21,15 +21,17 @@ class Level:
     """All records at one depth: entry (unwrapped ticks), duration (ticks), address id
     and parent (position in the level one up, -1 for none)."""
 
-    __slots__ = ("_addr", "_bmax", "_dur", "_entry", "_parent", "lod", "max_dur", "n")
+    __slots__ = ("_addr", "_bmax", "_cols", "_dur", "_entry", "_parent", "lod", "max_dur", "n")
 
-    def __init__(self) -> None:
+    _NAMES = (("_entry", np.int64), ("_dur", np.uint32), ("_addr", np.int32), ("_parent", np.int32))
+
+    def __init__(self, spill: Spill | None = None) -> None:
         self.n = 0
         self.max_dur = 0
-        self._entry = np.empty(0, np.int64)
-        self._dur = np.empty(0, np.uint32)
-        self._addr = np.empty(0, np.int32)
-        self._parent = np.empty(0, np.int32)
+        # The four columns live in RAM, or on disk with ``spill`` (see columns.py); the
+        # attributes are their current arrays (the whole capacity).
+        self._cols = {name: Column(dtype, spill) for name, dtype in self._NAMES}
+        self._entry, self._dur, self._addr, self._parent = (c.a for c in self._cols.values())
         self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
         self.lod = Pyramid()  # the timeline's levels of detail
 
@@ -50,6 +52,17 @@ class Level:
         self._bmax = np.concatenate([self._bmax[:first], tail])
         self.lod.update(self.entry, self.dur, start)
 
+    def first_ending_at(self, tick: int) -> int:
+        """A position before which every record exits before ``tick``: where a window
+        starting at ``tick`` has to start reading. From the entry order and the longest
+        duration, tightened by the block maxima (one long call far back no longer makes
+        every window read from there)."""
+        lo = int(np.searchsorted(self.entry, tick - self.max_dur, side="left"))
+        if len(self._bmax):
+            reach = np.maximum.accumulate(self._bmax)
+            lo = max(lo, int(np.searchsorted(reach, tick, side="left")) * _BLOCK)
+        return min(lo, self.n)
+
     @property
     def entry(self) -> np.ndarray:
         return self._entry[: self.n]
@@ -68,30 +81,23 @@ class Level:
 
     @property
     def nbytes(self) -> int:
-        columns = self._entry.nbytes + self._dur.nbytes + self._addr.nbytes + self._parent.nbytes
-        return columns + self.lod.nbytes
+        """Bytes held in RAM (columns on disk count for nothing)."""
+        return sum(c.ram_bytes for c in self._cols.values()) + self.lod.nbytes
 
-    def copy(self) -> Level:
-        """An independent copy, trimmed to the records held."""
-        out = Level()
+    def copy(self, spill: Spill | None = None) -> Level:
+        """An independent copy, trimmed to the records held (on disk with ``spill``)."""
+        out = Level.__new__(Level)  # a deep chain has thousands of levels: no empty columns
         out.n, out.max_dur = self.n, self.max_dur
-        out._entry, out._dur = self.entry.copy(), self.dur.copy()
-        out._addr, out._parent = self.addr.copy(), self.parent.copy()
+        out._cols = {name: col.copy(self.n, spill) for name, col in self._cols.items()}
+        out._entry, out._dur, out._addr, out._parent = (c.a for c in out._cols.values())
         out._bmax = self._bmax.copy()
         out.lod = self.lod.copy()
         return out
 
     def _reserve(self, need: int) -> None:
-        cap = len(self._entry)
-        if need <= cap:
-            return
-        # 1.5x growth keeps the slack (and so bytes/record) bounded while staying amortised O(1).
-        new_cap = max(need, int(cap * _GROWTH) + 64)
-        for name in ("_entry", "_dur", "_addr", "_parent"):
-            old = getattr(self, name)
-            grown = np.empty(new_cap, old.dtype)
-            grown[: self.n] = old[: self.n]
-            setattr(self, name, grown)
+        # Growth (1.5x in RAM) keeps the slack bounded while staying amortised O(1).
+        for name, col in self._cols.items():
+            setattr(self, name, col.reserve(need, self.n))
 
     def insert(
         self, entry: np.ndarray, dur: np.ndarray, addr: np.ndarray
@@ -119,17 +125,16 @@ class Level:
         entry, dur, addr = entry[order], dur[order], addr[order]
         points = np.searchsorted(self.entry, entry, side="right")
         new_pos = points + np.arange(k)
-        keep = np.ones(n + k, bool)
-        keep[new_pos] = False
+        # Records before the first insertion point stay where they are.
+        p0 = int(points[0])
+        keep = np.ones(n + k - p0, bool)
+        keep[new_pos - p0] = False
         self._reserve(n + k)
-        for name, new in (("_entry", entry), ("_dur", dur), ("_addr", addr)):
+        for name, new in (("_entry", entry), ("_dur", dur), ("_addr", addr), ("_parent", None)):
             col = getattr(self, name)
-            old = col[:n].copy()
-            col[: n + k][keep] = old
-            col[new_pos] = new
-        old_parent = self._parent[:n].copy()
-        self._parent[: n + k][keep] = old_parent
-        self._parent[new_pos] = -1
+            old = col[p0:n].copy()
+            col[p0 : n + k][keep] = old
+            col[new_pos] = -1 if new is None else new
         self.n = n + k
         self._update_block_max(int(new_pos[0]))
         return new_pos, points

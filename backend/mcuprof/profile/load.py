@@ -34,15 +34,17 @@ def load_capture(
     symbols: Any | None = None,
     progress: Progress | None = None,
     chunk: int | None = None,
+    spill: Any | None = None,
 ) -> LoadResult:
     """Decode a raw device-to-host capture into a Profile. The timer rate comes from the
     last METADATA packet before each batch of records (1 MHz without one)."""
     total = len(data)
+    step = chunk  # a caller's chunk also bounds each add's temporaries (the dashboard's)
     if chunk is None:
         chunk = max(_CHUNK, -(-total // _ADDS))
     view = memoryview(data)
     pieces = (view[start : start + chunk] for start in range(0, total, chunk))
-    return load_chunks(pieces, total, symbols, progress)
+    return load_chunks(pieces, total, symbols, progress, spill, step)
 
 
 def load_chunks(
@@ -50,14 +52,17 @@ def load_chunks(
     total: int,
     symbols: Any | None = None,
     progress: Progress | None = None,
+    spill: Any | None = None,
+    step: int | None = None,
 ) -> LoadResult:
     """``load_capture`` over a capture read piece by piece (``total`` bytes in all), so
-    the raw bytes are never held whole. Records are added to the profile about
-    ``total / _ADDS`` bytes at a time (at least _CHUNK), whatever the size of the pieces."""
-    profile = Profile(symbols)
+    the raw bytes are never held whole. Records are added to the profile ``step`` bytes at
+    a time (default: ``total / _ADDS``, at least _CHUNK), whatever the size of the pieces."""
+    profile = Profile(symbols, spill=spill)  # spill: records on disk (profile/columns.py)
     decoder = ResponseDecoder(batch=True)  # arrays, not an event per packet
     metadata: Metadata | None = None
-    step = max(_CHUNK, -(-total // _ADDS))
+    if step is None:
+        step = max(_CHUNK, -(-total // _ADDS))
     batch: list[np.ndarray] = []
     pending = done = 0
 

@@ -10,12 +10,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
+from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
 from .levels import Level, find_parents
 from .timebase import unwrap_exits
 
 Window = tuple[float, float] | None
+_CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least this often
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,7 +28,14 @@ def _locked(method: F) -> F:
     @functools.wraps(method)
     def wrapper(self: Profile, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
-            return method(self, *args, **kwargs)
+            self._calls += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._calls -= 1
+                if self._calls == 0 and self.spill is not None:
+                    # What this call touched of the on-disk columns leaves RSS.
+                    self.spill.drop()
 
     return wrapper  # type: ignore[return-value]
 
@@ -40,9 +49,21 @@ class Profile:
     whole-capture ones are maintained incrementally (see incremental.py), so a live
     query costs about the records added since the last one. Windows are (t0_us, t1_us)
     on the same clock as ``t0_us``/``t1_us``. Every public method holds ``lock``.
+
+    With ``spill`` the per-record columns (and the aggregator's stack per record) live in
+    memory-mapped files (columns.py); RAM then holds the timeline's levels of detail,
+    the aggregates and whatever one call touches. Every answer is the same either way.
     """
 
-    def __init__(self, symbols: Any | None = None, timer_freq: int = DEFAULT_TIMER_FREQ) -> None:
+    def __init__(
+        self,
+        symbols: Any | None = None,
+        timer_freq: int = DEFAULT_TIMER_FREQ,
+        spill: Spill | None = None,
+    ) -> None:
+        self.spill = spill
+        self._calls = 0
+        self._aggregated = 0  # n_records at the aggregator's last update
         self._addrs = AddressTable(symbols)
         self.timer_freq = int(timer_freq) if timer_freq else DEFAULT_TIMER_FREQ
         self.levels: dict[int, Level] = {}
@@ -53,7 +74,7 @@ class Profile:
         self._t1: int | None = None
         self._cache: dict[Any, Any] = {}
         self.lock = threading.RLock()
-        self.aggregator = Aggregator()
+        self.aggregator = Aggregator(spill)
 
     # ------------------------------------------------------------------ settings
 
@@ -113,8 +134,9 @@ class Profile:
     def frames(self) -> list[Frame]:
         return self._addrs.frames
 
-    def frame_ids(self, level: Level) -> np.ndarray:
-        return self._addrs.frame_of[level.addr]
+    def frame_ids(self, level: Level, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Frame id of the level's records [lo, hi) (all of them by default)."""
+        return self._addrs.frame_of[level.addr[lo:hi]]
 
     def raw_addrs(self, level: Level) -> np.ndarray:
         return self._addrs.addrs[level.addr]
@@ -125,8 +147,8 @@ class Profile:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held per record: the store (capacity included), the address table and
-        the aggregator's stack id per record."""
+        """Bytes held in RAM for the records: the store (capacity included), the address
+        table and the aggregator's stack id per record (columns on disk excluded)."""
         store = sum(lv.nbytes for lv in self.levels.values())
         return store + self._addrs.nbytes + self.aggregator.nbytes
 
@@ -160,7 +182,7 @@ class Profile:
             d = int(depth[idx[0]])
             level = self.levels.get(d)
             if level is None:
-                level = self.levels[d] = Level()
+                level = self.levels[d] = Level(self.spill)
             e = entry[idx]
             pos, points = level.insert(e, dur[idx], addr[idx])
             below = self.levels.get(d + 1)
@@ -173,6 +195,14 @@ class Profile:
             self._reparent(d, new_pos.get(d), min_entry.get(d - 1))
         self.n_records += k
         self._changed()
+        if self.spill is not None and self.n_records - self._aggregated >= _CATCH_UP:
+            # Keep the aggregates' tail short even when nobody asks (a page with no
+            # flame graph open): the first query after a long backlog would otherwise
+            # fold all of it at once, with temporaries of ~100 bytes per record.
+            from .aggregate import stacks
+
+            stacks(self)
+            release_free_memory()
 
     def _reparent(self, d: int, fresh: np.ndarray | None, up_min_entry: int | None) -> None:
         """Recompute parents at depth d for every record whose answer may have changed:
@@ -201,13 +231,17 @@ class Profile:
     @_locked
     def snapshot(self) -> Profile:
         """A copy of the records as they are now, for work that grows with the capture
-        (exports): it costs a copy of the columns under the lock, and the work itself
-        then runs on the copy without holding this profile's lock."""
-        snap = Profile(None, self.timer_freq)
+        (exports): it costs a copy of the columns under the lock (file to file in the
+        kernel when they are on disk), and the work itself then runs on the copy
+        without holding this profile's lock."""
+        spill = None if self.spill is None else Spill(self.spill.dir)
+        snap = Profile(None, self.timer_freq, spill)
         snap._addrs = self._addrs.copy()
-        snap.levels = {d: lv.copy() for d, lv in self.levels.items()}
+        snap.levels = {d: lv.copy(spill) for d, lv in self.levels.items()}
         snap.n_records = self.n_records
         snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
+        if spill is not None:
+            spill.drop()
         return snap
 
     # ------------------------------------------------------------------ views

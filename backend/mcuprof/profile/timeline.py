@@ -33,13 +33,17 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
     for d in sorted(profile.levels):
         lv = profile.levels[d]
         entry, dur = lv.entry, lv.dur
-        lo = int(np.searchsorted(entry, math.floor(a) - lv.max_dur, side="left"))
+        lo = lv.first_ending_at(math.floor(a))
         hi = int(np.searchsorted(entry, math.ceil(b), side="right"))
         if hi <= lo:
             continue
         # Only calls entered before the view can end before it.
         k0 = min(max(int(np.searchsorted(entry, math.ceil(a), side="left")), lo), hi)
         wide, nar = visible(entry, dur, lv.lod, lo, k0, hi, a, px, width)
+        if profile.spill is not None:
+            # A whole-capture view reads a little of every page of a big level: let one
+            # level's pages go before the next is read.
+            profile.spill.drop()
         total += len(wide) + int(nar["count"].sum())
         if len(wide):
             we = entry[wide].astype(np.float64)

@@ -9,9 +9,10 @@ reader thread, decoder and listener a device does.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ Clock = Callable[[], float]
 
 SPEEDS = {"1x": 1.0, "10x": 10.0, "max": None}
 MAX_BURST = 1 << 18  # bytes per poll at maximum speed: keeps memory flat, the reader busy
+_HOLD_S = 0.005  # how long a throttled replay waits before asking again
 
 
 def parse_speed(text: str | float | None) -> float | None:
@@ -58,30 +60,38 @@ def parse_speed(text: str | float | None) -> float | None:
 
 
 class ReplayDevice:
-    """A device whose firmware is a recording. Not thread-safe: one driver at a time."""
+    """A device whose firmware is a recording. Not thread-safe: one driver at a time.
+
+    ``data`` is the recording's bytes or a path to it. A path is read in chunks, twice:
+    once here for each packet's due time, then as packets are played, so the memory a
+    replay holds is its due times (8 bytes a packet) and one chunk, whatever its size.
+    At maximum speed from a path nothing is read ahead: due times are not needed, and
+    ``total_records`` stays None until ``count_records`` (slow for a big file: run it
+    aside) says it.
+    """
 
     def __init__(
         self,
-        data: bytes,
+        data: bytes | str | os.PathLike[str],
         speed: float | None = 1.0,
         *,
         clock: Clock = time.monotonic,
         metadata: Metadata | None = None,
     ) -> None:
-        packets: list[np.ndarray] = []
-        found: Metadata | None = None
-        decoder = ResponseDecoder()
-        for event in decoder.feed(data) + decoder.close():
-            if isinstance(event, ProfileData) and len(event.records):
-                packets.append(event.records)
-            elif isinstance(event, Metadata) and found is None:
-                found = event
+        self._data = data
+        self.total_records: int | None = None
+        self._due: np.ndarray | None = None
+        if speed is None and not isinstance(data, bytes | bytearray | memoryview):
+            found = metadata or _first_metadata(data)
+        else:
+            due, self.total_records, found = _scan(data)
         self.metadata = metadata or found or Metadata(0, DEFAULT_TIMER_FREQ, 0, "replay")
+        if self.total_records is not None:
+            self._due = due / timer_freq_or_default(self.metadata.timer_freq)
         self.speed = speed
         self._clock = clock
-        self._packets = packets
-        self.total_records = int(sum(len(p) for p in packets))
-        self._due = _due_times(packets, timer_freq_or_default(self.metadata.timer_freq))
+        self._packets = _packets(data)
+        self._exhausted = False
         self._next = 0
         self._played = 0.0  # capture seconds played so far; advances only while profiling
         self._last: float | None = None
@@ -90,14 +100,26 @@ class ReplayDevice:
         self.profiling = False
         self.records_sent = 0
         self.commands: list[Command | BadCommand] = []
+        # Says when the host is behind (a max-speed replay then waits for it rather than
+        # queue the whole recording in the host's memory).
+        self.throttle: Callable[[], bool] | None = None
+        self._held = False
 
     @property
     def finished(self) -> bool:
-        return self._next >= len(self._packets)
+        if self._due is None:
+            return self._exhausted
+        return self._next >= len(self._due)
 
     @property
     def capture_seconds(self) -> float:
-        return float(self._due[-1]) if len(self._due) else 0.0
+        return float(self._due[-1]) if self._due is not None and len(self._due) else 0.0
+
+    def count_records(self) -> int:
+        """The recording's record count (reads all of it); sets ``total_records``."""
+        if self.total_records is None:
+            self.total_records = sum(len(p) for p in _packets(self._data))
+        return self.total_records
 
     def receive(self, data: bytes) -> None:
         self._advance()
@@ -121,7 +143,7 @@ class ReplayDevice:
         if not self.profiling or self.finished:
             return None
         if self.speed is None:
-            return 0.0
+            return _HOLD_S if self._held else 0.0
         return max(0.0, (float(self._due[self._next]) - self._played) / self.speed)
 
     def status(self) -> Status:
@@ -151,27 +173,94 @@ class ReplayDevice:
     def _emit(self) -> None:
         if not self.profiling:
             return
+        self._held = self.throttle is not None and self.throttle()
+        if self._held:
+            return
         while not self.finished and len(self._out) < MAX_BURST:
-            if self.speed is not None and self._due[self._next] > self._played:
+            if self.speed is not None and self._due[self._next] > self._played:  # type: ignore[index]
                 break
-            records = self._packets[self._next]
+            records = next(self._packets, None)
+            if records is None:
+                self._exhausted = True
+                break
             self._next += 1
             self._out += encode_profile_data(records)
             self.records_sent += len(records)
 
 
-def _due_times(packets: list[np.ndarray], timer_freq: int) -> np.ndarray:
-    """Capture second at which each packet was complete: its last record's exit, counted
-    from the first packet's (the stream is unwrapped as one, per CLARIFICATIONS)."""
-    if not packets:
-        return np.empty(0)
-    recs = np.concatenate(packets)
-    exits = unwrap_exits(recs["entry_time"], recs["duration"])
-    ends = np.cumsum([len(p) for p in packets]) - 1
-    last = exits[ends]
+_READ = 1 << 22  # bytes read from the recording at a time
+
+
+def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes | memoryview]:
+    if isinstance(data, bytes | bytearray | memoryview):
+        view = memoryview(data)
+        for start in range(0, len(view), _READ):
+            yield view[start : start + _READ]
+        return
+    with open(data, "rb") as f:
+        while chunk := f.read(_READ):
+            yield chunk
+
+
+def _events(data: bytes | str | os.PathLike[str]) -> Iterator[Any]:
+    decoder = ResponseDecoder()
+    for chunk in _chunks(data):
+        yield from decoder.feed(chunk)
+    yield from decoder.close()
+
+
+def _packets(data: bytes | str | os.PathLike[str]) -> Iterator[np.ndarray]:
+    """The recording's non-empty PROFILE_DATA record arrays, in order, decoded lazily."""
+    for event in _events(data):
+        if isinstance(event, ProfileData) and len(event.records):
+            yield event.records
+
+
+def _first_metadata(data: bytes | str | os.PathLike[str]) -> Metadata | None:
+    """The METADATA packet at the head of the recording (its first chunk), if any."""
+    decoder = ResponseDecoder()
+    for chunk in _chunks(data):
+        for event in decoder.feed(chunk):
+            if isinstance(event, Metadata):
+                return event
+        return None
+    return None
+
+
+def _scan(data: bytes | str | os.PathLike[str]) -> tuple[np.ndarray, int, Metadata | None]:
+    """Per packet, the capture tick at which it was complete: its last record's exit,
+    counted from the first packet's (the stream is unwrapped as one, per CLARIFICATIONS);
+    and the record count and first METADATA of the recording."""
+    found: Metadata | None = None
+    lasts: list[np.ndarray] = []
+    total = 0
+    last_exit: int | None = None
+    batch: list[np.ndarray] = []
+
+    def flush() -> None:
+        nonlocal last_exit
+        recs = np.concatenate(batch)
+        exits = unwrap_exits(recs["entry_time"], recs["duration"], last_exit)
+        last_exit = int(exits[-1])
+        lasts.append(exits[np.cumsum([len(p) for p in batch]) - 1])
+        batch.clear()
+
+    for event in _events(data):
+        if isinstance(event, ProfileData) and len(event.records):
+            batch.append(event.records)
+            total += len(event.records)
+            if len(batch) >= 4096:
+                flush()
+        elif isinstance(event, Metadata) and found is None:
+            found = event
+    if batch:
+        flush()
+    if not lasts:
+        return np.empty(0), 0, found
+    last = np.concatenate(lasts)
     # Exits are non-decreasing by contract; a glitch must not make time run backwards.
     last = np.maximum.accumulate(last)
-    return (last - last[0]).astype(np.float64) / timer_freq
+    return (last - last[0]).astype(np.float64), total, found
 
 
 class ReplayPort:
@@ -191,7 +280,10 @@ class ReplayPort:
 
     def _pump(self) -> None:
         with self._lock:
-            self._rx += self.device.poll()
+            # At most a burst waits here: the reader takes less per read than a poll
+            # gives, so pumping on every call would queue the whole recording.
+            if len(self._rx) < MAX_BURST:
+                self._rx += self.device.poll()
 
     @property
     def in_waiting(self) -> int:
@@ -243,15 +335,23 @@ class ReplayPort:
 
 
 def replay_factory(
-    data: bytes, speed: float | None, metadata: Metadata | None = None
+    data: bytes | str | os.PathLike[str] | ReplayDevice,
+    speed: float | None,
+    metadata: Metadata | None = None,
 ) -> Callable[..., Any]:
     """A ``session_factory(url, baud, listener)`` for LiveSession: a DeviceSession whose
-    transport is a ReplayPort playing ``data``. The URL is only validated, never opened."""
+    transport is a ReplayPort playing ``data`` (a recording, or a ReplayDevice made for
+    it, used by the first connection). The URL is only validated, never opened."""
     from ..link import DeviceSession
+
+    ready = [data] if isinstance(data, ReplayDevice) else []
 
     def factory(url: str, baud: int, listener: Any) -> Any:
         def opener(_port: str, _baud: int) -> ReplayPort:
-            return ReplayPort(ReplayDevice(data, speed, metadata=metadata))
+            if ready:
+                return ReplayPort(ready.pop())
+            source = data._data if isinstance(data, ReplayDevice) else data
+            return ReplayPort(ReplayDevice(source, speed, metadata=metadata))
 
         return DeviceSession(url, baud, listener, opener=opener, command_timeout_s=2.0)
 

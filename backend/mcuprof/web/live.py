@@ -26,6 +26,7 @@ from ..link import DeviceSession, validate_port
 from ..link.qs_link import LISTEN_SCHEME, QSLink, is_qs_port, validate_listen
 from ..link.simulator import SimOptions
 from ..profile import Profile
+from ..profile.columns import Spill
 from ..profile.timebase import concat_records
 from ..protocol import Metadata, Status, encode_metadata
 from ..sources import new_source
@@ -39,6 +40,7 @@ from .settings import SIM_PORT, Settings
 LOG_LIMIT = 1000
 RATE_WINDOW_S = 2.0
 OVERFLOW_WARN_S = 10.0
+INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
 
 
 @dataclass
@@ -93,7 +95,7 @@ class LiveSession:
         self.elf: ElfChoice | None = catalog.default()
         self.symbols: SymbolTable = SymbolTable.empty()
         self.elf_error: str | None = None
-        self.profile = Profile(self.symbols)
+        self.profile = self._empty_profile()
         self.capture_started: float | None = None  # wall clock of the last Start
         self.writer: Any = None  # the store's SessionWriter of the capture in progress
         self.capture_id: int | None = None
@@ -109,6 +111,7 @@ class LiveSession:
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=20000)
         self.seq = 0
         self.replay_total: int | None = None
+        self._replay_started = 0.0
         self._replay_restore: tuple[str, int, str | None] | None = None
         self._replay_ending = False
         self._received_at_status = 0
@@ -118,7 +121,7 @@ class LiveSession:
         if self.elf is not None:
             try:
                 self.symbols = catalog.load(self.elf)
-                self.profile = Profile(self.symbols)
+                self.profile = self._empty_profile()
             except UserError as exc:
                 self.elf_error = str(exc)
                 self._log("error", f"ELF {self.elf.label}: {exc}")
@@ -330,6 +333,7 @@ class LiveSession:
         self.disconnect()
         self.replay_total = total
         self._replay_ending = False
+        self._replay_started = self.clock()
         with self._command_lock:
             self.state = "connecting"
             session = factory(SIM_PORT, self.baud, self)
@@ -359,11 +363,13 @@ class LiveSession:
             return None
         received = int(self.session.records_received_since_start)
         total = self.replay_total
+        elapsed = self.clock() - self._replay_started
         return {
             "label": self.port_label,
             "received": received,
             "total": total,
             "pct": min(100.0, 100.0 * received / total) if total else None,
+            "rate": received / elapsed if elapsed > 0 else None,  # records/s since it began
         }
 
     def _replay_done(self) -> bool:
@@ -578,7 +584,7 @@ class LiveSession:
         with self._profile_lock:
             self._pending.clear()
             self._oldest_unpublished = None
-            self.profile = Profile(self._frame_symbols())
+            self.profile = self._empty_profile()
             if self.metadata is not None:
                 self.profile.set_timer_freq(self.metadata.timer_freq or 1_000_000)
             self.version += 1
@@ -590,6 +596,10 @@ class LiveSession:
         the ELF's."""
         own = getattr(self.session, "symbols", None)
         return own if own is not None else self.symbols
+
+    def _empty_profile(self) -> Profile:
+        # Records on disk, memory-mapped: an hour of capture fits in bounded RSS.
+        return Profile(self._frame_symbols(), spill=Spill(self.settings.columns_dir))
 
     def raw_capture(self) -> tuple[bytes, str] | None:
         """Bytes of the current (or last) capture, and a file-name stem."""
@@ -634,16 +644,23 @@ class LiveSession:
         added = 0
         with self._profile_lock:
             batch: list[np.ndarray] = []
-            while self._pending:
+            held = 0
+            # What is queued now, not what the reader adds meanwhile: a fast source
+            # (a max-speed replay) would otherwise keep this loop, and the lock, forever.
+            for _ in range(len(self._pending)):
                 kind, item, _ = self._pending.popleft()
                 if kind == "meta":
                     if batch:
                         self.profile.add(concat_records(batch))
-                        batch = []
+                        batch, held = [], 0
                     self.profile.set_timer_freq(item.timer_freq or 1_000_000)
                 else:
                     batch.append(item)
                     added += len(item)
+                    held += len(item)
+                    if held >= INGEST_CHUNK:  # bounds an add's temporaries after a backlog
+                        self.profile.add(concat_records(batch))
+                        batch, held = [], 0
             if batch:
                 self.profile.add(concat_records(batch))
             if added:

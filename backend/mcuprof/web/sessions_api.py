@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import mmap
+import os
 import threading
 from typing import Annotated, Any, Literal
 
@@ -16,12 +18,13 @@ from pydantic import BaseModel, Field
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
-from ..profile import Profile
+from ..profile import Profile, load_capture
+from ..profile.columns import Spill
 from ..sources import KINDS
 from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.replay import parse_speed, replay_for
+from ..store.replay import ReplayDevice, parse_speed, replay_factory, replay_for
 from ..summary import summarize
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -115,10 +118,43 @@ def _session_profile(
         symbols = SymbolTable.from_elf_bytes(elf, info.elf_name or f"session {sid}")
     else:
         symbols = fallback if fallback is not None else SymbolTable.empty()
-    profile = load_source(info.kind, store.raw(sid), symbols, tick_hz=tick_hz).profile
+    if info.kind == "miniprofiler":
+        profile = _load_on_disk(store, sid, symbols)
+    else:
+        profile = load_source(info.kind, store.raw(sid), symbols, tick_hz=tick_hz).profile
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
+
+
+def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
+    """The session decoded into a profile whose records live on disk, read from its file
+    a few MB at a time: a session larger than RAM can be compared."""
+    path = store.raw_path(sid)
+    spill = Spill(store.data_dir / "columns")
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return load_capture(b"", symbols, spill=spill).profile
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return load_capture(b"", symbols, spill=spill).profile
+        with mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) as mm:
+
+            def read_pages_leave(done: int, total: int, records: int) -> None:
+                mm.madvise(mmap.MADV_DONTNEED)  # what was decoded leaves RSS
+
+            try:
+                with memoryview(mm) as view:
+                    return load_capture(
+                        view, symbols, progress=read_pages_leave, chunk=_LOAD_CHUNK, spill=spill
+                    ).profile
+            finally:
+                mm.madvise(mmap.MADV_DONTNEED)
+
+
+_LOAD_CHUNK = 1 << 22  # bytes decoded per Profile.add (~300k records): bounded temporaries
 
 
 def _only_profiles(info: SessionInfo) -> None:
@@ -348,17 +384,51 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
-    data = await asyncio.to_thread(store.raw, sid)
-    if not data:
-        raise UserError(f"session {sid} holds no data to replay")
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    factory, total = await asyncio.to_thread(
-        replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
-    )
+    device = None
+    if info.kind == "miniprofiler":
+        path = store.raw_path(sid)
+        if not path.is_file() or path.stat().st_size == 0:
+            raise UserError(f"session {sid} holds no data to replay")
+        # The recording is read from its file in chunks as it plays, never held whole.
+        device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
+        device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
+        factory = replay_factory(device, speed, info.metadata)
+        total = device.total_records
+    else:
+        data = await asyncio.to_thread(store.raw, sid)
+        if not data:
+            raise UserError(f"session {sid} holds no data to replay")
+        factory, total = await asyncio.to_thread(
+            replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
+        )
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
+    if total is None and device is not None:  # max speed: counted aside, the percent follows
+        threading.Thread(
+            target=_count_aside,
+            args=(live, device, label),
+            name="mcuprof-replay-count",
+            daemon=True,
+        ).start()
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
     _replaying[id(live)] = state
     return {"replay": state}
+
+
+def _count_aside(live: Any, device: ReplayDevice, label: str) -> None:
+    total = device.count_records()
+    if getattr(live, "port_label", None) == label:  # still this replay
+        live.replay_total = total
+
+
+REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
+
+
+def _backlog(live: Any) -> int:
+    session = getattr(live, "session", None)
+    if session is None:
+        return 0
+    return int(session.records_received_since_start) - int(live.profile_records())
 
 
 def _attach_replay(live: Any, factory: Any, label: str, total: int | None = None) -> None:

@@ -73,6 +73,11 @@ class Settings:
     def upload_dir(self) -> Path:
         return self.data_dir / "uploads"
 
+    @property
+    def columns_dir(self) -> Path:
+        """Where the live profile keeps its records (unnamed files, see profile/columns.py)."""
+        return self.data_dir / "columns"
+
     def allowed_hosts(self) -> set[str]:
         """Host header values accepted: loopback names with our port (DNS rebinding guard)."""
         names = set(LOOPBACK_NAMES)
