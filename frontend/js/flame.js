@@ -79,11 +79,13 @@ export function initFlame(ctx, live) {
       `${fmtTime(d.total_us)} profiled` + (d.nodes < d.frames ? " · small frames merged into “other”" : "");
     if (d.wall_us === undefined) { foot.textContent = ""; return; }
     const outside = Math.max(0, d.wall_us - d.profiled_us);
+    // A QS target's frames are run-to-completion steps, not instrumented functions.
+    const inside = ctx.state?.device?.kind === "qs" ? "RTC steps" : "instrumented functions";
     foot.innerHTML =
-      `<span title="Time inside instrumented functions (nested calls once) against the wall time of ${scope}">` +
+      `<span title="Time inside ${inside} (nested calls once) against the wall time of ${scope}">` +
       `<b>Coverage ${esc(fmtPct(d.coverage_pct))}</b>: ${esc(fmtTime(d.profiled_us))} profiled of ` +
       `${esc(fmtTime(d.wall_us))} wall time of ${scope}</span>` +
-      `<span>${esc(fmtTime(outside))} (${esc(fmtPct(100 - d.coverage_pct))}) outside instrumented functions</span>` +
+      `<span>${esc(fmtTime(outside))} (${esc(fmtPct(100 - d.coverage_pct))}) outside ${inside}</span>` +
       `<span class="muted">100% = profiled time of ${scope}</span>`;
   }
 

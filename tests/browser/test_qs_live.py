@@ -52,6 +52,7 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
         arg=PHILOS,
         timeout=15000,
     )
+    expect(pg.locator("#flame-foot")).to_contain_text("outside RTC steps")
     expect(pg.locator("#h-qs-frames")).not_to_have_text("—")
     expect(pg.locator("#h-qs-bad")).to_have_text("0")
     pg.get_by_role("button", name="Target info").click()
