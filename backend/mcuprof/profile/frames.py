@@ -56,10 +56,14 @@ class AddressTable:
         pos = np.searchsorted(self._sorted, raw)
         pos_c = np.minimum(pos, max(len(self._sorted) - 1, 0))
         hit = self._sorted[pos_c] == raw if len(self._sorted) else np.zeros(len(raw), bool)
-        if not hit.all():
-            self._grow(np.unique(raw[~hit]))
-            pos_c = np.searchsorted(self._sorted, raw)
-        return self._sorted_ids[pos_c]
+        if hit.all():
+            return self._sorted_ids[pos_c]
+        # Ids never change once given: only the misses are searched again.
+        out = self._sorted_ids[pos_c] if len(self._sorted) else np.empty(len(raw), np.int32)
+        miss = np.flatnonzero(~hit)
+        self._grow(np.unique(raw[miss]))
+        out[miss] = self._sorted_ids[np.searchsorted(self._sorted, raw[miss])]
+        return out
 
     def _grow(self, new: np.ndarray) -> None:
         first = len(self.addrs)
