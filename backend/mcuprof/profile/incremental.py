@@ -45,6 +45,27 @@ class _Grow:
         return self.a[: self.n]
 
 
+def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique((pst << 32) | frame, return_inverse=True) without its sort when the
+    (parent stack, frame) pairs span a range a few times their count (few stacks, the
+    usual case): a table lookup, in the same (pst, frame) order."""
+    n = len(pst)
+    if n:
+        p0, f0 = int(pst.min()), int(frame.min())
+        width = int(frame.max()) - f0 + 1
+        size = (int(pst.max()) - p0 + 1) * width
+    if n == 0 or size > 4 * n + 1024:
+        return np.unique((pst << 32) | frame, return_inverse=True)
+    code = (pst - p0) * width + (frame - f0)
+    seen = np.zeros(size, bool)
+    seen[code] = True
+    present = np.flatnonzero(seen)
+    rank = np.empty(size, np.intp)
+    rank[present] = np.arange(len(present))
+    p, f = np.divmod(present, width)
+    return ((p + p0) << 32) | (f + f0), rank[code]
+
+
 class Aggregator:
     def __init__(self, spill: Spill | None = None) -> None:
         self.spill = spill  # the stack id per record lives with the profile's columns
@@ -88,8 +109,8 @@ class Aggregator:
 
     # -------------------------------------------------------------- stacks
 
-    def _intern(self, keys: np.ndarray, depth: int) -> np.ndarray:
-        uniq, inv = np.unique(keys, return_inverse=True)
+    def _intern(self, pst: np.ndarray, frame: np.ndarray, depth: int) -> np.ndarray:
+        uniq, inv = _unique_keys(pst, frame)
         key_sorted, key_ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
         pos = np.searchsorted(key_sorted, uniq)
         known = pos < len(key_sorted)
@@ -137,7 +158,7 @@ class Aggregator:
                 if up is not None:
                     has = p >= 0
                     pst[has] = up.a[p[has]]
-            ids = self._intern((pst << 32) | frame, d) if lv.n > c else np.empty(0, np.int32)
+            ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
             tail_stack[d] = ids
         n_st = self.st_parent.n

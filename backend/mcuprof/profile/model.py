@@ -40,6 +40,17 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _by_depth(depth: np.ndarray) -> list[np.ndarray]:
+    """Positions of the records of each depth, in stream order, shallowest depth first.
+    A few depths (the usual tree) take a scan each; a deep chain, one stable sort."""
+    present = np.flatnonzero(np.bincount(depth))
+    if len(present) <= 8:
+        return [np.flatnonzero(depth == d) for d in present.tolist()]
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    return np.split(order, cuts)
+
+
 class Profile:
     """Records in, call tree and aggregates out.
 
@@ -173,12 +184,9 @@ class Profile:
         self._t1 = hi if self._t1 is None else max(self._t1, hi)
         addr = self._addrs.ids(recs["func_addr"])
         depth = recs["depth"]
-        order = np.argsort(depth, kind="stable")
-        sorted_depth = depth[order]
-        cuts = np.flatnonzero(np.diff(sorted_depth)) + 1
         new_pos: dict[int, np.ndarray] = {}
         min_entry: dict[int, int] = {}
-        for idx in np.split(order, cuts):
+        for idx in _by_depth(depth):
             d = int(depth[idx[0]])
             level = self.levels.get(d)
             if level is None:
