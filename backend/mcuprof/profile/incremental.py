@@ -55,12 +55,12 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
         width = int(frame.max()) - f0 + 1
         size = (int(pst.max()) - p0 + 1) * width
     if n == 0 or size > 4 * n + 1024:
-        return np.unique((pst << 32) | frame, return_inverse=True)
-    code = (pst - p0) * width + (frame - f0)
+        return np.unique((pst.astype(np.int64) << 32) | frame, return_inverse=True)
+    code = (pst.astype(np.int64) - p0) * width + (frame - f0)
     seen = np.zeros(size, bool)
     seen[code] = True
     present = np.flatnonzero(seen)
-    rank = np.empty(size, np.intp)
+    rank = np.empty(size, np.int32)  # ids are int32
     rank[present] = np.arange(len(present))
     p, f = np.divmod(present, width)
     return ((p + p0) << 32) | (f + f0), rank[code]
@@ -148,19 +148,21 @@ class Aggregator:
             if col is None:
                 col = self.stack_of[d] = Column(np.int32, self.spill)
             arr = col.reserve(lv.n, c)
-            frame = frame_of[lv.addr[c:]].astype(np.int64)
+            frame = frame_of[lv.addr[c:]]  # int32, as the stack ids: 4 bytes a record
             if d == 0:
-                pst = np.full(lv.n - c, -1, np.int64)
+                pst = np.full(lv.n - c, -1, np.int32)
             else:
                 p = lv.parent[c:]
-                pst = np.zeros(lv.n - c, np.int64)  # orphans: under "[unknown]" (stack 0)
+                pst = np.zeros(lv.n - c, np.int32)  # orphans: under "[unknown]" (stack 0)
                 up = self.stack_of.get(d - 1)
                 if up is not None:
                     has = p >= 0
                     pst[has] = up.a[p[has]]
             ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
-            tail_stack[d] = ids
+            # In RAM the column is the copy to keep; on disk, ids stay the one read.
+            tail_stack[d] = arr[c : lv.n] if self.spill is None else ids
+            del ids, frame, pst
         n_st = self.st_parent.n
         if n_st > first_new:
             mark_nested(self.st_parent.v, self.st_frame.v, self.st_nested.v, first_new)
@@ -191,6 +193,7 @@ class Aggregator:
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
+        size = n_st + n_fr  # add_parts adds a group this long alone
         for d in depths:
             lv = levels[d]
             c = starts[d]
@@ -216,7 +219,13 @@ class Aggregator:
             k = int(late[0]) if len(late) else lv.n - c
             for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
-                    parts[i].append((sid[part], fid[part], dur[part], self_t[part], outer[part]))
+                    cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
+                    if i == 0 and len(cols[0]) >= size:
+                        # What add_parts would do with it (times here are whole ticks),
+                        # done now so one depth's columns are alive at a time, not all.
+                        kept.add(*cols)
+                    else:
+                        parts[i].append(cols)
             self.committed[d] = c + k
         kept.add_parts(parts[0])
         tail.add_parts(parts[1])

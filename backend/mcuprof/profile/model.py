@@ -177,8 +177,9 @@ class Profile:
         dur = recs["duration"].astype(np.uint32)
         exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
         self._last_exit = int(exits[-1])
-        entry = exits - dur
-        lo, hi = int(entry.min()), int(exits.max())
+        hi = int(exits.max())
+        entry = np.subtract(exits, dur, out=exits)  # in place: one int64 column less
+        lo = int(entry.min())
         self.aggregator.check(lo)
         self._t0 = lo if self._t0 is None else min(self._t0, lo)
         self._t1 = hi if self._t1 is None else max(self._t1, hi)
