@@ -53,6 +53,10 @@ class AddressTable:
 
     def ids(self, raw: np.ndarray) -> np.ndarray:
         raw = np.asarray(raw, np.uint32)
+        if len(raw):
+            lo, hi = int(raw.min()), int(raw.max())
+            if hi - lo < 2 * len(raw) + 4096:
+                return self._ids_by_table(raw, lo, hi)
         pos = np.searchsorted(self._sorted, raw)
         pos_c = np.minimum(pos, max(len(self._sorted) - 1, 0))
         hit = self._sorted[pos_c] == raw if len(self._sorted) else np.zeros(len(raw), bool)
@@ -60,6 +64,22 @@ class AddressTable:
             self._grow(np.unique(raw[~hit]))
             pos_c = np.searchsorted(self._sorted, raw)
         return self._sorted_ids[pos_c]
+
+    def _ids_by_table(self, raw: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """``ids`` when the addresses span a range about their count (firmware is small):
+        a lookup table over the range instead of a binary search per record."""
+        off = raw - np.uint32(lo)
+        seen = np.zeros(hi - lo + 1, bool)
+        seen[off] = True
+        present = (np.flatnonzero(seen) + lo).astype(np.uint32)
+        pos = np.searchsorted(self._sorted, present)
+        known = pos < len(self._sorted)
+        known[known] = self._sorted[pos[known]] == present[known]
+        if not known.all():
+            self._grow(present[~known])  # ascending, as np.unique gives them
+        table = np.empty(len(seen), np.int32)
+        table[present - np.uint32(lo)] = self._sorted_ids[np.searchsorted(self._sorted, present)]
+        return table[off]
 
     def _grow(self, new: np.ndarray) -> None:
         first = len(self.addrs)

@@ -45,6 +45,27 @@ class _Grow:
         return self.a[: self.n]
 
 
+def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique((pst << 32) | frame, return_inverse=True) without its sort when the
+    (parent stack, frame) pairs span a range a few times their count (few stacks, the
+    usual case): a table lookup, in the same (pst, frame) order."""
+    n = len(pst)
+    if n:
+        p0, f0 = int(pst.min()), int(frame.min())
+        width = int(frame.max()) - f0 + 1
+        size = (int(pst.max()) - p0 + 1) * width
+    if n == 0 or size > 4 * n + 1024:
+        return np.unique((pst.astype(np.int64) << 32) | frame, return_inverse=True)
+    code = (pst.astype(np.int64) - p0) * width + (frame - f0)
+    seen = np.zeros(size, bool)
+    seen[code] = True
+    present = np.flatnonzero(seen)
+    rank = np.empty(size, np.int32)  # ids are int32
+    rank[present] = np.arange(len(present))
+    p, f = np.divmod(present, width)
+    return ((p + p0) << 32) | (f + f0), rank[code]
+
+
 class Aggregator:
     def __init__(self, spill: Spill | None = None) -> None:
         self.spill = spill  # the stack id per record lives with the profile's columns
@@ -88,8 +109,8 @@ class Aggregator:
 
     # -------------------------------------------------------------- stacks
 
-    def _intern(self, keys: np.ndarray, depth: int) -> np.ndarray:
-        uniq, inv = np.unique(keys, return_inverse=True)
+    def _intern(self, pst: np.ndarray, frame: np.ndarray, depth: int) -> np.ndarray:
+        uniq, inv = _unique_keys(pst, frame)
         key_sorted, key_ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
         pos = np.searchsorted(key_sorted, uniq)
         known = pos < len(key_sorted)
@@ -127,19 +148,21 @@ class Aggregator:
             if col is None:
                 col = self.stack_of[d] = Column(np.int32, self.spill)
             arr = col.reserve(lv.n, c)
-            frame = frame_of[lv.addr[c:]].astype(np.int64)
+            frame = frame_of[lv.addr[c:]]  # int32, as the stack ids: 4 bytes a record
             if d == 0:
-                pst = np.full(lv.n - c, -1, np.int64)
+                pst = np.full(lv.n - c, -1, np.int32)
             else:
                 p = lv.parent[c:]
-                pst = np.zeros(lv.n - c, np.int64)  # orphans: under "[unknown]" (stack 0)
+                pst = np.zeros(lv.n - c, np.int32)  # orphans: under "[unknown]" (stack 0)
                 up = self.stack_of.get(d - 1)
                 if up is not None:
                     has = p >= 0
                     pst[has] = up.a[p[has]]
-            ids = self._intern((pst << 32) | frame, d) if lv.n > c else np.empty(0, np.int32)
+            ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
-            tail_stack[d] = ids
+            # In RAM the column is the copy to keep; on disk, ids stay the one read.
+            tail_stack[d] = arr[c : lv.n] if self.spill is None else ids
+            del ids, frame, pst
         n_st = self.st_parent.n
         if n_st > first_new:
             mark_nested(self.st_parent.v, self.st_frame.v, self.st_nested.v, first_new)
@@ -170,6 +193,7 @@ class Aggregator:
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
+        size = n_st + n_fr  # add_parts adds a group this long alone
         for d in depths:
             lv = levels[d]
             c = starts[d]
@@ -195,7 +219,13 @@ class Aggregator:
             k = int(late[0]) if len(late) else lv.n - c
             for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
-                    parts[i].append((sid[part], fid[part], dur[part], self_t[part], outer[part]))
+                    cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
+                    if i == 0 and len(cols[0]) >= size:
+                        # What add_parts would do with it (times here are whole ticks),
+                        # done now so one depth's columns are alive at a time, not all.
+                        kept.add(*cols)
+                    else:
+                        parts[i].append(cols)
             self.committed[d] = c + k
         kept.add_parts(parts[0])
         tail.add_parts(parts[1])

@@ -45,10 +45,11 @@ class Level:
         n_blocks = -(-self.n // _BLOCK)
         lo = first * _BLOCK
         exits = self._entry[lo : self.n] + self._dur[lo : self.n]
-        pad = (n_blocks - first) * _BLOCK - len(exits)
-        if pad:
-            exits = np.concatenate([exits, np.full(pad, np.iinfo(np.int64).min, np.int64)])
-        tail = exits.reshape(-1, _BLOCK).max(axis=1)
+        tail = np.empty(n_blocks - first, np.int64)
+        full = len(exits) // _BLOCK  # whole blocks at once, the partial last one apart
+        tail[:full] = exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1)
+        if full < len(tail):
+            tail[full] = exits[full * _BLOCK :].max()
         self._bmax = np.concatenate([self._bmax[:first], tail])
         self.lod.update(self.entry, self.dur, start)
 

@@ -69,8 +69,9 @@ def load_chunks(
     def flush() -> None:
         nonlocal batch, pending
         if batch:
-            profile.add(concat_records(batch))
-            batch, pending = [], 0
+            records = concat_records(batch)
+            batch, pending = [], 0  # the packets' arrays go before the add's temporaries come
+            profile.add(records)
 
     def take(events: list[object]) -> None:
         nonlocal metadata, pending

@@ -7,7 +7,6 @@ import numpy as np
 from ..protocol import DEFAULT_TIMER_FREQ
 
 _WRAP = 1 << 32
-_HALF = 1 << 31
 
 
 def unwrap_exits(
@@ -18,14 +17,17 @@ def unwrap_exits(
     ``last_exit`` is the unwrapped exit of the record before these, or None when
     these are the first records of the stream (the first exit is taken as it is).
     """
-    raw = (entry.astype(np.int64) + duration.astype(np.int64)) & (_WRAP - 1)
+    # uint32 arithmetic wraps modulo 2**32 by itself, and a wrapped step read as int32 is
+    # the signed step (back when >= 2**31): a pass or two instead of six int64 ones.
+    raw = entry.astype(np.uint32) + duration.astype(np.uint32, copy=False)
     if len(raw) == 0:
-        return raw
+        return raw.astype(np.int64)
     if last_exit is None:
         last_exit = int(raw[0])
-    step = np.diff(raw, prepend=np.int64(last_exit & (_WRAP - 1))) & (_WRAP - 1)
-    step = np.where(step < _HALF, step, step - _WRAP)
-    return np.int64(last_exit) + np.cumsum(step)
+    step = np.diff(raw, prepend=np.uint32(last_exit & (_WRAP - 1))).view(np.int32)
+    out = np.cumsum(step, dtype=np.int64)
+    out += np.int64(last_exit)
+    return out
 
 
 def concat_records(batch: list[np.ndarray]) -> np.ndarray:
