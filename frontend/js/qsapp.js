@@ -3,8 +3,7 @@
 
 import { el } from "./dom.js";
 import { fmtInt } from "./format.js";
-import { loadPlotly } from "./plotly.js";
-import { AXIS, PALETTE, PLOT_CONFIG, PLOT_LAYOUT, TIME_AXIS_TITLE, plotMessage, plotText, xy } from "./qsmargins.js";
+import { AXIS, PALETTE, PLOT_CONFIG, PLOT_LAYOUT, TIME_AXIS_TITLE, plotMessage, plotText, plotlyOrMessage, xy } from "./qsmargins.js";
 
 const FLOAT = new Set(["F32", "F64"]);
 
@@ -48,13 +47,8 @@ export function createAppPlot(panel) {
     const samples = record.series.reduce((n, s) => Math.max(n, s.samples), 0);
     const decimated = record.series.some((s) => s.per_point > 1);
     note.textContent = `${record.name}: ${fmtInt(samples)} records${decimated ? " · lowest value per plotted point" : ""}`;
-    let Plotly;
-    try {
-      Plotly = await loadPlotly();
-    } catch (err) {
-      plotMessage(plot, err.message);
-      return;
-    }
+    const Plotly = await plotlyOrMessage(plot);
+    if (!Plotly) return;
     if (shown !== data) return;
     if (plot.querySelector(".qs-plot-empty")) plot.replaceChildren();
     const traces = record.series.map((s, i) => {

@@ -31,6 +31,16 @@ export function xy(series, t0) {
   return { x: series.t.map((t) => t - t0), y: series.lo };
 }
 
+// Plotly, or null once the box says why it could not be loaded.
+export async function plotlyOrMessage(box) {
+  try {
+    return await loadPlotly();
+  } catch (err) {
+    plotMessage(box, err.message);
+    return null;
+  }
+}
+
 export function plotMessage(box, text) {
   box.replaceChildren(el("div", { class: "qs-plot-empty" }, el("span", {}, text)));
 }
@@ -82,13 +92,8 @@ export function createMargins(panel) {
         + "QS_QF_MPOOL_GET/PUT (the AO, EQ and MP groups of the target's QS filter).");
       return;
     }
-    let Plotly;
-    try {
-      Plotly = await loadPlotly();
-    } catch (err) {
-      plotMessage(plot, err.message);
-      return;
-    }
+    const Plotly = await plotlyOrMessage(plot);
+    if (!Plotly) return;
     if (shown !== data) return; // newer data arrived meanwhile
     if (plot.querySelector(".qs-plot-empty")) plot.replaceChildren();
     const hasQueue = items.some((m) => m.kind === "queue");
