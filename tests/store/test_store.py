@@ -321,3 +321,24 @@ def test_data_dir_resolution(tmp_path, monkeypatch):
     )
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert resolve_data_dir(None, {}) == tmp_path / "home" / ".local" / "share" / "mcuprof"
+
+
+def test_raw_chunks_streams_the_stored_bytes(tmp_path, make_capture, fake_elf, meta):
+    """The summary and the copy out read a session in pieces: the pieces are the stored
+    stream exactly, for a finished session, one still recording and one with no file."""
+    data = make_capture(4)
+    store = open_store(tmp_path / "d")
+    writer = store.create("pieces", fake_elf, None)
+    writer.set_metadata(meta)
+    writer.append(data[:1000])
+    writer.flush()
+    assert b"".join(store.raw_chunks(writer.id, 64)) == data[:1000]  # still recording
+    writer.append(data[1000:])
+    writer.finish(LinkStats(bytes=len(data)))
+    pieces = list(store.raw_chunks(writer.id, 333))
+    assert b"".join(pieces) == data == store.raw(writer.id)
+    assert max(len(p) for p in pieces) == 333
+    store.raw_path(writer.id).unlink()
+    assert list(store.raw_chunks(writer.id)) == [] and store.raw(writer.id) == b""
+    with pytest.raises(SessionNotFound):
+        list(store.raw_chunks(writer.id + 1))

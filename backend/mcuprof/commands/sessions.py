@@ -16,7 +16,7 @@ from ..diff.sources import session_id_of
 from ..errors import UserError
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
-from ..summary import summarize
+from ..summary import summarize_chunks
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
@@ -129,7 +129,7 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     out["elf_path"] = None if elf is None else str(elf)
     # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
     if info.kind == "miniprofiler":
-        out["capture"] = summarize(store.raw(sid))
+        out["capture"] = summarize_chunks(store.raw_chunks(sid), 0)
     else:  # counted when it was stored; its span too
         out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
     return out
@@ -223,12 +223,25 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    # Copied a piece at a time: a session of hundreds of MB is never held whole.
     with _store(args) as store:
-        data = store.raw(_id(args.id))
-    if args.output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return 0
+        chunks = store.raw_chunks(_id(args.id))
+        if args.output == "-":
+            for data in chunks:
+                sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return 0
+        out = Path(args.output)
+        written = 0
+        try:
+            with open(out, "wb") as f:
+                for data in chunks:
+                    f.write(data)
+                    written += len(data)
+        except OSError as exc:
+            raise UserError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+    print(f"wrote {written:,} bytes to {args.output}", file=sys.stderr)
+    return 0
     try:
         Path(args.output).write_bytes(data)
     except OSError as exc:

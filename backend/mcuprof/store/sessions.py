@@ -492,6 +492,19 @@ class SessionStore:
         except OSError as exc:
             raise UserError(f"cannot read session {session_id}: {exc.strerror or exc}") from None
 
+    def raw_chunks(self, session_id: int, chunk: int = 1 << 22) -> Iterator[bytes]:
+        """The stored stream a piece at a time, for readers that must not hold a session
+        of hundreds of MB whole (its summary, a copy out)."""
+        self.get(session_id)
+        try:
+            with open(self.raw_path(session_id), "rb") as f:
+                while data := f.read(chunk):
+                    yield data
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise UserError(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+
     def elf_bytes(self, session_id: int) -> bytes | None:
         path = self.elf_path(session_id)
         if path is None:

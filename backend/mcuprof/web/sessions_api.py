@@ -25,7 +25,7 @@ from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.replay import ReplayDevice, parse_speed, replay_factory, replay_for
-from ..summary import summarize
+from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from .uploads import received_capture
 
@@ -307,7 +307,9 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
         out = _row(info)
         # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
         out["capture"] = (
-            summarize(store.raw(sid)) if info.kind == "miniprofiler" else info.link_stats
+            summarize_chunks(store.raw_chunks(sid), 0)
+            if info.kind == "miniprofiler"
+            else info.link_stats
         )
         return out
 
