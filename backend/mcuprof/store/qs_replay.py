@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..protocol.qs import Frame, Framer, QSDecoder, Record
-from .replay import MAX_BURST, Clock, ReplayPort
+from .replay import MAX_BURST, Clock, Pacer, ReplayPort
 
 RX_GLB_FILTER = 10
 
@@ -32,10 +32,8 @@ class QSReplayDevice:
         self._frames = [data[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
         self._due = _due_seconds(data, len(self._frames), tick_hz)
         self.speed = speed
-        self._clock = clock
+        self._pace = Pacer(speed, clock)
         self._next = 0
-        self._played = 0.0
-        self._last: float | None = None
         self._rx = Framer()
         self._out = bytearray()
         self.profiling = False
@@ -53,7 +51,7 @@ class QSReplayDevice:
     def poll(self) -> bytes:
         self._advance()
         while self.profiling and not self.finished and len(self._out) < MAX_BURST:
-            if self.speed is not None and self._due[self._next] > self._played:
+            if not self._pace.due(self._due[self._next]):
                 break
             self._out += self._frames[self._next]
             self._next += 1
@@ -64,15 +62,10 @@ class QSReplayDevice:
     def seconds_to_next(self) -> float | None:
         if not self.profiling or self.finished:
             return None
-        if self.speed is None:
-            return 0.0
-        return max(0.0, (float(self._due[self._next]) - self._played) / self.speed)
+        return self._pace.wait(float(self._due[self._next]))
 
     def _advance(self) -> None:
-        now = self._clock()
-        if self._last is not None and self.profiling and self.speed is not None:
-            self._played += (now - self._last) * self.speed
-        self._last = now
+        self._pace.advance(self.profiling)
 
 
 def _due_seconds(data: bytes, n: int, tick_hz: int) -> np.ndarray:

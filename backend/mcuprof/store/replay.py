@@ -59,6 +59,35 @@ def parse_speed(text: str | float | None) -> float | None:
     return value
 
 
+class Pacer:
+    """Capture time played so far, for a recording put on the wire at ``speed`` times
+    its own pace (None: as fast as it is taken). Capture time advances only while the
+    host has profiling on, so a paused replay resumes where it stopped. Both replay
+    devices (MiniProfiler, QS) pace their items by this."""
+
+    def __init__(self, speed: float | None, clock: Clock) -> None:
+        self.speed = speed
+        self._clock = clock
+        self.played = 0.0  # capture seconds
+        self._last: float | None = None
+
+    def advance(self, running: bool) -> None:
+        now = self._clock()
+        if self._last is not None and running and self.speed is not None:
+            self.played += (now - self._last) * self.speed
+        self._last = now
+
+    def due(self, at: float) -> bool:
+        """Is an item stamped ``at`` capture seconds due now?"""
+        return self.speed is None or at <= self.played
+
+    def wait(self, at: float) -> float:
+        """Wall seconds until an item stamped ``at`` is due."""
+        if self.speed is None:
+            return 0.0
+        return max(0.0, (at - self.played) / self.speed)
+
+
 class ReplayDevice:
     """A device whose firmware is a recording. Not thread-safe: one driver at a time.
 
@@ -89,12 +118,10 @@ class ReplayDevice:
         if self.total_records is not None:
             self._due = due / timer_freq_or_default(self.metadata.timer_freq)
         self.speed = speed
-        self._clock = clock
+        self._pace = Pacer(speed, clock)
         self._packets = _packets(data)
         self._exhausted = False
         self._next = 0
-        self._played = 0.0  # capture seconds played so far; advances only while profiling
-        self._last: float | None = None
         self._decoder = CommandDecoder()
         self._out = bytearray()
         self.profiling = False
@@ -144,7 +171,7 @@ class ReplayDevice:
             return None
         if self.speed is None:
             return _HOLD_S if self._held else 0.0
-        return max(0.0, (float(self._due[self._next]) - self._played) / self.speed)
+        return self._pace.wait(float(self._due[self._next]))  # type: ignore[index]
 
     def status(self) -> Status:
         return Status(self.profiling and not self.finished, 0, self.records_sent, 0)
@@ -165,10 +192,7 @@ class ReplayDevice:
         self._out += encode_event(Ack())
 
     def _advance(self) -> None:
-        now = self._clock()
-        if self._last is not None and self.profiling and self.speed is not None:
-            self._played += (now - self._last) * self.speed
-        self._last = now
+        self._pace.advance(self.profiling)
 
     def _emit(self) -> None:
         if not self.profiling:
@@ -177,7 +201,8 @@ class ReplayDevice:
         if self._held:
             return
         while not self.finished and len(self._out) < MAX_BURST:
-            if self.speed is not None and self._due[self._next] > self._played:  # type: ignore[index]
+            # At max speed from a file there are no due times (``_due`` is None).
+            if self._due is not None and not self._pace.due(self._due[self._next]):
                 break
             records = next(self._packets, None)
             if records is None:
