@@ -5,6 +5,7 @@ Functions table, stops, and exports (issue 11, item 3 and "Done when")."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -122,7 +123,14 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
     pg.wait_for_function(
         "(p) => (window.mcuprof.flame.rects || []).some(r => r.name === p)", arg=PHILOS[0]
     )
-    reopened = pg.evaluate("fetch('/api/export/folded').then(r => r.text())")
-    assert sorted(reopened.splitlines()) == sorted(live_folded.splitlines())
+    # The state above may still read as before the replay began (both say Ready): wait for
+    # the replayed profile to hold everything the live one did.
+    deadline = time.monotonic() + 30
+    while True:
+        reopened = pg.evaluate("fetch('/api/export/folded').then(r => r.text())")
+        if sorted(reopened.splitlines()) == sorted(live_folded.splitlines()):
+            break
+        assert time.monotonic() < deadline, reopened[:300]
+        pg.wait_for_timeout(250)
     shot(pg, "qs-04-opened-session")
     assert console.errors == []

@@ -29,7 +29,15 @@ from ..protocol import Metadata
 from ..protocol.qs import encode_frame
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
-from .session import CONNECTING, DISCONNECTED, PROFILING, READY, LinkError, NullListener
+from .session import (
+    CONNECTING,
+    DISCONNECTED,
+    PROFILING,
+    READY,
+    LinkError,
+    ListenerCalls,
+    NullListener,
+)
 
 READ_CHUNK = 1 << 16
 POLL_S = 0.05
@@ -99,7 +107,7 @@ class _Listening:
         self.conn = None
 
 
-class QSLink:
+class QSLink(ListenerCalls):
     kind = "qs"
 
     def __init__(
@@ -120,6 +128,7 @@ class QSLink:
         else:
             self._listen_at = None
             self.port = validate_port(port)
+        ListenerCalls.__init__(self)
         self.baud = baud
         self.listener = listener or NullListener()
         self.tick_hz = tick_hz
@@ -362,23 +371,6 @@ class QSLink:
         if transport is not None:
             with contextlib.suppress(Exception):
                 transport.close()
-
-    def _notify(self, method: str, *args: object) -> None:
-        fn = getattr(self.listener, method, None)
-        if fn is None:
-            return
-        try:
-            fn(*args)
-        except Exception as exc:
-            if method != "on_log":
-                self._notify("on_log", "error", f"listener {method} failed: {exc!r}")
-
-    def _set_state(self, state: str, reason: str | None) -> None:
-        self.state = state
-        self._notify("on_state", state, reason)
-
-    def _log(self, level: str, message: str) -> None:
-        self._notify("on_log", level, message)
 
 
 class _Stats:

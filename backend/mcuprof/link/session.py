@@ -112,7 +112,37 @@ def _add_stats(total: LinkStats, part: LinkStats) -> LinkStats:
 _ACK_ONLY = (Ack, Nack)
 
 
-class DeviceSession:
+class ListenerCalls:
+    """How a link (MiniProfiler or QS) calls its listener: one call at a time, from the
+    reader thread or the caller's, and never letting a failing listener kill the reader
+    thread (and with it the capture). A method the listener lacks is skipped."""
+
+    listener: Any
+    state: str
+
+    def __init__(self) -> None:
+        self._listener_lock = threading.RLock()  # re-entered when a failure is logged
+
+    def _notify(self, method: str, *args: object) -> None:
+        fn = getattr(self.listener, method, None)
+        if fn is None:
+            return
+        with self._listener_lock:
+            try:
+                fn(*args)
+            except Exception as exc:
+                if method != "on_log":
+                    self._notify("on_log", "error", f"listener {method} failed: {exc!r}")
+
+    def _set_state(self, state: str, reason: str | None) -> None:
+        self.state = state
+        self._notify("on_state", state, reason)
+
+    def _log(self, level: str, message: str) -> None:
+        self._notify("on_log", level, message)
+
+
+class DeviceSession(ListenerCalls):
     """One device on one port. Methods other than close() may block for up to
     (retries + 1) * command_timeout_s; call them off the event loop."""
 
@@ -160,7 +190,7 @@ class DeviceSession:
         self._stop = threading.Event()
         self._cmd_lock = threading.Lock()
         self._cond = threading.Condition()
-        self._listener_lock = threading.RLock()
+        ListenerCalls.__init__(self)
         self._lost_lock = threading.Lock()
         self._expect: tuple[type, ...] | None = None
         self._reply: object | None = None
@@ -548,19 +578,3 @@ class DeviceSession:
                 self._crc_seen = crc
 
     # ------------------------------------------------------------ listener glue
-
-    def _notify(self, method: str, *args: object) -> None:
-        # A failing listener must not kill the reader thread (and with it the capture).
-        with self._listener_lock:
-            try:
-                getattr(self.listener, method)(*args)
-            except Exception as exc:
-                if method != "on_log":
-                    self._notify("on_log", "error", f"listener {method} failed: {exc!r}")
-
-    def _set_state(self, state: str, reason: str | None) -> None:
-        self.state = state
-        self._notify("on_state", state, reason)
-
-    def _log(self, level: str, message: str) -> None:
-        self._notify("on_log", level, message)
