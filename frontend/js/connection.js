@@ -5,6 +5,7 @@ const SIM = "sim://";
 const SIM_QS = "sim://?proto=qs";
 const TCP = "__tcp__";
 const LISTEN = "__listen__";
+const QS_NAMES = "__qs__";
 
 export function initConnection(ctx) {
   const form = document.getElementById("connection");
@@ -22,6 +23,7 @@ export function initConnection(ctx) {
   const disconnectBtn = document.getElementById("disconnect");
   const refreshBtn = document.getElementById("ports-refresh");
   let busy = false;
+  let qsShown = false; // the picker says "not used" while a QS target is connected
   let portsLoaded = false;
 
   function option(value, label, title) {
@@ -105,6 +107,10 @@ export function initConnection(ctx) {
       elfSelect.append(g);
     }
     if (data.selected) elfSelect.value = data.selected;
+    if (qsShown) {
+      qsShown = false;
+      showQsNames(true);
+    }
   }
 
   function chosenPort() {
@@ -188,8 +194,26 @@ export function initConnection(ctx) {
     protoSelect.disabled = busy || connected || !!fixedProto();
     baud.disabled = busy || connected;
     refreshBtn.disabled = busy || connected;
-    elfSelect.disabled = busy;
-    upload.disabled = busy;
+    // A QS target names its objects, states and signals in its own dictionaries: while
+    // one is connected the ELF is not used, so the picker says so rather than show one.
+    const qs = connected && state?.device?.kind === "qs";
+    elfSelect.disabled = busy || qs;
+    upload.disabled = busy || qs;
+    showQsNames(qs);
+  }
+
+  function showQsNames(qs) {
+    if (qs === qsShown) return;
+    qsShown = qs;
+    if (qs) {
+      const o = option(QS_NAMES, "Not used: QS names");
+      elfSelect.prepend(o);
+      elfSelect.value = QS_NAMES;
+      elfSelect.title = "A QS target sends its own dictionaries of object, state and signal names";
+    } else {
+      elfSelect.title = "";
+      loadElfs();  // back to the ELF the server has selected
+    }
   }
 
   let lastPort = null;

@@ -36,7 +36,8 @@ class Console:
 
     def on_message(self, msg: ConsoleMessage) -> None:
         if msg.type == "error":
-            self.errors.append(msg.text)
+            url = (msg.location or {}).get("url")  # which request failed, for the report
+            self.errors.append(f"{msg.text} [{url}]" if url else msg.text)
 
 
 @pytest.fixture
