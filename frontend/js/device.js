@@ -76,7 +76,9 @@ export function initDevice(ctx) {
       $("replay-pct").textContent = replay.total
         ? `${fmtPct(pct)} · ${fmtInt(replay.received)} of ${fmtInt(replay.total)} records`
         : `${fmtInt(replay.received)} records`;
-      if (replay.rate) $("replay-pct").textContent += ` · ${fmtRate(replay.rate, " rec")}`;
+      // The rate (average since the replay began) is in the Sessions tab's progress line:
+      // the sidebar has no room for a third number, and Health shows the recent rate.
+      $("replay-pct").title = replay.rate ? `${fmtRate(replay.rate, " records")} on average` : "";
       $("replay-bar").style.width = `${pct}%`;
       $("replay-meter").setAttribute("aria-valuenow", String(Math.round(pct)));
     }

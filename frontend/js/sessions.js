@@ -318,7 +318,7 @@ export async function mount(container, ctx) {
     if (!live) { showProgress(null, null); return; }
     const of = live.total ? ` of ${fmtInt(live.total)}` : "";
     showProgress(live.pct, `${live.label}: ${fmtPct(live.pct)} · ${fmtInt(live.received)}${of} records · ` +
-      `${fmtRate(live.rate, " records")}`);
+      `${fmtRate(live.rate, " records")} on average`);
   }
 
   async function refresh() {

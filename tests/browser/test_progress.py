@@ -91,7 +91,7 @@ def test_import_and_open_show_progress_and_the_server_answers(server, page, tmp_
     # beside the replay) has arrived, which a loaded machine may not reach before the end.
     pattern = (
         rf"Replay of session {sid} .*: ([\d.]+% · [\d,]+ of {N:,}|— · [\d,]+) records"
-        r" · [\d.]+ [kM]? ?records/s"
+        r" · [\d.]+ [kM]? ?records/s on average"
     )
     replays = [t for t in seen if t.startswith("Replay of")]
     assert replays and all(re.search(pattern, t) for t in replays), replays[-5:]
