@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcuprof.export.nesting import _sane_preorder, nested_calls, preorder
+from mcuprof.export.nesting import calls, nested_calls
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 
@@ -19,19 +19,26 @@ record_st = st.tuples(
 )
 
 
+def _sizes(depth: list[int]) -> list[int]:
+    """Each call's subtree size from the depths: it ends where the depth returns."""
+    return [
+        next((j for j in range(i + 1, len(depth)) if depth[j] <= d), len(depth)) - i
+        for i, d in enumerate(depth)
+    ]
+
+
 def _same(p: Profile) -> None:
     walk = nested_calls(p)
-    fast = _sane_preorder(p)
-    if not walk.frame:
-        return
-    assert fast is not None
+    fast = calls(p)
     assert fast.frame.tolist() == walk.frame
-    assert fast.start.tolist() == walk.start
-    assert fast.end.tolist() == walk.end
-    assert fast.depth.tolist() == walk.depth
-    # Subtree sizes agree with the depths: each call's subtree ends where depth returns.
-    slow = preorder(p, window=(p.t0_us - 1, p.t1_us + 1))  # windows take the walk
-    assert slow.size.tolist() == fast.size.tolist()
+    assert fast.start.astype(np.float64).tolist() == walk.start
+    assert fast.ends(slice(None)).astype(np.float64).tolist() == walk.end
+    assert fast.size.tolist() == _sizes(walk.depth)
+    assert fast.depth().tolist() == walk.depth
+    assert fast.end_max == (max(walk.end) if walk.end else 0.0)
+    # Windows take the walk: the same arrays.
+    slow = calls(p, window=(p.t0_us - 1, p.t1_us + 1))
+    assert slow.frame.tolist() == walk.frame and slow.size.tolist() == fast.size.tolist()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -48,3 +55,7 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
     p = Profile()
     p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
     _same(p)
+
+
+def test_an_empty_profile() -> None:
+    assert len(calls(Profile())) == 0

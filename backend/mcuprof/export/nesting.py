@@ -3,11 +3,15 @@
 Speedscope and Chrome need intervals that nest; a corrupt stream may hold calls that
 overlap at one depth, so each call is clamped into its parent and after its previous
 sibling. A sane capture is left untouched. Orphans get an "[unknown]" parent each.
+
+``nested_calls`` is the definition (a walk, one call at a time); ``calls`` computes the
+same sequence with array operations, one depth at a time, into narrow arrays: this is
+the peak memory of the trace exports, so nothing per record is kept that the writers
+can derive (depths come from the subtree sizes, chunk by chunk).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,190 +96,285 @@ def nested_calls(profile: Profile, window: Window = None) -> Nested:
 
 
 @dataclass
-class Preorder:
-    """``Nested`` as arrays, with each call's subtree size in the sequence (itself
-    included), so open/close events can be placed without a per-call loop."""
+class Calls:
+    """``nested_calls`` as arrays in pre-order: frame id (int32), start (ticks from the
+    capture start: int64, float64 with a window), duration (uint32 ticks, or ``end``
+    float64 with a window) and subtree size (int32, the call itself included)."""
 
-    frame: np.ndarray  # int32 (int64 from the walk)
-    start: np.ndarray  # float64 ticks relative to the capture start
-    end: np.ndarray
-    depth: np.ndarray  # int32 (int64 from the walk)
-    size: np.ndarray  # int32 (int64 from the walk)
+    frame: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+    dur: np.ndarray | None = None
+    end: np.ndarray | None = None
+    end_max: float = 0.0  # the largest end (ticks)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def ends(self, part: slice | np.ndarray) -> np.ndarray:
+        if self.dur is None:
+            return self.end[part]
+        return self.start[part] + self.dur[part]
+
+    def depth(self) -> np.ndarray:
+        """Each call's nesting depth: the calls open at its start (for tests; the writers
+        derive it chunk by chunk)."""
+        n = len(self.frame)
+        q = np.arange(n) + self.size
+        closed = np.cumsum(np.bincount(q, minlength=n + 1))[:n]  # calls ended by p
+        return np.arange(n) - closed
 
 
-def preorder(profile: Profile, window: Window = None) -> Preorder:
-    """The calls of ``nested_calls`` in the same order and with the same times: computed
-    with array operations when the capture needs no repair (every call inside its parent,
-    after its previous sibling; the usual case), else by ``nested_calls``."""
-    fast = None if window is not None else _sane_preorder(profile)
-    if fast is not None:
-        return fast
-    calls = nested_calls(profile, window)
-    depth = np.asarray(calls.depth, np.int64)
-    size = np.ones(len(depth), np.int64)
+def calls(profile: Profile, window: Window = None) -> Calls:
+    """The calls of ``nested_calls`` in the same order and with the same times."""
+    if window is None:
+        return _arrays(profile)
+    walk = nested_calls(profile, window)
+    n = len(walk.depth)
+    size = np.ones(n, np.int32)
     open_: list[int] = []
-    for i, d in enumerate(calls.depth):
-        while open_ and calls.depth[open_[-1]] >= d:
+    for i, d in enumerate(walk.depth):
+        while open_ and walk.depth[open_[-1]] >= d:
             j = open_.pop()
             size[j] = i - j
         open_.append(i)
     for j in open_:
-        size[j] = len(depth) - j
-    return Preorder(
-        np.asarray(calls.frame, np.int64),
-        np.asarray(calls.start, np.float64),
-        np.asarray(calls.end, np.float64),
-        depth,
+        size[j] = n - j
+    end = np.asarray(walk.end, np.float64)
+    return Calls(
+        np.asarray(walk.frame, np.int32),
+        np.asarray(walk.start, np.float64),
         size,
+        end=end,
+        end_max=float(end.max()) if n else 0.0,
     )
 
 
 _LOW = np.iinfo(np.int64).min
 
 
-def _columns(profile: Profile) -> tuple[np.ndarray, ...]:
-    """The columns of ``profile.table()`` that the walk needs, in the same row order
-    (depth-major, entry order), filled level by level into arrays of their final size
-    and narrow types: no per-level pieces concatenated, so no second copy at the peak.
-    Returns start (int64 ticks from the capture start), end, parent (int32 row, -1 for
-    none), depth (int32) and frame (int32); orphans are the rows below depth 0 with no
-    parent."""
-    depths = sorted(profile.levels)
-    n = sum(profile.levels[d].n for d in depths)
-    start = np.empty(n, np.int64)
-    end = np.empty(n, np.int64)
-    parent = np.empty(n, np.int32)
-    depth = np.empty(n, np.int32)
-    frame = np.empty(n, np.int32)
-    base: dict[int, int] = {}
-    row = 0
-    for d in depths:
-        lv = profile.levels[d]
-        base[d] = row
-        part = slice(row, row + lv.n)
-        np.subtract(lv.entry, profile.t0_ticks, out=start[part])
-        np.add(start[part], lv.dur, out=end[part])
-        p = lv.parent
-        np.add(p, base.get(d - 1, 0), out=parent[part], casting="unsafe")
-        parent[part][p < 0] = -1
-        depth[part] = d
-        frame[part] = profile.frame_ids(lv)
-        row += lv.n
-    return start, end, parent, depth, frame
+def _first_of_runs(p: np.ndarray) -> np.ndarray:
+    """True where a run of equal values starts."""
+    first = np.empty(len(p), bool)
+    if len(p):
+        first[0] = True
+        np.not_equal(p[1:], p[:-1], out=first[1:])
+    return first
 
 
 def _clamp(
-    k: np.ndarray,
-    parent: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    lo_s: np.ndarray,
-    hi_e: np.ndarray,
-    keep: np.ndarray,
-) -> None:
-    """Clamp the children ``k`` of one depth (grouped by parent, in entry order)."""
-    p = parent[k]
-    ps, pe = lo_s[p], hi_e[p]
-    first = np.concatenate([[True], p[1:] != p[:-1]])
-    rank = np.cumsum(first) - 1
-    # A child lies within its parent's unclamped interval (the parent rule), and a
-    # duration fits in 32 bits, so (rank, end - parent start) packs into an int64.
-    base = start[p]
-    run = np.maximum.accumulate((rank << 32) | (end[k] - base)) - (rank << 32) + base
-    before = np.concatenate([[_LOW], run[:-1]])
-    before[first] = _LOW
-    cur = np.minimum(np.maximum(ps, before), pe)
-    ks = np.maximum(start[k], cur)
-    lo_s[k] = ks
-    hi_e[k] = np.minimum(np.maximum(end[k], ks), pe)
-    keep[k] = keep[p] & (ks <= pe)
-
-
-def _sane_preorder(profile: Profile) -> Preorder | None:
-    """``nested_calls`` over the whole capture, as array operations. The repair walk
-    clamps each call to start no earlier than its previous sibling's end (the cursor)
-    and to end within its parent; within a parent the cursor is a running maximum of
+    pk: np.ndarray,
+    s: np.ndarray,
+    e: np.ndarray,
+    parent_start: np.ndarray,
+    parent_lo: np.ndarray,
+    parent_hi: np.ndarray,
+    parent_keep: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Clamp children (grouped by parent ``pk``, in entry order) into their parents and
+    after their previous siblings: within a parent the cursor is a running maximum of
     the siblings' ends bounded by the parent, computed for every parent at once with
-    one accumulate over (parent rank, end) keys, one depth at a time. Row indices fit
-    in 32 bits (a capture file holds at most 76M records); arrays are freed as soon as
-    they are done with, since this is the peak of the trace exports."""
-    start, end, parent, depth, frame = _columns(profile)  # int64 ticks: exact arithmetic
-    n = len(depth)
+    one accumulate over (parent rank, end) keys. A child lies within its parent's
+    unclamped interval (the parent rule) and a duration fits in 32 bits, so the key
+    packs into an int64."""
+    first = _first_of_runs(pk)
+    rank = np.cumsum(first, dtype=np.int64) - 1
+    rank <<= 32
+    base = parent_start[pk]
+    run = np.maximum.accumulate(rank | (e - base)) - rank + base
+    del rank, base
+    before = np.empty(len(pk), np.int64)
+    before[0:1] = _LOW
+    before[1:] = run[:-1]
+    before[first] = _LOW
+    del run, first
+    pe = parent_hi[pk]
+    cur = np.minimum(np.maximum(parent_lo[pk], before), pe)
+    ks = np.maximum(s, cur)
+    ke = np.minimum(np.maximum(e, ks), pe)
+    keep = ks <= pe
+    if parent_keep is not None:
+        keep &= parent_keep[pk]
+    return ks, ke, keep
+
+
+def _arrays(profile: Profile) -> Calls:
+    """``nested_calls`` over the whole capture, one depth at a time. Rows of a depth
+    are in entry order, so a parent's children are one run (parents usually come in
+    order too: then no sort at all). A depth whose calls all fit their parents and
+    follow their siblings (the usual case) keeps its raw times; only a corrupt one gets
+    clamped copies. Positions in pre-order come from subtree sizes: a child sits after
+    its parent and the subtrees of its earlier siblings."""
+    depths = sorted(d for d, lv in profile.levels.items() if lv.n)
+    levels = [profile.levels[d] for d in depths]
+    n = sum(lv.n for lv in levels)
     if n == 0:
-        return None
-    has = parent >= 0
-    orphan = ~has & (depth > 0)
-    order = np.argsort(parent, kind="stable").astype(np.int32)  # children by parent
-    n_roots = int(np.count_nonzero(~has))
-    roots = order[:n_roots]
-    roots = roots[np.lexsort((roots, depth[roots], start[roots]))]
-    kids = order[n_roots:]
-    lo_s = np.empty(n, np.int64)  # clamped start and end
-    hi_e = np.empty(n, np.int64)
-    keep = np.ones(n, bool)
-    cursor = np.maximum.accumulate(end[roots])
-    prev = np.concatenate([[_LOW], cursor[:-1]])
-    lo_s[roots] = np.maximum(start[roots], prev)
-    hi_e[roots] = np.maximum(end[roots], lo_s[roots])
-    del cursor, prev
-    # Kids are sorted by parent row, and rows are depth-major: one run per depth.
-    bounds = np.flatnonzero(np.diff(depth[kids])) + 1
-    for k in np.split(kids, bounds):
-        if len(k):
-            _clamp(k, parent, start, end, lo_s, hi_e, keep)
-    del bounds, start, end
-    # Subtree sizes over the calls kept, deepest level first; rows of one depth are a
-    # contiguous block.
-    cuts = [0, *(np.flatnonzero(np.diff(depth)) + 1).tolist(), n]
-    blocks = list(itertools.pairwise(cuts))
-    size = keep.astype(np.int32)
-    for a, b in reversed(blocks):
-        rows = np.flatnonzero(has[a:b]) + a
-        if len(rows):
-            np.add.at(size, parent[rows], size[rows])
-    wrap = orphan[roots].astype(np.int32)  # an "[unknown]" parent of each orphan
-    root_span = size[roots] + wrap
-    pos = np.zeros(n, np.int64)
-    off = np.zeros(n, np.int32)  # output depth - table depth
-    pos[roots] = np.cumsum(root_span, dtype=np.int64) - root_span + wrap
-    off[roots] = wrap - depth[roots]
-    # Within each parent, the sizes of the earlier siblings.
-    kp = parent[kids]
-    ksz = size[kids]
-    csum = np.cumsum(ksz, dtype=np.int64) - ksz
-    del ksz
-    first = np.flatnonzero(np.concatenate([[True], kp[1:] != kp[:-1]])) if len(kids) else kids
-    group_start = np.repeat(csum[first], np.diff(np.append(first, len(kids))))
-    before_sz = np.empty(n, np.int64)
-    before_sz[kids] = csum - group_start
-    del kp, csum, group_start, first, order, kids
-    for a, b in blocks:
-        rows = np.flatnonzero(has[a:b]) + a
-        if len(rows):
-            pos[rows] = pos[parent[rows]] + 1 + before_sz[rows]
-            off[rows] = off[parent[rows]]
-    del before_sz, has
-    total = int(root_span.sum())
-    kept = np.flatnonzero(keep)
-    del keep
-    at = pos[kept]
-    out_frame = np.empty(total, np.int32)
-    out_frame[at] = frame[kept]
-    del frame
-    out_depth = np.empty(total, np.int32)
-    out_depth[at] = depth[kept] + off[kept]
-    del depth, off
+        empty = np.zeros(0, np.int32)
+        return Calls(empty, np.zeros(0, np.int64), empty, dur=np.zeros(0, np.uint32))
+    t0 = profile.t0_ticks
+    count = len(levels)
+    up = [i - 1 if i and depths[i - 1] == depths[i] - 1 else None for i in range(count)]
+
+    def raw(i: int, rows: slice | np.ndarray = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        s = levels[i].entry[rows] - t0
+        return s, s + levels[i].dur[rows]
+
+    # Roots (depth 0 and orphans) in (start, depth, row) order, each after the ones
+    # before it ends.
+    root_parts = []
+    for i, lv in enumerate(levels):
+        r = np.arange(lv.n) if up[i] is None else np.flatnonzero(lv.parent < 0)
+        if len(r):
+            root_parts.append((i, r))
+    r_level = np.concatenate([np.full(len(r), i, np.int32) for i, r in root_parts])
+    r_row = np.concatenate([r for _, r in root_parts])
+    times = [raw(i, r) for i, r in root_parts]
+    r_s = np.concatenate([t[0] for t in times])
+    r_e = np.concatenate([t[1] for t in times])
+    del times
+    if len(root_parts) > 1:
+        order = np.lexsort((r_row, r_level, r_s))  # level order is depth order
+        r_level, r_row, r_s, r_e = r_level[order], r_row[order], r_s[order], r_e[order]
+        del order
+    cursor = np.maximum.accumulate(r_e)
+    r_lo = np.empty_like(r_s)
+    r_lo[0] = r_s[0]
+    np.maximum(r_s[1:], cursor[:-1], out=r_lo[1:])
+    del cursor
+    r_hi = np.maximum(r_e, r_lo)
+    end_max = int(r_hi.max())
+
+    # Clamped times per depth, None where the raw ones stand; kept flags likewise.
+    lo: list[np.ndarray | None] = [None] * count
+    hi: list[np.ndarray | None] = [None] * count
+    keep: list[np.ndarray | None] = [None] * count
+    moved = (r_lo != r_s) | (r_hi != r_e)
+    for i in np.unique(r_level[moved]).tolist():
+        m = r_level == i
+        lo[i], hi[i] = raw(i)
+        lo[i][r_row[m]] = r_lo[m]
+        hi[i][r_row[m]] = r_hi[m]
+    del moved, r_s, r_e
+    sorted_kids: list[np.ndarray | None] = [None] * count  # kid rows in parent order
+    prev: tuple[np.ndarray, np.ndarray] | None = None
+    for i in range(count):
+        cur = raw(i)
+        u = up[i]
+        if u is not None:
+            p = levels[i].parent
+            has = p >= 0
+            kids = None if bool(has.all()) else np.flatnonzero(has)
+            pk = p if kids is None else p[kids]
+            if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
+                order = np.argsort(pk, kind="stable")
+                kids = order if kids is None else kids[order]
+                pk = pk[order]
+                del order
+            sorted_kids[i] = kids
+            s = cur[0] if kids is None else cur[0][kids]
+            e = cur[1] if kids is None else cur[1][kids]
+            p_lo = prev[0] if lo[u] is None else lo[u]
+            p_hi = prev[1] if hi[u] is None else hi[u]
+            sane = keep[u] is None and bool(np.all(s >= p_lo[pk])) and bool(np.all(e <= p_hi[pk]))
+            if sane and len(pk) > 1:
+                after = s[1:] >= e[:-1]
+                sane = bool(np.all(after | (pk[1:] != pk[:-1])))
+                del after
+            if not sane:
+                ks, ke, kp = _clamp(pk, s, e, prev[0], p_lo, p_hi, keep[u])
+                if lo[i] is None:
+                    lo[i], hi[i] = cur[0].copy(), cur[1].copy()
+                at = slice(None) if kids is None else kids
+                lo[i][at], hi[i][at] = ks, ke
+                if not bool(kp.all()):
+                    keep[i] = np.ones(levels[i].n, bool)
+                    keep[i][at] = kp
+                del ks, ke, kp
+            del s, e, pk, has
+        prev = cur
+    del prev, cur
+
+    # Subtree sizes over the calls kept, deepest first.
+    size: list[np.ndarray] = [
+        np.ones(lv.n, np.int32) if keep[i] is None else keep[i].astype(np.int32)
+        for i, lv in enumerate(levels)
+    ]
+    for i in reversed(range(count)):
+        u = up[i]
+        if u is None:
+            continue
+        p = levels[i].parent
+        kids = sorted_kids[i]
+        pk = p if kids is None else p[kids]
+        sz = size[i] if kids is None else size[i][kids]
+        size[u] += np.bincount(pk, weights=sz, minlength=levels[u].n).astype(np.int32)
+        del pk, sz
+
+    # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
+    # then each depth from its parents'.
+    wrap = (np.asarray(depths, np.int32)[r_level] > 0).astype(np.int32)
+    r_size = np.empty(len(r_row), np.int32)
+    for i, _ in root_parts:
+        m = r_level == i
+        r_size[m] = size[i][r_row[m]]
+    span = r_size + wrap
+    r_pos = np.cumsum(span, dtype=np.int64)
+    total = int(r_pos[-1])
+    r_pos -= span
+    r_pos += wrap
+    del span
+    frame = np.empty(total, np.int32)
+    start = np.empty(total, np.int64)
+    dur = np.empty(total, np.uint32)
     out_size = np.empty(total, np.int32)
-    out_size[at] = size[kept]
-    out_start = np.empty(total)
-    out_start[at] = lo_s[kept]
-    out_end = np.empty(total)
-    out_end[at] = hi_e[kept]
-    del at, kept
-    o = roots[orphan[roots]]
-    w = pos[o] - 1
-    out_frame[w] = UNKNOWN_ID
-    out_start[w], out_end[w] = lo_s[o], hi_e[o]
-    out_depth[w] = 0
-    out_size[w] = size[o] + 1
-    return Preorder(out_frame, out_start, out_end, out_depth, out_size)
+    w = np.flatnonzero(wrap)
+    if len(w):
+        at = r_pos[w] - 1
+        frame[at] = UNKNOWN_ID
+        start[at] = r_lo[w]
+        dur[at] = r_hi[w] - r_lo[w]
+        out_size[at] = r_size[w] + 1
+    del w, wrap
+    pos_up: np.ndarray | None = None
+    for i, lv in enumerate(levels):
+        pos = np.empty(lv.n, np.int64)
+        m = r_level == i
+        if m.any():
+            pos[r_row[m]] = r_pos[m]
+        u = up[i]
+        if u is not None and pos_up is not None:
+            # After the parent and the subtrees of earlier siblings: the children of
+            # the parents before p fill size - kept of each.
+            filled = size[u] - (1 if keep[u] is None else keep[u])
+            q = pos_up + 1
+            q -= np.cumsum(filled, dtype=np.int64)
+            q += filled
+            del filled
+            kids = sorted_kids[i]
+            p = lv.parent
+            pk = p if kids is None else p[kids]
+            sz = size[i] if kids is None else size[i][kids]
+            excl = np.cumsum(sz, dtype=np.int64)
+            excl -= sz
+            excl += q[pk]
+            if kids is None:
+                pos = excl
+            else:
+                pos[kids] = excl
+            del q, pk, sz, excl
+        rows = slice(None) if keep[i] is None else np.flatnonzero(keep[i])
+        at = pos[rows]
+        frame[at] = profile.frame_ids(lv)[rows]
+        if lo[i] is None:
+            s, e = raw(i, rows)
+        else:
+            s, e = lo[i][rows], hi[i][rows]
+        start[at] = s
+        dur[at] = e - s
+        out_size[at] = size[i][rows]
+        del at, s, e
+        lo[i] = hi[i] = keep[i] = sorted_kids[i] = None
+        pos_up = pos
+        if u is not None:
+            size[u] = None  # type: ignore[call-overload]
+    return Calls(frame, start, out_size, dur=dur, end_max=end_max)
