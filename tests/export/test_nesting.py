@@ -59,3 +59,35 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
 
 def test_an_empty_profile() -> None:
     assert len(calls(Profile())) == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 300),
+    gap=st.integers(0, 5),
+    drop=st.integers(0, 3),
+    cut=st.integers(0, 299),
+)
+def test_well_formed_traces_and_their_orphans(seed, n, gap, drop, cut) -> None:
+    """Traces that need no repair (the fast path), zero-length calls and gaps of 0
+    included, then the same with a few records lost (orphans) or cut in two packets
+    at random (a later parent)."""
+    import random
+
+    from mcuprof.profile.synth import generate
+
+    trace = generate(random.Random(seed), 5, n, max_gap=gap, recursive_rate=0.2)
+    recs = trace.records(np.array([0x100 * (1 + f) for f in trace.func.tolist()], np.uint32))
+    recs["duration"] //= 1 + (seed % 3 == 0) * 1000  # many zero durations in a third
+    p = Profile()
+    p.add(recs)
+    _same(p)
+    lost = [i for i in range(len(recs)) if i % 7 != drop]
+    p = Profile()
+    p.add(recs[lost])
+    _same(p)
+    p = Profile()
+    p.add(recs[cut:])
+    p.add(recs[:cut])
+    _same(p)

@@ -12,12 +12,14 @@ can derive (depths come from the subtree sizes, chunk by chunk).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
+from ..profile.levels import Level
 
 
 @dataclass
@@ -198,13 +200,61 @@ def _clamp(
     return ks, ke, keep
 
 
+_SLICE = 1 << 18  # rows per step where a whole depth's temporaries are not needed
+
+
+def _slices(n: int) -> list[slice]:
+    return [slice(k, min(k + _SLICE, n)) for k in range(0, n, _SLICE)]
+
+
+def _sane_children(child: Level, parent: Level) -> bool:
+    """Every call of ``child`` has a parent, parents come in order, each call lies in
+    its parent and starts after its previous sibling ends: the repair walk would leave
+    them as they are. Checked slice by slice on the raw columns."""
+    p = child.parent
+    for sl in _slices(child.n):
+        pk = p[sl]
+        if bool(np.any(pk < 0)):
+            return False
+        entry = child.entry[sl]
+        end = entry + child.dur[sl]
+        if not bool(np.all(entry >= parent.entry[pk])):
+            return False
+        if not bool(np.all(end <= parent.entry[pk] + parent.dur[pk])):
+            return False
+        lo = max(sl.start - 1, 0)  # one row of overlap: order and siblings across slices
+        pk = p[lo : sl.stop]
+        if not bool(np.all(pk[1:] >= pk[:-1])):
+            return False
+        entry = child.entry[lo + 1 : sl.stop]
+        prev_end = child.entry[lo : sl.stop - 1] + child.dur[lo : sl.stop - 1]
+        if not bool(np.all((entry >= prev_end) | (pk[1:] != pk[:-1]))):
+            return False
+    return True
+
+
+def _sane_roots(level: Level) -> int | None:
+    """The largest end (absolute ticks) when every call of ``level`` starts after the
+    ones before it end (the walk's cursor leaves the roots as they are), else None."""
+    top = np.iinfo(np.int64).min
+    for sl in _slices(level.n):
+        entry = level.entry[sl]
+        run = entry + level.dur[sl]
+        np.maximum.accumulate(run, out=run)
+        if not (int(entry[0]) >= top and bool(np.all(entry[1:] >= run[:-1]))):
+            return None
+        top = max(top, int(run[-1]))
+    return top
+
+
 def _arrays(profile: Profile) -> Calls:
     """``nested_calls`` over the whole capture, one depth at a time. Rows of a depth
     are in entry order, so a parent's children are one run (parents usually come in
     order too: then no sort at all). A depth whose calls all fit their parents and
-    follow their siblings (the usual case) keeps its raw times; only a corrupt one gets
-    clamped copies. Positions in pre-order come from subtree sizes: a child sits after
-    its parent and the subtrees of its earlier siblings."""
+    follow their siblings (the usual case) keeps its raw times, checked slice by slice;
+    only a corrupt one gets clamped copies. Positions in pre-order come from subtree
+    sizes: a child sits after its parent and the subtrees of its earlier siblings, and
+    the children of the parents before its own fill theirs."""
     depths = sorted(d for d, lv in profile.levels.items() if lv.n)
     levels = [profile.levels[d] for d in depths]
     n = sum(lv.n for lv in levels)
@@ -219,83 +269,71 @@ def _arrays(profile: Profile) -> Calls:
         s = levels[i].entry[rows] - t0
         return s, s + levels[i].dur[rows]
 
-    # Roots (depth 0 and orphans) in (start, depth, row) order, each after the ones
-    # before it ends.
-    root_parts = []
-    for i, lv in enumerate(levels):
-        r = np.arange(lv.n) if up[i] is None else np.flatnonzero(lv.parent < 0)
-        if len(r):
-            root_parts.append((i, r))
-    r_level = np.concatenate([np.full(len(r), i, np.int32) for i, r in root_parts])
-    r_row = np.concatenate([r for _, r in root_parts])
-    times = [raw(i, r) for i, r in root_parts]
-    r_s = np.concatenate([t[0] for t in times])
-    r_e = np.concatenate([t[1] for t in times])
-    del times
-    if len(root_parts) > 1:
-        order = np.lexsort((r_row, r_level, r_s))  # level order is depth order
-        r_level, r_row, r_s, r_e = r_level[order], r_row[order], r_s[order], r_e[order]
-        del order
-    cursor = np.maximum.accumulate(r_e)
-    r_lo = np.empty_like(r_s)
-    r_lo[0] = r_s[0]
-    np.maximum(r_s[1:], cursor[:-1], out=r_lo[1:])
-    del cursor
-    r_hi = np.maximum(r_e, r_lo)
-    end_max = int(r_hi.max())
-
     # Clamped times per depth, None where the raw ones stand; kept flags likewise.
     lo: list[np.ndarray | None] = [None] * count
     hi: list[np.ndarray | None] = [None] * count
     keep: list[np.ndarray | None] = [None] * count
-    moved = (r_lo != r_s) | (r_hi != r_e)
-    for i in np.unique(r_level[moved]).tolist():
-        m = r_level == i
-        lo[i], hi[i] = raw(i)
-        lo[i][r_row[m]] = r_lo[m]
-        hi[i][r_row[m]] = r_hi[m]
-    del moved, r_s, r_e
     sorted_kids: list[np.ndarray | None] = [None] * count  # kid rows in parent order
-    prev: tuple[np.ndarray, np.ndarray] | None = None
+    # Roots: depth 0 and orphans.
+    root_parts = []
+    for i, lv in enumerate(levels):
+        r = np.arange(lv.n) if up[i] is None else None
+        if r is None and bool(np.any(lv.parent < 0)):
+            r = np.flatnonzero(lv.parent < 0)
+        if r is not None:
+            root_parts.append((i, r))
+    top = None
+    if len(root_parts) == 1 and root_parts[0][0] == 0 and depths[0] == 0:
+        top = _sane_roots(levels[0])
+    roots = None
+    if top is not None:
+        end_max = top - t0
+    else:
+        roots = _Roots(root_parts, raw, np.asarray(depths))
+        end_max = int(roots.hi.max())
+        for i in np.unique(roots.level[roots.moved]).tolist():
+            m = roots.level == i
+            lo[i], hi[i] = raw(i)
+            lo[i][roots.row[m]] = roots.lo[m]
+            hi[i][roots.row[m]] = roots.hi[m]
+        roots.moved = None
+    del root_parts
+
+    # Children, top down: clamped only where the walk would move them.
     for i in range(count):
-        cur = raw(i)
         u = up[i]
-        if u is not None:
-            p = levels[i].parent
-            has = p >= 0
-            kids = None if bool(has.all()) else np.flatnonzero(has)
-            pk = p if kids is None else p[kids]
-            if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
-                order = np.argsort(pk, kind="stable")
-                kids = order if kids is None else kids[order]
-                pk = pk[order]
-                del order
-            sorted_kids[i] = kids
-            s = cur[0] if kids is None else cur[0][kids]
-            e = cur[1] if kids is None else cur[1][kids]
-            p_lo = prev[0] if lo[u] is None else lo[u]
-            p_hi = prev[1] if hi[u] is None else hi[u]
-            sane = keep[u] is None and bool(np.all(s >= p_lo[pk])) and bool(np.all(e <= p_hi[pk]))
-            if sane and len(pk) > 1:
-                after = s[1:] >= e[:-1]
-                sane = bool(np.all(after | (pk[1:] != pk[:-1])))
-                del after
-            if not sane:
-                ks, ke, kp = _clamp(pk, s, e, prev[0], p_lo, p_hi, keep[u])
-                if lo[i] is None:
-                    lo[i], hi[i] = cur[0].copy(), cur[1].copy()
-                at = slice(None) if kids is None else kids
-                lo[i][at], hi[i][at] = ks, ke
-                if not bool(kp.all()):
-                    keep[i] = np.ones(levels[i].n, bool)
-                    keep[i][at] = kp
-                del ks, ke, kp
-            del s, e, pk, has
-        prev = cur
-    del prev, cur
+        if u is None:
+            continue
+        if lo[u] is None and keep[u] is None and _sane_children(levels[i], levels[u]):
+            continue
+        p = levels[i].parent
+        has = p >= 0
+        kids = None if bool(has.all()) else np.flatnonzero(has)
+        del has
+        pk = p if kids is None else p[kids]
+        if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
+            order = np.argsort(pk, kind="stable")
+            kids = order if kids is None else kids[order]
+            pk = pk[order]
+            del order
+        sorted_kids[i] = kids
+        s, e = raw(i, slice(None) if kids is None else kids)
+        p_start, p_end = raw(u)
+        p_lo = p_start if lo[u] is None else lo[u]
+        p_hi = p_end if hi[u] is None else hi[u]
+        ks, ke, kp = _clamp(pk, s, e, p_start, p_lo, p_hi, keep[u])
+        del s, e, p_start, p_end, p_lo, p_hi, pk
+        if lo[i] is None:
+            lo[i], hi[i] = raw(i)
+        at = slice(None) if kids is None else kids
+        lo[i][at], hi[i][at] = ks, ke
+        if not bool(kp.all()):
+            keep[i] = np.ones(levels[i].n, bool)
+            keep[i][at] = kp
+        del ks, ke, kp
 
     # Subtree sizes over the calls kept, deepest first.
-    size: list[np.ndarray] = [
+    size: list[np.ndarray | None] = [
         np.ones(lv.n, np.int32) if keep[i] is None else keep[i].astype(np.int32)
         for i, lv in enumerate(levels)
     ]
@@ -305,48 +343,50 @@ def _arrays(profile: Profile) -> Calls:
             continue
         p = levels[i].parent
         kids = sorted_kids[i]
-        pk = p if kids is None else p[kids]
-        sz = size[i] if kids is None else size[i][kids]
-        size[u] += np.bincount(pk, weights=sz, minlength=levels[u].n).astype(np.int32)
-        del pk, sz
+        if kids is None and lo[i] is None:  # sane: every row has a parent
+            for sl in _slices(levels[i].n):
+                np.add.at(size[u], p[sl], size[i][sl])
+        else:
+            rows = np.flatnonzero(p >= 0)
+            np.add.at(size[u], p[rows], size[i][rows])
+            del rows
 
     # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
     # then each depth from its parents'.
-    wrap = (np.asarray(depths, np.int32)[r_level] > 0).astype(np.int32)
-    r_size = np.empty(len(r_row), np.int32)
-    for i, _ in root_parts:
-        m = r_level == i
-        r_size[m] = size[i][r_row[m]]
-    span = r_size + wrap
-    r_pos = np.cumsum(span, dtype=np.int64)
-    total = int(r_pos[-1])
-    r_pos -= span
-    r_pos += wrap
-    del span
+    if roots is None:
+        root_rows = {0: None}
+        pos0 = np.cumsum(size[0], dtype=np.int64)
+        total = int(pos0[-1])
+        wrappers = None
+    else:
+        wrappers, total = roots.place(size)
+        root_rows = {}
     frame = np.empty(total, np.int32)
     start = np.empty(total, np.int64)
     dur = np.empty(total, np.uint32)
     out_size = np.empty(total, np.int32)
-    w = np.flatnonzero(wrap)
-    if len(w):
-        at = r_pos[w] - 1
+    if wrappers is not None:
+        at, w_lo, w_hi, w_size = wrappers
         frame[at] = UNKNOWN_ID
-        start[at] = r_lo[w]
-        dur[at] = r_hi[w] - r_lo[w]
-        out_size[at] = r_size[w] + 1
-    del w, wrap
+        start[at] = w_lo
+        dur[at] = w_hi - w_lo
+        out_size[at] = w_size
+        del at, w_lo, w_hi, w_size, wrappers
     pos_up: np.ndarray | None = None
     for i, lv in enumerate(levels):
-        pos = np.empty(lv.n, np.int64)
-        m = r_level == i
-        if m.any():
-            pos[r_row[m]] = r_pos[m]
         u = up[i]
-        if u is not None and pos_up is not None:
+        if roots is None and i == 0:
+            pos = pos0
+            pos -= size[0]
+            del pos0
+        else:
+            pos = np.empty(lv.n, np.int64)
+        if u is not None:
             # After the parent and the subtrees of earlier siblings: the children of
-            # the parents before p fill size - kept of each.
+            # the parents before p fill (size - kept) each.
             filled = size[u] - (1 if keep[u] is None else keep[u])
-            q = pos_up + 1
+            q = pos_up
+            q += 1
             q -= np.cumsum(filled, dtype=np.int64)
             q += filled
             del filled
@@ -357,24 +397,88 @@ def _arrays(profile: Profile) -> Calls:
             excl = np.cumsum(sz, dtype=np.int64)
             excl -= sz
             excl += q[pk]
+            del q, pk, sz
             if kids is None:
                 pos = excl
             else:
                 pos[kids] = excl
-            del q, pk, sz, excl
-        rows = slice(None) if keep[i] is None else np.flatnonzero(keep[i])
-        at = pos[rows]
-        frame[at] = profile.frame_ids(lv)[rows]
-        if lo[i] is None:
-            s, e = raw(i, rows)
-        else:
-            s, e = lo[i][rows], hi[i][rows]
-        start[at] = s
-        dur[at] = e - s
-        out_size[at] = size[i][rows]
-        del at, s, e
-        lo[i] = hi[i] = keep[i] = sorted_kids[i] = None
+            del excl
+            size[u] = None
+        if roots is not None:
+            roots.positions(i, pos)
         pos_up = pos
-        if u is not None:
-            size[u] = None  # type: ignore[call-overload]
+        if keep[i] is None:
+            for sl in _slices(lv.n):
+                at = pos[sl]
+                frame[at] = profile.frame_ids(lv, sl.start, sl.stop)
+                if lo[i] is None:
+                    start[at] = lv.entry[sl] - t0
+                    dur[at] = lv.dur[sl]
+                else:
+                    start[at] = lo[i][sl]
+                    dur[at] = hi[i][sl] - lo[i][sl]
+                out_size[at] = size[i][sl]
+                del at
+        else:
+            rows = np.flatnonzero(keep[i])
+            at = pos[rows]
+            frame[at] = profile.frame_ids(lv)[rows]
+            start[at] = lo[i][rows]
+            dur[at] = hi[i][rows] - lo[i][rows]
+            out_size[at] = size[i][rows]
+            del rows, at
+        lo[i] = hi[i] = keep[i] = sorted_kids[i] = None
     return Calls(frame, start, out_size, dur=dur, end_max=end_max)
+
+
+class _Roots:
+    """Roots (depth 0 and orphans) in (start, depth, row) order, each clamped to start
+    after the ones before it end: the general case, when the depth-0 calls alone do not
+    make a sane sequence."""
+
+    def __init__(self, parts: list, raw: Callable, depths: np.ndarray) -> None:
+        self.level = np.concatenate([np.full(len(r), i, np.int32) for i, r in parts])
+        self.row = np.concatenate([r for _, r in parts])
+        times = [raw(i, r) for i, r in parts]
+        s = np.concatenate([t[0] for t in times])
+        e = np.concatenate([t[1] for t in times])
+        del times
+        if len(parts) > 1:
+            order = np.lexsort((self.row, self.level, s))  # level order is depth order
+            self.level, self.row, s, e = self.level[order], self.row[order], s[order], e[order]
+            del order
+        cursor = np.maximum.accumulate(e)
+        self.lo = np.empty_like(s)
+        self.lo[0] = s[0]
+        np.maximum(s[1:], cursor[:-1], out=self.lo[1:])
+        del cursor
+        self.hi = np.maximum(e, self.lo)
+        self.moved: np.ndarray | None = (self.lo != s) | (self.hi != e)
+        self.wrap = (depths[self.level] > 0).astype(np.int32)
+        self.pos: np.ndarray | None = None
+
+    def place(self, size: list) -> tuple[tuple | None, int]:
+        """Positions of the roots from their subtree sizes; the "[unknown]" wrappers
+        (position, start, end, size) and the number of calls."""
+        r_size = np.empty(len(self.row), np.int32)
+        for i in np.unique(self.level).tolist():
+            m = self.level == i
+            r_size[m] = size[i][self.row[m]]
+        span = r_size + self.wrap
+        self.pos = np.cumsum(span, dtype=np.int64)
+        total = int(self.pos[-1])
+        self.pos -= span
+        self.pos += self.wrap
+        del span
+        w = np.flatnonzero(self.wrap)
+        wrappers = None
+        if len(w):
+            wrappers = (self.pos[w] - 1, self.lo[w], self.hi[w], r_size[w] + 1)
+        self.lo = self.hi = self.wrap = None  # type: ignore[assignment]
+        return wrappers, total
+
+    def positions(self, i: int, pos: np.ndarray) -> None:
+        """Set the positions of depth i's roots in ``pos``."""
+        m = self.level == i
+        if m.any():
+            pos[self.row[m]] = self.pos[m]
