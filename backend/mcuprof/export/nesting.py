@@ -354,13 +354,11 @@ def _arrays(profile: Profile) -> Calls:
     # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
     # then each depth from its parents'.
     if roots is None:
-        root_rows = {0: None}
         pos0 = np.cumsum(size[0], dtype=np.int64)
         total = int(pos0[-1])
         wrappers = None
     else:
         wrappers, total = roots.place(size)
-        root_rows = {}
     frame = np.empty(total, np.int32)
     start = np.empty(total, np.int64)
     dur = np.empty(total, np.uint32)
