@@ -19,6 +19,7 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
+from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
 
 
@@ -129,6 +130,10 @@ class Calls:
 
 def calls(profile: Profile, window: Window = None) -> Calls:
     """The calls of ``nested_calls`` in the same order and with the same times."""
+    # Temporaries of a whole depth go back to the system as soon as they are freed,
+    # and so do the pages the load left behind: RSS stays the arrays alive.
+    bound_the_heap()
+    release_free_memory()
     if window is None:
         return _arrays(profile)
     walk = nested_calls(profile, window)
@@ -263,6 +268,7 @@ def _arrays(profile: Profile) -> Calls:
         return Calls(empty, np.zeros(0, np.int64), empty, dur=np.zeros(0, np.uint32))
     t0 = profile.t0_ticks
     count = len(levels)
+    index = np.int32 if 2 * n < 2**31 else np.int64  # positions (with wrappers)
     up = [i - 1 if i and depths[i - 1] == depths[i] - 1 else None for i in range(count)]
 
     def raw(i: int, rows: slice | np.ndarray = slice(None)) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +295,7 @@ def _arrays(profile: Profile) -> Calls:
     if top is not None:
         end_max = top - t0
     else:
-        roots = _Roots(root_parts, raw, np.asarray(depths))
+        roots = _Roots(root_parts, raw, np.asarray(depths), index)
         end_max = int(roots.hi.max())
         for i in np.unique(roots.level[roots.moved]).tolist():
             m = roots.level == i
@@ -354,7 +360,7 @@ def _arrays(profile: Profile) -> Calls:
     # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
     # then each depth from its parents'.
     if roots is None:
-        pos0 = np.cumsum(size[0], dtype=np.int64)
+        pos0 = np.cumsum(size[0], dtype=index)
         total = int(pos0[-1])
         wrappers = None
     else:
@@ -378,21 +384,22 @@ def _arrays(profile: Profile) -> Calls:
             pos -= size[0]
             del pos0
         else:
-            pos = np.empty(lv.n, np.int64)
+            pos = np.empty(lv.n, index)
         if u is not None:
             # After the parent and the subtrees of earlier siblings: the children of
             # the parents before p fill (size - kept) each.
-            filled = size[u] - (1 if keep[u] is None else keep[u])
+            filled = (size[u] - (1 if keep[u] is None else keep[u])).astype(index, copy=False)
             q = pos_up
             q += 1
-            q -= np.cumsum(filled, dtype=np.int64)
             q += filled
+            np.cumsum(filled, dtype=index, out=filled)
+            q -= filled
             del filled
             kids = sorted_kids[i]
             p = lv.parent
             pk = p if kids is None else p[kids]
             sz = size[i] if kids is None else size[i][kids]
-            excl = np.cumsum(sz, dtype=np.int64)
+            excl = np.cumsum(sz, dtype=index)
             excl -= sz
             excl += q[pk]
             del q, pk, sz
@@ -426,6 +433,8 @@ def _arrays(profile: Profile) -> Calls:
             out_size[at] = size[i][rows]
             del rows, at
         lo[i] = hi[i] = keep[i] = sorted_kids[i] = None
+    del pos, pos_up
+    release_free_memory()  # the temporaries' pages, before the writers' chunks
     return Calls(frame, start, out_size, dur=dur, end_max=end_max)
 
 
@@ -434,7 +443,8 @@ class _Roots:
     after the ones before it end: the general case, when the depth-0 calls alone do not
     make a sane sequence."""
 
-    def __init__(self, parts: list, raw: Callable, depths: np.ndarray) -> None:
+    def __init__(self, parts: list, raw: Callable, depths: np.ndarray, index: type) -> None:
+        self.index = index
         self.level = np.concatenate([np.full(len(r), i, np.int32) for i, r in parts])
         self.row = np.concatenate([r for _, r in parts])
         times = [raw(i, r) for i, r in parts]
@@ -463,7 +473,7 @@ class _Roots:
             m = self.level == i
             r_size[m] = size[i][self.row[m]]
         span = r_size + self.wrap
-        self.pos = np.cumsum(span, dtype=np.int64)
+        self.pos = np.cumsum(span, dtype=np.int64).astype(self.index)
         total = int(self.pos[-1])
         self.pos -= span
         self.pos += self.wrap
