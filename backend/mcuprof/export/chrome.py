@@ -17,11 +17,11 @@ import numpy as np
 from ..profile import Profile, Window
 from .frames import frame_name
 from .nesting import calls
-from .rows import Ints, Table, render_rows, whole_floats
+from .rows import Ints, Scratch, Table, render_rows, whole_floats
 
 PID = 1
 TID = 1
-_CHUNK = 1 << 16  # events formatted and written at a time
+_CHUNK = 1 << 15  # events formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -68,6 +68,7 @@ def write(
     # duration is end − start exactly); others go through floats, formatted with array
     # operations when whole, else one by one: the text is the same.
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
+    scratch = Scratch()
     for k in range(0, len(c), _CHUNK):
         part = slice(k, k + _CHUNK)
         slot = c.frame[part] + 1
@@ -82,7 +83,7 @@ def write(
             rows = Table(table.strings, slot)
             rows._cache = table._cache  # the strings' arrays, built once
             parts = [rows, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
-            out(memoryview(render_rows(len(slot), parts)))
+            out(memoryview(render_rows(len(slot), parts, scratch)))
             continue
         text = ",".join(
             f'{prefix[s]}"ts":{t!r},"dur":{du!r}}}'

@@ -95,6 +95,22 @@ class Chars:
 Part = bytes | Ints | Table | Chars
 
 
+class Scratch:
+    """Arrays reused from one chunk to the next: a fresh one costs a page fault per 4 kB
+    (large blocks come straight from mmap), about a quarter of the formatting time."""
+
+    def __init__(self) -> None:
+        self._bufs: dict[str, np.ndarray] = {}
+
+    def take(self, key: str, shape: tuple[int, ...], dtype: type | str = np.uint8) -> np.ndarray:
+        dt = np.dtype(dtype)
+        nbytes = int(np.prod(shape)) * dt.itemsize
+        buf = self._bufs.get(key)
+        if buf is None or len(buf) < nbytes:
+            buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
+        return buf[:nbytes].view(dt).reshape(shape)
+
+
 def whole_floats(v: np.ndarray) -> Ints | None:
     """The ``repr`` of each float when all are whole numbers in [0, 1e16) ("12.0"), else
     None: the caller formats them one by one (others need the shortest round trip)."""
@@ -176,8 +192,11 @@ def _fill(block: np.ndarray, row: bytes) -> None:
         m += k
 
 
-def render_rows(n: int, parts: list[Part]) -> np.ndarray:
-    """The ``n`` rows, each the concatenation of its parts, as one uint8 array of text."""
+def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np.ndarray:
+    """The ``n`` rows, each the concatenation of its parts, as one uint8 array of text
+    (in ``scratch``'s buffers when given: valid until its next use)."""
+    if scratch is None:
+        scratch = Scratch()
     atoms: list = []
     for part in parts:
         if isinstance(part, Ints):
@@ -223,7 +242,7 @@ def render_rows(n: int, parts: list[Part]) -> np.ndarray:
         total = int(offsets[-1])
         offsets -= row_len
         del row_len
-        out = np.empty(total, np.uint8)
+        out = scratch.take("out", (total,))
         groups = [(np.flatnonzero(code == c), c) for c in codes.tolist()]
     del code
     for idx, c in groups:
@@ -233,7 +252,7 @@ def render_rows(n: int, parts: list[Part]) -> np.ndarray:
             c //= len(values)
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
-        block = np.empty((m, len(row)), np.uint8)
+        block = scratch.take("block", (m, len(row)))
         _fill(block, row)
         it = iter(group_widths)
         per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]

@@ -16,11 +16,11 @@ from .. import __version__
 from ..profile import Profile, Window
 from .frames import frame_file_line, frame_name
 from .nesting import Calls, calls
-from .rows import Chars, Ints, render_rows, whole_floats
+from .rows import Chars, Ints, Scratch, render_rows, whole_floats
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_CHUNK = 1 << 16  # calls whose events are formatted and written at a time
+_CHUNK = 1 << 15  # calls whose events are formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -31,15 +31,11 @@ def render(profile: Profile, name: str = "mcuprof capture", window: Window = Non
 
 
 def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
-    """The frame ids of ``frame`` (-1 .. n_ids - 1) in order of first appearance. Reads
-    chunk by chunk only until every id present has been seen (usually the first)."""
-    present = int(np.count_nonzero(np.bincount(frame + 1, minlength=n_ids + 1)))
+    """The frame ids of ``frame`` (-1 .. n_ids - 1) in order of first appearance: per
+    chunk, only the calls of frames not seen yet are looked at (usually none)."""
     seen = np.zeros(n_ids + 1, bool)
     found: list[np.ndarray] = []
-    count = 0
     for k in range(0, len(frame), _CHUNK):
-        if count == present:
-            break
         part = frame[k : k + _CHUNK] + 1
         new = np.flatnonzero(~seen[part])
         if len(new):
@@ -47,7 +43,6 @@ def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
             ids = ids[np.argsort(first, kind="stable")]
             seen[ids] = True
             found.append(ids - 1)
-            count += len(ids)
     return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
@@ -108,7 +103,8 @@ def write(
     # one (floats' repr is valid JSON).
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
     lead = 1
-    for kind, frame, at in _events(c, rank):
+    scratch = Scratch()
+    for kind, frame, at in _events(c, rank, scratch):
         if ticks_are_us:
             at_col: Ints | None = Ints(at, b".0")
         else:
@@ -116,7 +112,7 @@ def write(
             at_col = whole_floats(at)
         if at_col is not None:
             row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', at_col]
-            text = render_rows(len(kind), [*row, b"}"])
+            text = render_rows(len(kind), [*row, b"}"], scratch)
             out(memoryview(text)[lead:])
         else:
             out(
@@ -134,7 +130,9 @@ def write(
     out(b"]" + tail.encode("ascii"))
 
 
-def _events(c: Calls, rank: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _events(
+    c: Calls, rank: np.ndarray, scratch: Scratch
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
     order, one chunk of calls at a time. A call opens at 2·p − depth and closes, after
     its subtree, at 2·(p + size) − depth − 1. The calls still open when a chunk starts
@@ -159,9 +157,10 @@ def _events(c: Calls, rank: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray
         depth = x - closed[:m]
         depth += d0
         size = m + int(closed[m])
-        kind = np.empty(size, np.uint8)
-        frame = np.empty(size, np.int32)
-        at = np.empty(size, c.start.dtype)
+        kind = scratch.take("kind", (size,))
+        kind.fill(ord("C"))
+        frame = scratch.take("frame", (size,), np.int32)
+        at = scratch.take("at", (size,), c.start.dtype)
         x0 = 2 * p0 - d0  # the first event of the chunk: the open of p0
         # Opens: 2·p − depth − x0 = x + closed[x].
         x += closed[:m]
@@ -174,7 +173,6 @@ def _events(c: Calls, rank: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray
         for cq, cd, cf, ce in ((carry_q, carry_d, carry_f, carry_e), (q, depth, f, ends)):
             shut = np.flatnonzero(cq <= p1)
             i = 2 * cq[shut] - cd[shut] - 1 - x0
-            kind[i] = ord("C")
             frame[i] = cf[shut]
             at[i] = ce[shut]
         still = carry_q > p1
