@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcuprof.export import nesting
 from mcuprof.export.nesting import calls, nested_calls
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
@@ -57,6 +58,25 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
     _same(p)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(record_st, min_size=1, max_size=60), repeats=st.integers(1, 4))
+def test_slices_of_two_rows(rows, repeats) -> None:
+    """The checks and the clamp run slice by slice: slices of two rows, so every run of
+    siblings and every running maximum crosses slice boundaries."""
+    p = Profile()
+    p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
+    _same_in_small_slices(p)
+
+
+def _same_in_small_slices(p: Profile) -> None:
+    old = nesting._SLICE
+    nesting._SLICE = 2
+    try:
+        _same(p)
+    finally:
+        nesting._SLICE = old
+
+
 def test_an_empty_profile() -> None:
     assert len(calls(Profile())) == 0
 
@@ -83,6 +103,7 @@ def test_well_formed_traces_and_their_orphans(seed, n, gap, drop, cut) -> None:
     p = Profile()
     p.add(recs)
     _same(p)
+    _same_in_small_slices(p)
     lost = [i for i in range(len(recs)) if i % 7 != drop]
     p = Profile()
     p.add(recs[lost])

@@ -160,49 +160,95 @@ def calls(profile: Profile, window: Window = None) -> Calls:
 _LOW = np.iinfo(np.int64).min
 
 
-def _first_of_runs(p: np.ndarray) -> np.ndarray:
-    """True where a run of equal values starts."""
-    first = np.empty(len(p), bool)
-    if len(p):
-        first[0] = True
-        np.not_equal(p[1:], p[:-1], out=first[1:])
-    return first
+def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Moved) -> None:
+    """Clamp the children ``kids`` of one depth (rows, None for all; grouped by parent
+    ``pk``, in entry order) into their parents' clamped intervals (``up``) and after
+    their previous siblings, into ``into``. Within a parent the cursor is a running
+    maximum of the siblings' ends bounded by the parent: one accumulate over (parent
+    rank, end) keys for every parent at once, slice by slice with the last key carried
+    over. A child lies within its parent's unclamped interval (the parent rule) and a
+    duration fits in 32 bits, so the key packs into an int64."""
+    carry_key = carry_end = _LOW
+    rank0 = 0
+    for sl in _slices(len(pk)):
+        rows = sl if kids is None else kids[sl]
+        pks = pk[sl]
+        s = child.entry[rows] - t0
+        e = s + child.dur[rows]
+        base = parent.entry[pks] - t0  # the parents' raw starts
+        first = np.empty(len(pks), bool)
+        first[0] = sl.start == 0 or pk[sl.start - 1] != pks[0]
+        np.not_equal(pks[1:], pks[:-1], out=first[1:])
+        rank = np.cumsum(first, dtype=np.int64)
+        rank += rank0 - 1
+        rank0 = int(rank[-1]) + 1
+        rank <<= 32
+        run = e - base
+        run |= rank
+        np.maximum.accumulate(run, out=run)
+        np.maximum(run, carry_key, out=run)  # an earlier rank never wins
+        carry_key = int(run[-1])
+        run -= rank
+        run += base
+        del rank
+        before = np.empty(len(pks), np.int64)
+        before[0] = carry_end
+        before[1:] = run[:-1]
+        before[first] = _LOW
+        carry_end = int(run[-1])
+        del run, first
+        ps, pe = up.bounds(parent, pks, base)
+        del base
+        cur = np.maximum(ps, before)
+        del before, ps
+        np.minimum(cur, pe, out=cur)
+        ks = np.maximum(s, cur, out=cur)
+        ke = np.maximum(e, ks)
+        np.minimum(ke, pe, out=ke)
+        kp = ks <= pe
+        if up.keep is not None:
+            kp &= up.keep[pks]
+        into.set(rows, s, ks, ke, kp)
+        del s, e, pe, ks, ke, kp
 
 
-def _clamp(
-    pk: np.ndarray,
-    s: np.ndarray,
-    e: np.ndarray,
-    parent_start: np.ndarray,
-    parent_lo: np.ndarray,
-    parent_hi: np.ndarray,
-    parent_keep: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Clamp children (grouped by parent ``pk``, in entry order) into their parents and
-    after their previous siblings: within a parent the cursor is a running maximum of
-    the siblings' ends bounded by the parent, computed for every parent at once with
-    one accumulate over (parent rank, end) keys. A child lies within its parent's
-    unclamped interval (the parent rule) and a duration fits in 32 bits, so the key
-    packs into an int64."""
-    first = _first_of_runs(pk)
-    rank = np.cumsum(first, dtype=np.int64) - 1
-    rank <<= 32
-    base = parent_start[pk]
-    run = np.maximum.accumulate(rank | (e - base)) - rank + base
-    del rank, base
-    before = np.empty(len(pk), np.int64)
-    before[0:1] = _LOW
-    before[1:] = run[:-1]
-    before[first] = _LOW
-    del run, first
-    pe = parent_hi[pk]
-    cur = np.minimum(np.maximum(parent_lo[pk], before), pe)
-    ks = np.maximum(s, cur)
-    ke = np.minimum(np.maximum(e, ks), pe)
-    keep = ks <= pe
-    if parent_keep is not None:
-        keep &= parent_keep[pk]
-    return ks, ke, keep
+class _Moved:
+    """One depth's clamped times, compactly: the shift of each start and the clamped
+    duration (both fit 32 bits: a clamped call stays within its root's reach), and the
+    calls kept. All None while the raw times stand."""
+
+    def __init__(self) -> None:
+        self.shift: np.ndarray | None = None
+        self.dur: np.ndarray | None = None
+        self.keep: np.ndarray | None = None
+
+    @property
+    def raw(self) -> bool:
+        return self.shift is None and self.keep is None
+
+    def begin(self, level: Level) -> None:
+        if self.shift is None:
+            self.shift = np.zeros(level.n, np.uint32)
+            self.dur = np.array(level.dur)
+
+    def set(self, rows, s: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep) -> None:
+        """Clamped start and end of ``rows`` (raw starts ``s``), and their kept flags."""
+        shift, dur = lo - s, hi - lo
+        if len(shift) and (int(shift.max()) >> 32 or int(dur.max()) >> 32):
+            raise AssertionError("a clamped call moved further than 32 bits of ticks")
+        self.shift[rows] = shift
+        self.dur[rows] = dur
+        if keep is not None and not bool(keep.all()):
+            if self.keep is None:
+                self.keep = np.ones(len(self.shift), bool)
+            self.keep[rows] = keep
+
+    def bounds(self, level: Level, rows, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Clamped start and end of ``rows`` whose raw starts are ``s``."""
+        if self.shift is None:
+            return s, s + level.dur[rows]
+        lo = s + self.shift[rows]
+        return lo, lo + self.dur[rows]
 
 
 _SLICE = 1 << 18  # rows per step where a whole depth's temporaries are not needed
@@ -276,9 +322,7 @@ def _arrays(profile: Profile) -> Calls:
         return s, s + levels[i].dur[rows]
 
     # Clamped times per depth, None where the raw ones stand; kept flags likewise.
-    lo: list[np.ndarray | None] = [None] * count
-    hi: list[np.ndarray | None] = [None] * count
-    keep: list[np.ndarray | None] = [None] * count
+    moved = [_Moved() for _ in range(count)]
     sorted_kids: list[np.ndarray | None] = [None] * count  # kid rows in parent order
     # Roots: depth 0 and orphans.
     root_parts = []
@@ -299,9 +343,9 @@ def _arrays(profile: Profile) -> Calls:
         end_max = int(roots.hi.max())
         for i in np.unique(roots.level[roots.moved]).tolist():
             m = roots.level == i
-            lo[i], hi[i] = raw(i)
-            lo[i][roots.row[m]] = roots.lo[m]
-            hi[i][roots.row[m]] = roots.hi[m]
+            rows = roots.row[m]
+            moved[i].begin(levels[i])
+            moved[i].set(rows, levels[i].entry[rows] - t0, roots.lo[m], roots.hi[m], None)
         roots.moved = None
     del root_parts
 
@@ -310,7 +354,7 @@ def _arrays(profile: Profile) -> Calls:
         u = up[i]
         if u is None:
             continue
-        if lo[u] is None and keep[u] is None and _sane_children(levels[i], levels[u]):
+        if moved[u].raw and _sane_children(levels[i], levels[u]):
             continue
         p = levels[i].parent
         has = p >= 0
@@ -323,24 +367,13 @@ def _arrays(profile: Profile) -> Calls:
             pk = pk[order]
             del order
         sorted_kids[i] = kids
-        s, e = raw(i, slice(None) if kids is None else kids)
-        p_start, p_end = raw(u)
-        p_lo = p_start if lo[u] is None else lo[u]
-        p_hi = p_end if hi[u] is None else hi[u]
-        ks, ke, kp = _clamp(pk, s, e, p_start, p_lo, p_hi, keep[u])
-        del s, e, p_start, p_end, p_lo, p_hi, pk
-        if lo[i] is None:
-            lo[i], hi[i] = raw(i)
-        at = slice(None) if kids is None else kids
-        lo[i][at], hi[i][at] = ks, ke
-        if not bool(kp.all()):
-            keep[i] = np.ones(levels[i].n, bool)
-            keep[i][at] = kp
-        del ks, ke, kp
+        moved[i].begin(levels[i])
+        _clamp(levels[i], levels[u], t0, kids, pk, moved[u], moved[i])
+        del pk
 
     # Subtree sizes over the calls kept, deepest first.
     size: list[np.ndarray | None] = [
-        np.ones(lv.n, np.int32) if keep[i] is None else keep[i].astype(np.int32)
+        np.ones(lv.n, np.int32) if moved[i].keep is None else moved[i].keep.astype(np.int32)
         for i, lv in enumerate(levels)
     ]
     for i in reversed(range(count)):
@@ -349,7 +382,7 @@ def _arrays(profile: Profile) -> Calls:
             continue
         p = levels[i].parent
         kids = sorted_kids[i]
-        if kids is None and lo[i] is None:  # sane: every row has a parent
+        if kids is None and moved[i].raw:  # sane: every row has a parent
             for sl in _slices(levels[i].n):
                 np.add.at(size[u], p[sl], size[i][sl])
         else:
@@ -388,7 +421,9 @@ def _arrays(profile: Profile) -> Calls:
         if u is not None:
             # After the parent and the subtrees of earlier siblings: the children of
             # the parents before p fill (size - kept) each.
-            filled = (size[u] - (1 if keep[u] is None else keep[u])).astype(index, copy=False)
+            kept = moved[u].keep
+            filled = (size[u] - (1 if kept is None else kept)).astype(index, copy=False)
+            moved[u] = None
             q = pos_up
             q += 1
             q += filled
@@ -412,27 +447,21 @@ def _arrays(profile: Profile) -> Calls:
         if roots is not None:
             roots.positions(i, pos)
         pos_up = pos
-        if keep[i] is None:
-            for sl in _slices(lv.n):
-                at = pos[sl]
-                frame[at] = profile.frame_ids(lv, sl.start, sl.stop)
-                if lo[i] is None:
-                    start[at] = lv.entry[sl] - t0
-                    dur[at] = lv.dur[sl]
-                else:
-                    start[at] = lo[i][sl]
-                    dur[at] = hi[i][sl] - lo[i][sl]
-                out_size[at] = size[i][sl]
-                del at
-        else:
-            rows = np.flatnonzero(keep[i])
+        mv = moved[i]
+        for sl in _slices(lv.n):
+            rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
             at = pos[rows]
-            frame[at] = profile.frame_ids(lv)[rows]
-            start[at] = lo[i][rows]
-            dur[at] = hi[i][rows] - lo[i][rows]
+            frames = profile.frame_ids(lv, sl.start, sl.stop)
+            frame[at] = frames if mv.keep is None else frames[rows - sl.start]
+            if mv.shift is None:
+                start[at] = lv.entry[rows] - t0
+                dur[at] = lv.dur[rows]
+            else:
+                start[at] = lv.entry[rows] - t0 + mv.shift[rows]
+                dur[at] = mv.dur[rows]
             out_size[at] = size[i][rows]
-            del rows, at
-        lo[i] = hi[i] = keep[i] = sorted_kids[i] = None
+            del at, rows
+        mv.shift = mv.dur = sorted_kids[i] = None  # the flags serve the next depth
     del pos, pos_up
     release_free_memory()  # the temporaries' pages, before the writers' chunks
     return Calls(frame, start, out_size, dur=dur, end_max=end_max)
