@@ -27,7 +27,13 @@ def write(fmt: str, profile: Profile, out: Callable[[bytes], Any], window: Windo
         raise ValueError(f"unknown export format {fmt!r}")
     module = importlib.import_module(f"{__name__}.{fmt}")
     if fmt in _BYTES:
-        module.write(profile, out, window=window)
+        from .sink import Sink
+
+        sink = Sink(out)
+        try:
+            module.write(profile, sink.write, window=window)
+        finally:
+            sink.close()
     elif hasattr(module, "write"):
         module.write(profile, lambda text: out(text.encode("utf-8")), window=window)
     else:
