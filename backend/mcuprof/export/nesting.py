@@ -268,10 +268,11 @@ def _sane_children(child: Level, parent: Level) -> bool:
         if bool(np.any(pk < 0)):
             return False
         entry = child.entry[sl]
-        end = entry + child.dur[sl]
-        if not bool(np.all(entry >= parent.entry[pk])):
+        p_entry = parent.entry[pk]
+        if not bool(np.all(entry >= p_entry)):
             return False
-        if not bool(np.all(end <= parent.entry[pk] + parent.dur[pk])):
+        p_entry += parent.dur[pk]  # the parents' ends
+        if not bool(np.all(entry + child.dur[sl] <= p_entry)):
             return False
         lo = max(sl.start - 1, 0)  # one row of overlap: order and siblings across slices
         pk = p[lo : sl.stop]
