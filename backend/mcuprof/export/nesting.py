@@ -264,23 +264,20 @@ def _sane_children(child: Level, parent: Level) -> bool:
     them as they are. Checked slice by slice on the raw columns."""
     p = child.parent
     for sl in _slices(child.n):
-        pk = p[sl]
-        if bool(np.any(pk < 0)):
-            return False
-        entry = child.entry[sl]
-        p_entry = parent.entry[pk]
-        if not bool(np.all(entry >= p_entry)):
-            return False
-        p_entry += parent.dur[pk]  # the parents' ends
-        if not bool(np.all(entry + child.dur[sl] <= p_entry)):
-            return False
         lo = max(sl.start - 1, 0)  # one row of overlap: order and siblings across slices
         pk = p[lo : sl.stop]
-        if not bool(np.all(pk[1:] >= pk[:-1])):
+        if int(pk.min()) < 0:
             return False
-        entry = child.entry[lo + 1 : sl.stop]
-        prev_end = child.entry[lo : sl.stop - 1] + child.dur[lo : sl.stop - 1]
-        if not bool(np.all((entry >= prev_end) | (pk[1:] != pk[:-1]))):
+        entry = child.entry[lo : sl.stop]
+        end = entry + child.dur[lo : sl.stop]
+        p_entry = parent.entry[pk]
+        ok = entry >= p_entry
+        p_entry += parent.dur[pk]  # the parents' ends
+        ok &= end <= p_entry
+        after = pk[1:] > pk[:-1]
+        after |= (pk[1:] == pk[:-1]) & (entry[1:] >= end[:-1])
+        ok[1:] &= after
+        if not ok.all():
             return False
     return True
 
@@ -329,7 +326,7 @@ def _arrays(profile: Profile) -> Calls:
     root_parts = []
     for i, lv in enumerate(levels):
         r = np.arange(lv.n) if up[i] is None else None
-        if r is None and bool(np.any(lv.parent < 0)):
+        if r is None and bool((lv.parent < 0).any()):
             r = np.flatnonzero(lv.parent < 0)
         if r is not None:
             root_parts.append((i, r))
