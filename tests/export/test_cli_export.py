@@ -92,6 +92,16 @@ def test_missing_capture_and_unwritable_output(capture, tmp_path, capsys) -> Non
     assert err.startswith("mcuprof: error: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("fmt", ["speedscope", "chrome", "folded"])
+def test_a_full_disk_is_one_clear_error(capture, capsys, fmt) -> None:
+    """The trace formats write from a thread of their own: its error still ends the
+    command with one line, as the others' do."""
+    assert Path("/dev/full").exists()
+    assert main(["export", str(capture), "-f", fmt, "-o", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mcuprof: error: /dev/full: cannot write") and err.count("\n") == 1
+
+
 def test_chrome_export_is_json(capture, capsys) -> None:
     assert main(["export", str(capture), "-f", "chrome"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcuprof.export.nesting import _sane_preorder, nested_calls, preorder
+from mcuprof.export import nesting
+from mcuprof.export.nesting import calls, nested_calls
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 
@@ -19,19 +20,26 @@ record_st = st.tuples(
 )
 
 
+def _sizes(depth: list[int]) -> list[int]:
+    """Each call's subtree size from the depths: it ends where the depth returns."""
+    return [
+        next((j for j in range(i + 1, len(depth)) if depth[j] <= d), len(depth)) - i
+        for i, d in enumerate(depth)
+    ]
+
+
 def _same(p: Profile) -> None:
     walk = nested_calls(p)
-    fast = _sane_preorder(p)
-    if not walk.frame:
-        return
-    assert fast is not None
+    fast = calls(p)
     assert fast.frame.tolist() == walk.frame
-    assert fast.start.tolist() == walk.start
-    assert fast.end.tolist() == walk.end
-    assert fast.depth.tolist() == walk.depth
-    # Subtree sizes agree with the depths: each call's subtree ends where depth returns.
-    slow = preorder(p, window=(p.t0_us - 1, p.t1_us + 1))  # windows take the walk
-    assert slow.size.tolist() == fast.size.tolist()
+    assert fast.start.astype(np.float64).tolist() == walk.start
+    assert fast.ends(slice(None)).astype(np.float64).tolist() == walk.end
+    assert fast.size.tolist() == _sizes(walk.depth)
+    assert fast.depth().tolist() == walk.depth
+    assert fast.end_max == (max(walk.end) if walk.end else 0.0)
+    # Windows take the walk: the same arrays.
+    slow = calls(p, window=(p.t0_us - 1, p.t1_us + 1))
+    assert slow.frame.tolist() == walk.frame and slow.size.tolist() == fast.size.tolist()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,4 +55,60 @@ def test_array_nesting_equals_the_repair_walk(rows) -> None:
 def test_a_target_that_resets_every_packet(rows, repeats) -> None:
     p = Profile()
     p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
+    _same(p)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(record_st, min_size=1, max_size=60), repeats=st.integers(1, 4))
+def test_slices_of_two_rows(rows, repeats) -> None:
+    """The checks and the clamp run slice by slice: slices of two rows, so every run of
+    siblings and every running maximum crosses slice boundaries."""
+    p = Profile()
+    p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
+    _same_in_small_slices(p)
+
+
+def _same_in_small_slices(p: Profile) -> None:
+    old = nesting._SLICE
+    nesting._SLICE = 2
+    try:
+        _same(p)
+    finally:
+        nesting._SLICE = old
+
+
+def test_an_empty_profile() -> None:
+    assert len(calls(Profile())) == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 300),
+    gap=st.integers(0, 5),
+    drop=st.integers(0, 3),
+    cut=st.integers(0, 299),
+)
+def test_well_formed_traces_and_their_orphans(seed, n, gap, drop, cut) -> None:
+    """Traces that need no repair (the fast path), zero-length calls and gaps of 0
+    included, then the same with a few records lost (orphans) or cut in two packets
+    at random (a later parent)."""
+    import random
+
+    from mcuprof.profile.synth import generate
+
+    trace = generate(random.Random(seed), 5, n, max_gap=gap, recursive_rate=0.2)
+    recs = trace.records(np.array([0x100 * (1 + f) for f in trace.func.tolist()], np.uint32))
+    recs["duration"] //= 1 + (seed % 3 == 0) * 1000  # many zero durations in a third
+    p = Profile()
+    p.add(recs)
+    _same(p)
+    _same_in_small_slices(p)
+    lost = [i for i in range(len(recs)) if i % 7 != drop]
+    p = Profile()
+    p.add(recs[lost])
+    _same(p)
+    p = Profile()
+    p.add(recs[cut:])
+    p.add(recs[:cut])
     _same(p)

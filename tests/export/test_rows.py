@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcuprof.export.rows import Chars, Ints, Table, join_rows, whole_floats
+from mcuprof.export.rows import Chars, Ints, Table, join_rows, render_rows, whole_floats
 
 ints = st.lists(st.integers(0, 2**63 - 1), max_size=40)
 floats = st.lists(
@@ -42,4 +42,34 @@ def test_table_and_chars(index: list[int], codes: list[int]) -> None:
     idx = np.array(index[:n], np.int64)
     got = join_rows(n, [Table(strings, idx), Chars(chars), b";"])
     want = "".join(strings[i].decode() + chr(c) + ";" for i, c in zip(idx, chars, strict=True))
+    assert got == want
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2**63 - 1) | st.integers(0, 12_345),
+            st.integers(0, 4),
+            st.integers(0, 99_999),
+            st.integers(0, 255),
+        ),
+        max_size=60,
+    ),
+    st.sampled_from([b"", b"a", b'"x":']),
+)
+def test_rows_of_mixed_widths(rows, lead) -> None:
+    """Numbers of every width next to each other, at the start of a row or after a few
+    bytes (where a short number's word would reach before the row), names of several
+    lengths (the empty one too) and single bytes: the same text as Python's own."""
+    strings = [b"", b"n", b'"ab\\"c"', b"x" * 9, b"\xc3\xa9t\xc3\xa9"]
+    big = np.array([r[0] for r in rows], np.int64)
+    idx = np.array([r[1] for r in rows], np.int64)
+    small = np.array([r[2] for r in rows], np.int64)
+    chars = np.array([r[3] for r in rows], np.uint8)
+    parts = [lead, Ints(big), Table(strings, idx), Ints(small, b".0"), Chars(chars), b"}"]
+    got = render_rows(len(rows), parts).tobytes()
+    want = b"".join(
+        lead + str(a).encode() + strings[i] + f"{s}.0".encode() + bytes([c]) + b"}"
+        for a, i, s, c in rows
+    )
     assert got == want

@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
             warn(check.message)
     progress.step(f"rendering {args.format}")
     if args.output is None:
-        export.write(args.format, loaded.profile, sys.stdout.write)
+        # Text, as the stream expects (ASCII or UTF-8, written as it comes).
+        export.write(args.format, loaded.profile, lambda b: sys.stdout.write(str(b, "utf-8")))
         sys.stdout.flush()
         progress.finish()
         return 0
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         # A device or FIFO (e.g. /dev/null, a pipe): write to it as it is. The
         # write-then-rename below would replace the special file with a regular one.
         try:
-            with open(out, "w", encoding="utf-8", newline="") as f:
+            with open(out, "wb") as f:
                 export.write(args.format, loaded.profile, f.write)
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     tmp = out.with_name(out.name + ".part")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
+        with open(tmp, "wb") as f:
             export.write(args.format, loaded.profile, f.write)
         os.replace(tmp, out)
     except OSError as exc:

@@ -19,13 +19,25 @@ def render(fmt: str, profile: Profile, window: Window = None) -> str:
     return importlib.import_module(f"{__name__}.{fmt}").render(profile, window=window)
 
 
-def write(fmt: str, profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
-    """``render`` written piece by piece to ``out`` (e.g. a file's write): the event
-    formats (speedscope, chrome) never hold their whole text in memory."""
+def write(fmt: str, profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
+    """``render`` as UTF-8, written piece by piece to ``out`` (e.g. a binary file's
+    write): the event formats (speedscope, chrome) write ASCII bytes chunk by chunk and
+    never hold their whole text in memory."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     module = importlib.import_module(f"{__name__}.{fmt}")
-    if hasattr(module, "write"):
-        module.write(profile, out, window=window)
+    if fmt in _BYTES:
+        from .sink import Sink
+
+        sink = Sink(out)
+        try:
+            module.write(profile, sink.write, window=window)
+        finally:
+            sink.close()
+    elif hasattr(module, "write"):
+        module.write(profile, lambda text: out(text.encode("utf-8")), window=window)
     else:
-        out(module.render(profile, window=window))
+        out(module.render(profile, window=window).encode("utf-8"))
+
+
+_BYTES = ("speedscope", "chrome")  # formats whose ``write`` takes bytes

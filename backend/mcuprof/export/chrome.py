@@ -16,12 +16,13 @@ import numpy as np
 
 from ..profile import Profile, Window
 from .frames import frame_name
-from .nesting import preorder
-from .rows import Table, join_rows, whole_floats
+from .nesting import calls
+from .rows import Ints, Scratch, Table, render_rows, whole_floats
 
 PID = 1
 TID = 1
-_CHUNK = 1 << 16  # events formatted and written at a time
+_CHUNK = 1 << 15  # events formatted and written at a time
+_EXACT = 2**53  # integers below this are exact as floats
 
 
 def render(
@@ -30,55 +31,64 @@ def render(
     thread_name: str = "firmware",
     window: Window = None,
 ) -> str:
-    buf = io.StringIO()
+    buf = io.BytesIO()
     write(profile, buf.write, process_name, thread_name, window)
-    return buf.getvalue()
+    return buf.getvalue().decode("ascii")
 
 
 def write(
     profile: Profile,
-    out: Callable[[str], Any],
+    out: Callable[[bytes], Any],
     process_name: str = "mcuprof",
     thread_name: str = "firmware",
     window: Window = None,
 ) -> None:
-    """The trace, written piece by piece (memory bounded by the profile's arrays)."""
-    calls = preorder(profile, window)
+    """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
+    calls' arrays and one chunk of text)."""
+    c = calls(profile, window)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": process_name}},
         {"name": "thread_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": thread_name}},
     ]
-    out('{"traceEvents":[' + ",".join(json.dumps(m, separators=(",", ":")) for m in meta))
-    # Per frame, the constant prefix of its events, JSON-escaped once (ASCII: json.dumps
-    # escapes the rest, so the table below holds no NUL bytes of its own).
-    fids = np.unique(calls.frame)
-    prefix = {
-        fid: f'{{"name":{json.dumps(frame_name(profile, fid))},"cat":"function","ph":"X",'
-        f'"pid":{PID},"tid":{TID},'
-        for fid in fids.tolist()
-    }
-    table = [b"," + prefix[fid].encode("ascii") for fid in fids.tolist()]
-    ts = calls.start * to_us
-    dur = calls.end * to_us - ts
-    for k in range(0, len(ts), _CHUNK):
-        part = slice(k, k + _CHUNK)
-        # Whole-number times (a 1 MHz timer) with array operations (rows.py), others
-        # one by one: the text is the same.
-        ts_col, dur_col = whole_floats(ts[part]), whole_floats(dur[part])
-        if ts_col is not None and dur_col is not None:
-            head = Table(table, np.searchsorted(fids, calls.frame[part]))
-            parts = [head, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
-            out(join_rows(len(head.index), parts))
-            continue
-        out(
-            ","
-            + ",".join(
-                f'{prefix[fid]}"ts":{t!r},"dur":{du!r}}}'
-                for fid, t, du in zip(
-                    calls.frame[part].tolist(), ts[part].tolist(), dur[part].tolist(), strict=True
-                )
-            )
+    head = '{"traceEvents":[' + ",".join(json.dumps(m, separators=(",", ":")) for m in meta)
+    out(head.encode("ascii"))
+    # Per frame id (+1: "[unknown]" is -1), the constant prefix of its events,
+    # JSON-escaped once (ASCII: json.dumps escapes the rest).
+    slots = len(profile.frames) + 1
+    used = np.flatnonzero(np.bincount(c.frame + 1, minlength=slots)).tolist()
+    prefix = [""] * slots
+    for slot in used:
+        prefix[slot] = (
+            f'{{"name":{json.dumps(frame_name(profile, slot - 1))},"cat":"function","ph":"X",'
+            f'"pid":{PID},"tid":{TID},'
         )
+    table = Table([b"," + p.encode("ascii") if p else b"" for p in prefix], np.zeros(0, np.int64))
+    # Whole-number times in ticks of a 1 MHz timer are the text itself (as floats the
+    # duration is end − start exactly); others go through floats, formatted with array
+    # operations when whole, else one by one: the text is the same.
+    ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
+    scratch = Scratch()
+    for k in range(0, len(c), _CHUNK):
+        part = slice(k, k + _CHUNK)
+        slot = c.frame[part] + 1
+        if ticks_are_us:
+            ts_col: Ints | None = Ints(c.start[part], b".0")
+            dur_col: Ints | None = Ints(c.dur[part], b".0")
+        else:
+            ts = c.start[part].astype(np.float64) * to_us
+            dur = c.ends(part).astype(np.float64) * to_us - ts
+            ts_col, dur_col = whole_floats(ts), whole_floats(dur)
+        if ts_col is not None and dur_col is not None:
+            rows = Table(table.strings, slot)
+            rows._cache = table._cache  # the strings' arrays, built once
+            parts = [rows, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
+            out(memoryview(render_rows(len(slot), parts, scratch)))
+            continue
+        text = ",".join(
+            f'{prefix[s]}"ts":{t!r},"dur":{du!r}}}'
+            for s, t, du in zip(slot.tolist(), ts.tolist(), dur.tolist(), strict=True)
+        )
+        out(("," + text).encode("ascii"))
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
-    out(f'],"displayTimeUnit":"ms","otherData":{other}}}')
+    out(f'],"displayTimeUnit":"ms","otherData":{other}}}'.encode("ascii"))

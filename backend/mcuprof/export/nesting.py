@@ -3,17 +3,24 @@
 Speedscope and Chrome need intervals that nest; a corrupt stream may hold calls that
 overlap at one depth, so each call is clamped into its parent and after its previous
 sibling. A sane capture is left untouched. Orphans get an "[unknown]" parent each.
+
+``nested_calls`` is the definition (a walk, one call at a time); ``calls`` computes the
+same sequence with array operations, one depth at a time, into narrow arrays: this is
+the peak memory of the trace exports, so nothing per record is kept that the writers
+can derive (depths come from the subtree sizes, chunk by chunk).
 """
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
+from ..profile.columns import bound_the_heap, release_free_memory
+from ..profile.levels import Level
 
 
 @dataclass
@@ -92,190 +99,421 @@ def nested_calls(profile: Profile, window: Window = None) -> Nested:
 
 
 @dataclass
-class Preorder:
-    """``Nested`` as arrays, with each call's subtree size in the sequence (itself
-    included), so open/close events can be placed without a per-call loop."""
+class Calls:
+    """``nested_calls`` as arrays in pre-order: frame id (int32), start (ticks from the
+    capture start: int64, float64 with a window), duration (uint32 ticks, or ``end``
+    float64 with a window) and subtree size (int32, the call itself included)."""
 
-    frame: np.ndarray  # int32 (int64 from the walk)
-    start: np.ndarray  # float64 ticks relative to the capture start
-    end: np.ndarray
-    depth: np.ndarray  # int32 (int64 from the walk)
-    size: np.ndarray  # int32 (int64 from the walk)
+    frame: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+    dur: np.ndarray | None = None
+    end: np.ndarray | None = None
+    end_max: float = 0.0  # the largest end (ticks)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def ends(self, part: slice | np.ndarray) -> np.ndarray:
+        if self.dur is None:
+            return self.end[part]
+        return self.start[part] + self.dur[part]
+
+    def depth(self) -> np.ndarray:
+        """Each call's nesting depth: the calls open at its start (for tests; the writers
+        derive it chunk by chunk)."""
+        n = len(self.frame)
+        q = np.arange(n) + self.size
+        closed = np.cumsum(np.bincount(q, minlength=n + 1))[:n]  # calls ended by p
+        return np.arange(n) - closed
 
 
-def preorder(profile: Profile, window: Window = None) -> Preorder:
-    """The calls of ``nested_calls`` in the same order and with the same times: computed
-    with array operations when the capture needs no repair (every call inside its parent,
-    after its previous sibling; the usual case), else by ``nested_calls``."""
-    fast = None if window is not None else _sane_preorder(profile)
-    if fast is not None:
-        return fast
-    calls = nested_calls(profile, window)
-    depth = np.asarray(calls.depth, np.int64)
-    size = np.ones(len(depth), np.int64)
+def calls(profile: Profile, window: Window = None) -> Calls:
+    """The calls of ``nested_calls`` in the same order and with the same times."""
+    # Temporaries of a whole depth go back to the system as soon as they are freed,
+    # and so do the pages the load left behind: RSS stays the arrays alive.
+    bound_the_heap()
+    release_free_memory()
+    if window is None:
+        return _arrays(profile)
+    walk = nested_calls(profile, window)
+    n = len(walk.depth)
+    size = np.ones(n, np.int32)
     open_: list[int] = []
-    for i, d in enumerate(calls.depth):
-        while open_ and calls.depth[open_[-1]] >= d:
+    for i, d in enumerate(walk.depth):
+        while open_ and walk.depth[open_[-1]] >= d:
             j = open_.pop()
             size[j] = i - j
         open_.append(i)
     for j in open_:
-        size[j] = len(depth) - j
-    return Preorder(
-        np.asarray(calls.frame, np.int64),
-        np.asarray(calls.start, np.float64),
-        np.asarray(calls.end, np.float64),
-        depth,
+        size[j] = n - j
+    end = np.asarray(walk.end, np.float64)
+    return Calls(
+        np.asarray(walk.frame, np.int32),
+        np.asarray(walk.start, np.float64),
         size,
+        end=end,
+        end_max=float(end.max()) if n else 0.0,
     )
 
 
 _LOW = np.iinfo(np.int64).min
 
 
-def _columns(profile: Profile) -> tuple[np.ndarray, ...]:
-    """The columns of ``profile.table()`` that the walk needs, in the same row order
-    (depth-major, entry order), filled level by level into arrays of their final size
-    and narrow types: no per-level pieces concatenated, so no second copy at the peak.
-    Returns start (int64 ticks from the capture start), end, parent (int32 row, -1 for
-    none), depth (int32) and frame (int32); orphans are the rows below depth 0 with no
-    parent."""
-    depths = sorted(profile.levels)
-    n = sum(profile.levels[d].n for d in depths)
-    start = np.empty(n, np.int64)
-    end = np.empty(n, np.int64)
-    parent = np.empty(n, np.int32)
-    depth = np.empty(n, np.int32)
-    frame = np.empty(n, np.int32)
-    base: dict[int, int] = {}
-    row = 0
-    for d in depths:
-        lv = profile.levels[d]
-        base[d] = row
-        part = slice(row, row + lv.n)
-        np.subtract(lv.entry, profile.t0_ticks, out=start[part])
-        np.add(start[part], lv.dur, out=end[part])
-        p = lv.parent
-        np.add(p, base.get(d - 1, 0), out=parent[part], casting="unsafe")
-        parent[part][p < 0] = -1
-        depth[part] = d
-        frame[part] = profile.frame_ids(lv)
-        row += lv.n
-    return start, end, parent, depth, frame
+def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Moved) -> None:
+    """Clamp the children ``kids`` of one depth (rows, None for all; grouped by parent
+    ``pk``, in entry order) into their parents' clamped intervals (``up``) and after
+    their previous siblings, into ``into``. Within a parent the cursor is a running
+    maximum of the siblings' ends bounded by the parent: one accumulate over (parent
+    rank, end) keys for every parent at once, slice by slice with the last key carried
+    over. A child lies within its parent's unclamped interval (the parent rule) and a
+    duration fits in 32 bits, so the key packs into an int64."""
+    carry_key = carry_end = _LOW
+    rank0 = 0
+    for sl in _slices(len(pk)):
+        rows = sl if kids is None else kids[sl]
+        pks = pk[sl]
+        s = child.entry[rows] - t0
+        e = s + child.dur[rows]
+        base = parent.entry[pks] - t0  # the parents' raw starts
+        first = np.empty(len(pks), bool)
+        first[0] = sl.start == 0 or pk[sl.start - 1] != pks[0]
+        np.not_equal(pks[1:], pks[:-1], out=first[1:])
+        rank = np.cumsum(first, dtype=np.int64)
+        rank += rank0 - 1
+        rank0 = int(rank[-1]) + 1
+        rank <<= 32
+        run = e - base
+        run |= rank
+        np.maximum.accumulate(run, out=run)
+        np.maximum(run, carry_key, out=run)  # an earlier rank never wins
+        carry_key = int(run[-1])
+        run -= rank
+        run += base
+        del rank
+        before = np.empty(len(pks), np.int64)
+        before[0] = carry_end
+        before[1:] = run[:-1]
+        before[first] = _LOW
+        carry_end = int(run[-1])
+        del run, first
+        ps, pe = up.bounds(parent, pks, base)
+        del base
+        cur = np.maximum(ps, before)
+        del before, ps
+        np.minimum(cur, pe, out=cur)
+        ks = np.maximum(s, cur, out=cur)
+        ke = np.maximum(e, ks)
+        np.minimum(ke, pe, out=ke)
+        kp = ks <= pe
+        if up.keep is not None:
+            kp &= up.keep[pks]
+        into.set(rows, s, ks, ke, kp)
+        del s, e, pe, ks, ke, kp
 
 
-def _clamp(
-    k: np.ndarray,
-    parent: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    lo_s: np.ndarray,
-    hi_e: np.ndarray,
-    keep: np.ndarray,
-) -> None:
-    """Clamp the children ``k`` of one depth (grouped by parent, in entry order)."""
-    p = parent[k]
-    ps, pe = lo_s[p], hi_e[p]
-    first = np.concatenate([[True], p[1:] != p[:-1]])
-    rank = np.cumsum(first) - 1
-    # A child lies within its parent's unclamped interval (the parent rule), and a
-    # duration fits in 32 bits, so (rank, end - parent start) packs into an int64.
-    base = start[p]
-    run = np.maximum.accumulate((rank << 32) | (end[k] - base)) - (rank << 32) + base
-    before = np.concatenate([[_LOW], run[:-1]])
-    before[first] = _LOW
-    cur = np.minimum(np.maximum(ps, before), pe)
-    ks = np.maximum(start[k], cur)
-    lo_s[k] = ks
-    hi_e[k] = np.minimum(np.maximum(end[k], ks), pe)
-    keep[k] = keep[p] & (ks <= pe)
+class _Moved:
+    """One depth's clamped times, compactly: the shift of each start and the clamped
+    duration (both fit 32 bits: a clamped call stays within its root's reach), and the
+    calls kept. All None while the raw times stand."""
+
+    def __init__(self) -> None:
+        self.shift: np.ndarray | None = None
+        self.dur: np.ndarray | None = None
+        self.keep: np.ndarray | None = None
+
+    @property
+    def raw(self) -> bool:
+        return self.shift is None and self.keep is None
+
+    def begin(self, level: Level) -> None:
+        if self.shift is None:
+            self.shift = np.zeros(level.n, np.uint32)
+            self.dur = np.array(level.dur)
+
+    def set(self, rows, s: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep) -> None:
+        """Clamped start and end of ``rows`` (raw starts ``s``), and their kept flags."""
+        shift, dur = lo - s, hi - lo
+        if len(shift) and (int(shift.max()) >> 32 or int(dur.max()) >> 32):
+            raise AssertionError("a clamped call moved further than 32 bits of ticks")
+        self.shift[rows] = shift
+        self.dur[rows] = dur
+        if keep is not None and not bool(keep.all()):
+            if self.keep is None:
+                self.keep = np.ones(len(self.shift), bool)
+            self.keep[rows] = keep
+
+    def bounds(self, level: Level, rows, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Clamped start and end of ``rows`` whose raw starts are ``s``."""
+        if self.shift is None:
+            return s, s + level.dur[rows]
+        lo = s + self.shift[rows]
+        return lo, lo + self.dur[rows]
 
 
-def _sane_preorder(profile: Profile) -> Preorder | None:
-    """``nested_calls`` over the whole capture, as array operations. The repair walk
-    clamps each call to start no earlier than its previous sibling's end (the cursor)
-    and to end within its parent; within a parent the cursor is a running maximum of
-    the siblings' ends bounded by the parent, computed for every parent at once with
-    one accumulate over (parent rank, end) keys, one depth at a time. Row indices fit
-    in 32 bits (a capture file holds at most 76M records); arrays are freed as soon as
-    they are done with, since this is the peak of the trace exports."""
-    start, end, parent, depth, frame = _columns(profile)  # int64 ticks: exact arithmetic
-    n = len(depth)
+_SLICE = 1 << 18  # rows per step where a whole depth's temporaries are not needed
+
+
+def _slices(n: int) -> list[slice]:
+    return [slice(k, min(k + _SLICE, n)) for k in range(0, n, _SLICE)]
+
+
+def _sane_children(child: Level, parent: Level) -> bool:
+    """Every call of ``child`` has a parent, parents come in order, each call lies in
+    its parent and starts after its previous sibling ends: the repair walk would leave
+    them as they are. Checked slice by slice on the raw columns."""
+    p = child.parent
+    for sl in _slices(child.n):
+        lo = max(sl.start - 1, 0)  # one row of overlap: order and siblings across slices
+        pk = p[lo : sl.stop]
+        if int(pk.min()) < 0:
+            return False
+        entry = child.entry[lo : sl.stop]
+        end = entry + child.dur[lo : sl.stop]
+        p_entry = parent.entry[pk]
+        ok = entry >= p_entry
+        p_entry += parent.dur[pk]  # the parents' ends
+        ok &= end <= p_entry
+        after = pk[1:] > pk[:-1]
+        after |= (pk[1:] == pk[:-1]) & (entry[1:] >= end[:-1])
+        ok[1:] &= after
+        if not ok.all():
+            return False
+    return True
+
+
+def _sane_roots(level: Level) -> int | None:
+    """The largest end (absolute ticks) when every call of ``level`` starts after the
+    ones before it end (the walk's cursor leaves the roots as they are), else None."""
+    top = np.iinfo(np.int64).min
+    for sl in _slices(level.n):
+        entry = level.entry[sl]
+        run = entry + level.dur[sl]
+        np.maximum.accumulate(run, out=run)
+        if not (int(entry[0]) >= top and bool(np.all(entry[1:] >= run[:-1]))):
+            return None
+        top = max(top, int(run[-1]))
+    return top
+
+
+def _arrays(profile: Profile) -> Calls:
+    """``nested_calls`` over the whole capture, one depth at a time. Rows of a depth
+    are in entry order, so a parent's children are one run (parents usually come in
+    order too: then no sort at all). A depth whose calls all fit their parents and
+    follow their siblings (the usual case) keeps its raw times, checked slice by slice;
+    only a corrupt one gets clamped copies. Positions in pre-order come from subtree
+    sizes: a child sits after its parent and the subtrees of its earlier siblings, and
+    the children of the parents before its own fill theirs."""
+    depths = sorted(d for d, lv in profile.levels.items() if lv.n)
+    levels = [profile.levels[d] for d in depths]
+    n = sum(lv.n for lv in levels)
     if n == 0:
-        return None
-    has = parent >= 0
-    orphan = ~has & (depth > 0)
-    order = np.argsort(parent, kind="stable").astype(np.int32)  # children by parent
-    n_roots = int(np.count_nonzero(~has))
-    roots = order[:n_roots]
-    roots = roots[np.lexsort((roots, depth[roots], start[roots]))]
-    kids = order[n_roots:]
-    lo_s = np.empty(n, np.int64)  # clamped start and end
-    hi_e = np.empty(n, np.int64)
-    keep = np.ones(n, bool)
-    cursor = np.maximum.accumulate(end[roots])
-    prev = np.concatenate([[_LOW], cursor[:-1]])
-    lo_s[roots] = np.maximum(start[roots], prev)
-    hi_e[roots] = np.maximum(end[roots], lo_s[roots])
-    del cursor, prev
-    # Kids are sorted by parent row, and rows are depth-major: one run per depth.
-    bounds = np.flatnonzero(np.diff(depth[kids])) + 1
-    for k in np.split(kids, bounds):
-        if len(k):
-            _clamp(k, parent, start, end, lo_s, hi_e, keep)
-    del bounds, start, end
-    # Subtree sizes over the calls kept, deepest level first; rows of one depth are a
-    # contiguous block.
-    cuts = [0, *(np.flatnonzero(np.diff(depth)) + 1).tolist(), n]
-    blocks = list(itertools.pairwise(cuts))
-    size = keep.astype(np.int32)
-    for a, b in reversed(blocks):
-        rows = np.flatnonzero(has[a:b]) + a
-        if len(rows):
-            np.add.at(size, parent[rows], size[rows])
-    wrap = orphan[roots].astype(np.int32)  # an "[unknown]" parent of each orphan
-    root_span = size[roots] + wrap
-    pos = np.zeros(n, np.int64)
-    off = np.zeros(n, np.int32)  # output depth - table depth
-    pos[roots] = np.cumsum(root_span, dtype=np.int64) - root_span + wrap
-    off[roots] = wrap - depth[roots]
-    # Within each parent, the sizes of the earlier siblings.
-    kp = parent[kids]
-    ksz = size[kids]
-    csum = np.cumsum(ksz, dtype=np.int64) - ksz
-    del ksz
-    first = np.flatnonzero(np.concatenate([[True], kp[1:] != kp[:-1]])) if len(kids) else kids
-    group_start = np.repeat(csum[first], np.diff(np.append(first, len(kids))))
-    before_sz = np.empty(n, np.int64)
-    before_sz[kids] = csum - group_start
-    del kp, csum, group_start, first, order, kids
-    for a, b in blocks:
-        rows = np.flatnonzero(has[a:b]) + a
-        if len(rows):
-            pos[rows] = pos[parent[rows]] + 1 + before_sz[rows]
-            off[rows] = off[parent[rows]]
-    del before_sz, has
-    total = int(root_span.sum())
-    kept = np.flatnonzero(keep)
-    del keep
-    at = pos[kept]
-    out_frame = np.empty(total, np.int32)
-    out_frame[at] = frame[kept]
-    del frame
-    out_depth = np.empty(total, np.int32)
-    out_depth[at] = depth[kept] + off[kept]
-    del depth, off
+        empty = np.zeros(0, np.int32)
+        return Calls(empty, np.zeros(0, np.int64), empty, dur=np.zeros(0, np.uint32))
+    t0 = profile.t0_ticks
+    count = len(levels)
+    index = np.int32 if 2 * n < 2**31 else np.int64  # positions (with wrappers)
+    up = [i - 1 if i and depths[i - 1] == depths[i] - 1 else None for i in range(count)]
+
+    def raw(i: int, rows: slice | np.ndarray = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        s = levels[i].entry[rows] - t0
+        return s, s + levels[i].dur[rows]
+
+    # Clamped times per depth, None where the raw ones stand; kept flags likewise.
+    moved = [_Moved() for _ in range(count)]
+    sorted_kids: list[np.ndarray | None] = [None] * count  # kid rows in parent order
+    # Roots: depth 0 and orphans.
+    root_parts = []
+    for i, lv in enumerate(levels):
+        r = np.arange(lv.n) if up[i] is None else None
+        if r is None and bool((lv.parent < 0).any()):
+            r = np.flatnonzero(lv.parent < 0)
+        if r is not None:
+            root_parts.append((i, r))
+    top = None
+    if len(root_parts) == 1 and root_parts[0][0] == 0 and depths[0] == 0:
+        top = _sane_roots(levels[0])
+    roots = None
+    if top is not None:
+        end_max = top - t0
+    else:
+        roots = _Roots(root_parts, raw, np.asarray(depths), index)
+        end_max = int(roots.hi.max())
+        for i in np.unique(roots.level[roots.moved]).tolist():
+            m = roots.level == i
+            rows = roots.row[m]
+            moved[i].begin(levels[i])
+            moved[i].set(rows, levels[i].entry[rows] - t0, roots.lo[m], roots.hi[m], None)
+        roots.moved = None
+    del root_parts
+
+    # Children, top down: clamped only where the walk would move them.
+    for i in range(count):
+        u = up[i]
+        if u is None:
+            continue
+        if moved[u].raw and _sane_children(levels[i], levels[u]):
+            continue
+        p = levels[i].parent
+        has = p >= 0
+        kids = None if bool(has.all()) else np.flatnonzero(has)
+        del has
+        pk = p if kids is None else p[kids]
+        if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
+            order = np.argsort(pk, kind="stable")
+            kids = order if kids is None else kids[order]
+            pk = pk[order]
+            del order
+        sorted_kids[i] = kids
+        moved[i].begin(levels[i])
+        _clamp(levels[i], levels[u], t0, kids, pk, moved[u], moved[i])
+        del pk
+
+    # Subtree sizes over the calls kept, deepest first.
+    size: list[np.ndarray | None] = [
+        np.ones(lv.n, np.int32) if moved[i].keep is None else moved[i].keep.astype(np.int32)
+        for i, lv in enumerate(levels)
+    ]
+    for i in reversed(range(count)):
+        u = up[i]
+        if u is None:
+            continue
+        p = levels[i].parent
+        kids = sorted_kids[i]
+        if kids is None and moved[i].raw:  # sane: every row has a parent
+            for sl in _slices(levels[i].n):
+                np.add.at(size[u], p[sl], size[i][sl])
+        else:
+            rows = np.flatnonzero(p >= 0)
+            np.add.at(size[u], p[rows], size[i][rows])
+            del rows
+
+    # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
+    # then each depth from its parents'.
+    if roots is None:
+        pos0 = np.cumsum(size[0], dtype=index)
+        total = int(pos0[-1])
+        wrappers = None
+    else:
+        wrappers, total = roots.place(size)
+    frame = np.empty(total, np.int32)
+    start = np.empty(total, np.int64)
+    dur = np.empty(total, np.uint32)
     out_size = np.empty(total, np.int32)
-    out_size[at] = size[kept]
-    out_start = np.empty(total)
-    out_start[at] = lo_s[kept]
-    out_end = np.empty(total)
-    out_end[at] = hi_e[kept]
-    del at, kept
-    o = roots[orphan[roots]]
-    w = pos[o] - 1
-    out_frame[w] = UNKNOWN_ID
-    out_start[w], out_end[w] = lo_s[o], hi_e[o]
-    out_depth[w] = 0
-    out_size[w] = size[o] + 1
-    return Preorder(out_frame, out_start, out_end, out_depth, out_size)
+    if wrappers is not None:
+        at, w_lo, w_hi, w_size = wrappers
+        frame[at] = UNKNOWN_ID
+        start[at] = w_lo
+        dur[at] = w_hi - w_lo
+        out_size[at] = w_size
+        del at, w_lo, w_hi, w_size, wrappers
+    pos_up: np.ndarray | None = None
+    for i, lv in enumerate(levels):
+        u = up[i]
+        if roots is None and i == 0:
+            pos = pos0
+            pos -= size[0]
+            del pos0
+        else:
+            pos = np.empty(lv.n, index)
+        if u is not None:
+            # After the parent and the subtrees of earlier siblings: the children of
+            # the parents before p fill (size - kept) each.
+            kept = moved[u].keep
+            filled = (size[u] - (1 if kept is None else kept)).astype(index, copy=False)
+            moved[u] = None
+            q = pos_up
+            q += 1
+            q += filled
+            np.cumsum(filled, dtype=index, out=filled)
+            q -= filled
+            del filled
+            kids = sorted_kids[i]
+            p = lv.parent
+            pk = p if kids is None else p[kids]
+            sz = size[i] if kids is None else size[i][kids]
+            excl = np.cumsum(sz, dtype=index)
+            excl -= sz
+            excl += q[pk]
+            del q, pk, sz
+            if kids is None:
+                pos = excl
+            else:
+                pos[kids] = excl
+            del excl
+            size[u] = None
+        if roots is not None:
+            roots.positions(i, pos)
+        pos_up = pos
+        mv = moved[i]
+        for sl in _slices(lv.n):
+            rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
+            at = pos[rows]
+            frames = profile.frame_ids(lv, sl.start, sl.stop)
+            frame[at] = frames if mv.keep is None else frames[rows - sl.start]
+            if mv.shift is None:
+                start[at] = lv.entry[rows] - t0
+                dur[at] = lv.dur[rows]
+            else:
+                start[at] = lv.entry[rows] - t0 + mv.shift[rows]
+                dur[at] = mv.dur[rows]
+            out_size[at] = size[i][rows]
+            del at, rows
+        mv.shift = mv.dur = sorted_kids[i] = None  # the flags serve the next depth
+    del pos, pos_up
+    release_free_memory()  # the temporaries' pages, before the writers' chunks
+    return Calls(frame, start, out_size, dur=dur, end_max=end_max)
+
+
+class _Roots:
+    """Roots (depth 0 and orphans) in (start, depth, row) order, each clamped to start
+    after the ones before it end: the general case, when the depth-0 calls alone do not
+    make a sane sequence."""
+
+    def __init__(self, parts: list, raw: Callable, depths: np.ndarray, index: type) -> None:
+        self.index = index
+        self.level = np.concatenate([np.full(len(r), i, np.int32) for i, r in parts])
+        self.row = np.concatenate([r for _, r in parts])
+        times = [raw(i, r) for i, r in parts]
+        s = np.concatenate([t[0] for t in times])
+        e = np.concatenate([t[1] for t in times])
+        del times
+        if len(parts) > 1:
+            order = np.lexsort((self.row, self.level, s))  # level order is depth order
+            self.level, self.row, s, e = self.level[order], self.row[order], s[order], e[order]
+            del order
+        cursor = np.maximum.accumulate(e)
+        self.lo = np.empty_like(s)
+        self.lo[0] = s[0]
+        np.maximum(s[1:], cursor[:-1], out=self.lo[1:])
+        del cursor
+        self.hi = np.maximum(e, self.lo)
+        self.moved: np.ndarray | None = (self.lo != s) | (self.hi != e)
+        self.wrap = (depths[self.level] > 0).astype(np.int32)
+        self.pos: np.ndarray | None = None
+
+    def place(self, size: list) -> tuple[tuple | None, int]:
+        """Positions of the roots from their subtree sizes; the "[unknown]" wrappers
+        (position, start, end, size) and the number of calls."""
+        r_size = np.empty(len(self.row), np.int32)
+        for i in np.unique(self.level).tolist():
+            m = self.level == i
+            r_size[m] = size[i][self.row[m]]
+        span = r_size + self.wrap
+        self.pos = np.cumsum(span, dtype=np.int64).astype(self.index)
+        total = int(self.pos[-1])
+        self.pos -= span
+        self.pos += self.wrap
+        del span
+        w = np.flatnonzero(self.wrap)
+        wrappers = None
+        if len(w):
+            wrappers = (self.pos[w] - 1, self.lo[w], self.hi[w], r_size[w] + 1)
+        self.lo = self.hi = self.wrap = None  # type: ignore[assignment]
+        return wrappers, total
+
+    def positions(self, i: int, pos: np.ndarray) -> None:
+        """Set the positions of depth i's roots in ``pos``."""
+        m = self.level == i
+        if m.any():
+            pos[self.row[m]] = self.pos[m]
