@@ -10,11 +10,16 @@ count them (a function that runs at the root and nested, such as an ISR, include
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
 from .frames import frame_file_line, frame_name
+from .rows import Ints, Table
+from .textrows import row_bytes
 
 _UNKNOWN_FILE = "???"
 ROOT_ID = -2  # the synthetic caller of root-level calls
@@ -22,65 +27,177 @@ _ROOT = "[root]"
 
 
 def render(profile: Profile, window: Window = None, command: str = "mcuprof capture") -> str:
+    parts: list[str] = []
+    write(profile, parts.append, window, command)
+    return "".join(parts)
+
+
+def write(
+    profile: Profile,
+    out: Callable[[str], Any],
+    window: Window = None,
+    command: str = "mcuprof capture",
+) -> None:
     with profile.lock:
-        return _render(profile, window, command)
+        _write(profile, out, window, command)
 
 
-def _render(profile: Profile, window: Window, command: str) -> str:
+def _write(profile: Profile, out: Callable[[str], Any], window: Window, command: str) -> None:
+    """Every line is followed by a newline, except the last (empty) one: the file is
+    the lines joined by newlines, as it always was."""
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
-    used = set(np.flatnonzero(s.f_calls).tolist()) | set(callers.tolist())
-    out = [
-        "# callgrind format",
-        "version: 1",
-        "creator: mcuprof",
-        f"cmd: {command}",
-        "positions: line",
+    used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
+    out(
+        "# callgrind format\n"
+        "version: 1\n"
+        "creator: mcuprof\n"
+        f"cmd: {command}\n"
+        "positions: line\n"
         # callgrind_annotate reads event: (long names) only before events:
-        "event: ns : Time (nanoseconds)",
-        "events: ns",
-        f"summary: {round(float(s.f_self.sum()) * ns)}",
-        "",
-    ]
-    files: dict[str, int] = {}
-    fns: dict[int, int] = {}
-
-    def fl(fid: int) -> str:
-        file = (None if fid == ROOT_ID else frame_file_line(profile, fid)[0]) or _UNKNOWN_FILE
-        if file in files:
-            return f"({files[file]})"
-        files[file] = len(files) + 1
-        return f"({files[file]}) {file}"
-
-    def fn(fid: int) -> str:
-        if fid in fns:
-            return f"({fns[fid]})"
-        fns[fid] = len(fns) + 1
-        return f"({fns[fid]}) {label(fid)}"
+        "event: ns : Time (nanoseconds)\n"
+        "events: ns\n"
+        f"summary: {round(float(s.f_self.sum()) * ns)}\n"
+    )
+    if not used:
+        return
+    out("\n")
 
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
 
-    def line(fid: int) -> int:
-        return 0 if fid == ROOT_ID else frame_file_line(profile, fid)[1] or 0
+    def file_line(fid: int) -> tuple[str, int]:
+        if fid == ROOT_ID:
+            return _UNKNOWN_FILE, 0
+        file, line = frame_file_line(profile, fid)
+        return file or _UNKNOWN_FILE, line or 0
 
-    by_caller: dict[int, list[int]] = {}
-    for i, c in enumerate(callers.tolist()):
-        by_caller.setdefault(c, []).append(i)
-    for fid in sorted(used, key=lambda f: (label(f), f)):
-        out.append(f"fl={fl(fid)}")
-        out.append(f"fn={fn(fid)}")
+    blocks = sorted(used, key=lambda f: (label(f), f))
+    # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
+    size = max(blocks) - ROOT_ID + 1
+    rank = np.zeros(size, np.int64)
+    rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
+    file_ids: dict[str, int] = {}
+    file_of = np.zeros(size, np.int64)
+    line_of = np.zeros(size, np.int64)
+    labels = [b""] * size
+    for fid in blocks:
+        file, line = file_line(fid)
+        file_of[fid - ROOT_ID] = file_ids.setdefault(file, len(file_ids))
+        line_of[fid - ROOT_ID] = line
+        labels[fid - ROOT_ID] = label(fid).encode("utf-8")
+    files = [f.encode("utf-8") for f in file_ids]
+    # Edges in output order: by caller block, then (as the keys are sorted) by callee.
+    o = np.argsort(rank[callers - ROOT_ID], kind="stable")
+    callers, callees, counts, costs = (
+        callers[o] - ROOT_ID,
+        callees[o] - ROOT_ID,
+        counts[o],
+        costs[o],
+    )
+    per_block = np.bincount(rank[callers], minlength=len(blocks))
+    ends = np.cumsum(per_block)
+    # Names are compressed: "(n) name" the first time a file or function is mentioned,
+    # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
+    head_at = np.arange(len(blocks)) + ends - per_block
+    edge_at = np.arange(len(callers)) + rank[callers] + 1
+    mention = np.empty(len(blocks) + len(callers), np.int64)
+    mention[head_at] = np.array(blocks) - ROOT_ID
+    mention[edge_at] = callees
+    fn_no, fn_first = _first_mentions(mention)
+    fl_no, fl_first = _first_mentions(file_of[mention])
+    texts = []
+    for b, fid in enumerate(blocks):
+        k, at = fid - ROOT_ID, int(head_at[b])
+        fl = f"({fl_no[at]})" + (f" {files[file_of[k]].decode()}" if fl_first[at] else "")
+        fn = f"({fn_no[at]})" + (f" {labels[k].decode()}" if fn_first[at] else "")
         self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        out.append(f"{line(fid)} {self_ns}")
-        for i in by_caller.get(fid, []):
-            callee = int(callees[i])
-            out.append(f"cfl={fl(callee)}")
-            out.append(f"cfn={fn(callee)}")
-            out.append(f"calls={int(counts[i])} {line(callee)}")
-            out.append(f"{line(fid)} {round(float(costs[i]) * ns)}")
-        out.append("")
-    return "\n".join(out)
+        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n")
+    edge_text = _EdgeRows(
+        fl_no[edge_at],
+        np.where(fl_first[edge_at], file_of[callees] + 1, 0),
+        [b"", *(b" " + f for f in files)],
+        fn_no[edge_at],
+        np.where(fn_first[edge_at], callees + 1, 0),
+        [b"", *(b" " + t for t in labels)],
+        counts,
+        line_of[callees],
+        line_of[callers],
+        np.rint(costs * ns).astype(np.int64),
+    )
+    for b in range(len(blocks)):
+        out(texts[b])
+        for piece in edge_text.take(int(ends[b])):
+            out(piece)
+        if b + 1 < len(blocks):
+            out("\n")
+
+
+def _first_mentions(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a sequence of ids: each one's number (1, 2, ... by first mention) and whether
+    this is its first mention."""
+    uniq, first, inv = np.unique(ids, return_index=True, return_inverse=True)
+    number = np.empty(len(uniq), np.int64)
+    number[np.argsort(first, kind="stable")] = np.arange(1, len(uniq) + 1)
+    return number[inv], np.arange(len(ids)) == first[inv]
+
+
+class _EdgeRows:
+    """The edges' four lines each, built a chunk of rows at a time, taken in order."""
+
+    CHUNK = 1 << 15
+
+    def __init__(self, *cols: object) -> None:
+        self.cols = cols
+        self.n = len(cols[0])  # type: ignore[arg-type]
+        self.done = 0  # rows handed out
+        self.buf = np.empty(0, np.uint8)
+        self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
+        self.first = 0  # row index of buf's first row
+        self.used = 0  # bytes of buf handed out
+
+    def _fill(self) -> None:
+        fl, fl_name, files, fn, fn_name, labels, calls, cline, line, cost = self.cols
+        a = self.first = self.done
+        b = min(self.n, a + self.CHUNK)
+        sl = slice(a, b)
+        self.buf, lengths = row_bytes(
+            b - a,
+            [
+                b"cfl=(",
+                Ints(fl[sl]),
+                b")",
+                Table(files, fl_name[sl]),
+                b"\ncfn=(",
+                Ints(fn[sl]),
+                b")",
+                Table(labels, fn_name[sl]),
+                b"\ncalls=",
+                Ints(calls[sl]),
+                b" ",
+                Ints(cline[sl]),
+                b"\n",
+                Ints(line[sl]),
+                b" ",
+                Ints(cost[sl]),
+                b"\n",
+            ],
+        )
+        self.ends = np.cumsum(lengths)
+        self.used = 0
+
+    def take(self, upto: int) -> list[str]:
+        """The text of rows [done, upto)."""
+        out = []
+        while self.done < upto:
+            if self.done >= self.first + len(self.ends):
+                self._fill()
+            last = min(upto, self.first + len(self.ends))
+            end = int(self.ends[last - self.first - 1])
+            out.append(str(memoryview(self.buf[self.used : end]), "utf-8"))
+            self.used, self.done = end, last
+        return out
 
 
 def _edges(

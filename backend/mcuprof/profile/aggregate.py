@@ -6,14 +6,14 @@ every per-record step is vectorised; only per-stack and per-frame work is Python
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .frames import UNKNOWN, UNKNOWN_FRAME, Frame
+from .frames import UNKNOWN_FRAME, Frame
+from .paths import StackNames
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -142,107 +142,6 @@ def _nested_by_walk(parent: np.ndarray, frame: np.ndarray, todo: np.ndarray) -> 
 
 def frame_info(profile: Profile, fid: int) -> Frame:
     return UNKNOWN_FRAME if fid == UNKNOWN_ID else profile.frames[fid]
-
-
-_EAGER_CHARS = 4096  # longer folded paths are built only when a line needs them
-
-
-class StackNames:
-    """Folded path strings of the interned stacks, kept up to date as stacks are added.
-    Stacks whose paths read the same (same-name statics) share one string id. Paths
-    are interned as (parent path, name) pairs; the strings themselves are kept only up
-    to _EAGER_CHARS, so a deep chain holds O(depth) memory, not O(depth²)."""
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []  # per stack id: index into the path ids
-        self._node: dict[tuple[int, str], int] = {}
-        self._parent: list[int] = []  # per path id
-        self._name: list[str] = []
-        self._chars: list[int] = []
-        self._eager: list[str | None] = []
-        self.deep: list[int] = []  # path ids whose string is not kept
-        self._sorted_keys: list[bytes] = []
-        self._sorted_ids: list[int] = []
-        self._order: np.ndarray = np.empty(0, np.int64)
-        self._upto = 0  # path ids considered by ``order``
-
-    def __len__(self) -> int:
-        return len(self._parent)
-
-    def update(self, profile: Profile, st: Stacks) -> None:
-        frames = profile.frames
-        ids, node = self.ids, self._node
-        parents = st.parent[len(ids) :].tolist()
-        fids = st.frame[len(ids) :].tolist()
-        for p, f in zip(parents, fids, strict=True):
-            name = UNKNOWN if f == UNKNOWN_ID else frames[f].name
-            up = -1 if p < 0 else ids[p]
-            key = (up, name)
-            pid = node.get(key)
-            if pid is None:
-                pid = node[key] = len(self._parent)
-                chars = len(name) if up < 0 else self._chars[up] + 1 + len(name)
-                eager = None
-                if chars <= _EAGER_CHARS:
-                    eager = name if up < 0 else f"{self._eager[up]};{name}"
-                else:
-                    self.deep.append(pid)
-                self._parent.append(up)
-                self._name.append(name)
-                self._chars.append(chars)
-                self._eager.append(eager)
-            ids.append(pid)
-
-    def parent(self, pid: int) -> int:
-        return self._parent[pid]
-
-    def name(self, pid: int) -> str:
-        return self._name[pid]
-
-    def string(self, pid: int) -> str:
-        text = self._eager[pid]
-        if text is not None:
-            return text
-        names = []
-        while text is None:
-            names.append(self._name[pid])
-            pid = self._parent[pid]
-            text = self._eager[pid]
-        names.append(text)
-        return ";".join(reversed(names))
-
-    def sorted(self, keep: np.ndarray) -> list[int]:
-        """The path ids in ``keep`` (a bool mask) sorted by their strings' UTF-8 bytes."""
-        order = self.order()
-        ids = order[keep[order]].tolist()
-        deep = [pid for pid in self.deep if keep[pid]]
-        if deep:
-            pairs = [(self._eager[i].encode("utf-8"), i) for i in ids]  # type: ignore[union-attr]
-            pairs += [(self.string(i).encode("utf-8"), i) for i in deep]
-            pairs.sort()
-            ids = [i for _, i in pairs]
-        return ids
-
-    def order(self) -> np.ndarray:
-        """Path ids with a kept string, sorted by UTF-8 bytes (cached until paths are added)."""
-        if self._upto != len(self._eager):
-            keys, ids = self._sorted_keys, self._sorted_ids
-            new = [i for i in range(self._upto, len(self._eager)) if self._eager[i] is not None]
-            self._upto = len(self._eager)
-            if len(new) < 256:  # live: a few new stacks per update
-                for pid in new:
-                    key = self._eager[pid].encode("utf-8")  # type: ignore[union-attr]
-                    at = bisect.bisect_right(keys, key)
-                    keys.insert(at, key)
-                    ids.insert(at, pid)
-            else:  # timsort merges the sorted run with the new ones
-                pairs = list(zip(keys, ids, strict=True))
-                pairs += [(self._eager[i].encode("utf-8"), i) for i in new]  # type: ignore[union-attr]
-                pairs.sort()
-                self._sorted_keys = [k for k, _ in pairs]
-                self._sorted_ids = ids = [i for _, i in pairs]
-            self._order = np.array(ids, np.int64)
-        return self._order
 
 
 def stack_names(profile: Profile) -> StackNames:
@@ -449,7 +348,7 @@ def round_us(profile: Profile, ticks: float) -> int:
 def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
     s = sums(profile, window)
     names = stack_names(profile)
-    ids = np.asarray(names.ids, np.int64)
+    ids = names.ids
     return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names))
 
 
@@ -462,13 +361,14 @@ def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.
 def folded_ticks(profile: Profile, window: Window = None) -> dict[str, float]:
     """Self ticks per folded stack string (unrounded, unsorted, no zero lines)."""
     names, ticks = _per_string(profile, window)
-    return {names.string(i): float(ticks[i]) for i in np.flatnonzero(ticks > 0).tolist()}
+    keep = np.flatnonzero(ticks > 0)
+    return dict(zip(names.texts(keep), ticks[keep].tolist(), strict=True))
 
 
-def folded(profile: Profile, window: Window = None) -> dict[str, int]:
-    """Folded stacks per CLARIFICATIONS: stack string -> whole µs, zero lines dropped,
-    sorted by byte order. Same-name functions (statics) share a frame string, so their
-    stacks are summed as strings before rounding."""
+def folded_lines(
+    profile: Profile, window: Window = None
+) -> tuple[StackNames, np.ndarray, np.ndarray]:
+    """``folded`` as arrays: the path ids of its lines, in order, and their whole µs."""
     names, ticks = _per_string(profile, window)
     f = profile.timer_freq
     whole = ticks == np.floor(ticks)
@@ -477,7 +377,15 @@ def folded(profile: Profile, window: Window = None) -> dict[str, int]:
     else:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
     keep = names.sorted(us > 0)
-    return dict(zip([names.string(i) for i in keep], us[keep].tolist(), strict=True))
+    return names, keep, us[keep]
+
+
+def folded(profile: Profile, window: Window = None) -> dict[str, int]:
+    """Folded stacks per CLARIFICATIONS: stack string -> whole µs, zero lines dropped,
+    sorted by byte order. Same-name functions (statics) share a frame string, so their
+    stacks are summed as strings before rounding."""
+    names, keep, us = folded_lines(profile, window)
+    return dict(zip(names.texts(keep), us.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
+from .paths import Grow as _Grow
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -23,26 +24,6 @@ if TYPE_CHECKING:
 _MASK32 = (1 << 32) - 1
 _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
-
-
-class _Grow:
-    """A 1-D numpy array with amortised appends."""
-
-    def __init__(self, dtype: type, fill: float = 0) -> None:
-        self.a = np.full(16, fill, dtype)
-        self.n = 0
-        self.fill = fill
-
-    def resize(self, n: int) -> None:
-        if n > len(self.a):
-            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
-            new[: self.n] = self.a[: self.n]
-            self.a = new
-        self.n = max(self.n, n)
-
-    @property
-    def v(self) -> np.ndarray:
-        return self.a[: self.n]
 
 
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
