@@ -174,6 +174,9 @@ def _whole(x: np.ndarray) -> bool:
     return len(x) == 0 or (bool(np.all(x == np.floor(x))) and float(np.abs(x).max()) < 2**52)
 
 
+ALONE = 8  # see Tally.add_parts
+
+
 @dataclass
 class Tally:
     """Running per-stack and per-frame sums in ticks, added to in place. The batch
@@ -224,18 +227,21 @@ class Tally:
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
-    def add_parts(self, parts: list[tuple[np.ndarray, ...]]) -> None:
+    def add_parts(self, parts: list[tuple[np.ndarray, ...]], whole: bool | None = None) -> None:
         """``add`` of several groups of calls, in time linear in their rows whatever their
-        number: a group at least as long as the tally is added alone (its O(stacks) cost
-        is paid by its own rows, and no copy of it is made), the shorter ones together.
+        number: a group at least 1/ALONE as long as the tally is added alone (its
+        O(stacks) cost is paid by its own rows, and no copy of it is made), the shorter
+        ones together.
         Only when every time is whole ticks (no window cut), whose float64 sums are exact
         in any order: otherwise one pass in the given order, so results never depend on
-        the grouping."""
+        the grouping. ``whole`` says so when the caller knows (durations and what is left
+        of them after the children's)."""
         size = len(self.calls) + len(self.f_calls)
-        whole = all(_whole(p[2]) and _whole(p[3]) for p in parts)
+        if whole is None:
+            whole = all(_whole(p[2]) and _whole(p[3]) for p in parts)
         small = []
         for part in parts:
-            if whole and len(part[0]) >= size:
+            if whole and ALONE * len(part[0]) >= size:
                 self.add(*part)
             else:
                 small.append(part)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
+from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
 from .paths import Grow as _Grow
 
@@ -152,7 +152,7 @@ class Aggregator:
             g.resize(n_st)
         for g in (self.f_calls, self.f_total, self.f_self, self.f_sum, self.f_min, self.f_max):
             g.resize(n_fr)
-        nested = self.st_nested.v.copy()
+        nested = self.st_nested.v
         latest_exit = profile.t1_ticks
         horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
         commit_t = latest_exit - horizon
@@ -170,7 +170,6 @@ class Aggregator:
             self.f_min.v,
             self.f_max.v,
         )
-        tail = Tally.zeros(n_st, n_fr)
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
@@ -201,22 +200,28 @@ class Aggregator:
             for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
                     cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
-                    if i == 0 and len(cols[0]) >= size:
+                    if i == 0 and ALONE * len(cols[0]) >= size:
                         # What add_parts would do with it (times here are whole ticks),
                         # done now so one depth's columns are alive at a time, not all.
                         kept.add(*cols)
                     else:
                         parts[i].append(cols)
             self.committed[d] = c + k
-        kept.add_parts(parts[0])
-        tail.add_parts(parts[1])
+        # Whole ticks: durations, less the sum of the children's (exact in float64).
+        # The sums are the kept ones plus the tail's, added to a copy: exact in any order.
+        kept.add_parts(parts[0], whole=True)
+        del parts[0]
+        every = Tally(*(np.array(a) for a in vars(kept).values()))
+        every.add_parts(parts.pop(1), whole=True)
         self.commit_t = commit_t
         profile._aggregated = profile.n_records
-        sums = kept.plus(tail).sums(float(profile.t1_ticks - profile.t0_ticks))
+        sums = every.sums(float(profile.t1_ticks - profile.t0_ticks))
+        # Views, not copies: a stack's entries never change once written, and growing
+        # the arrays makes new ones.
         stacks = Stacks(
-            parent=self.st_parent.v.copy(),
-            frame=self.st_frame.v.copy(),
-            depth=self.st_depth.v.copy(),
+            parent=self.st_parent.v,
+            frame=self.st_frame.v,
+            depth=self.st_depth.v,
             nested=nested,
             per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
         )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .aggregate import Stacks
     from .model import Profile
 
+_WAVE = 1 << 16  # stacks interned at a time
 _SMALL = 256  # new keys kept in a dict (a live update) rather than merged into the arrays
 _VEC_LEVELS = 64  # deeper lines are joined in Python, one by one
 _CHUNK_BYTES = 1 << 23  # text built per chunk of lines, about this large at most
@@ -66,10 +67,8 @@ class StackNames:
         self._parent = Grow(np.int32)  # per path id: parent path id, -1 at a root
         self._name = Grow(np.int32)  # per path id: name id
         self._level = Grow(np.int32)  # per path id: names in the path (1 at a root)
-        self._chars = Grow(np.int64)  # per path id: characters of its string
         self.names: list[str] = []  # name id -> name
         self._name_id: dict[str, int] = {}
-        self._name_len: list[int] = []
         self._frame_name = np.empty(0, np.int32)  # frame id -> name id
         self._unknown = self._intern_name(UNKNOWN)
         # (parent path + 1) << 32 | name id -> path id: sorted arrays, and a dict of the
@@ -78,7 +77,7 @@ class StackNames:
         self._keys = np.empty(0, np.int64)
         self._key_pids = np.empty(0, np.int32)
         self._recent: dict[int, int] = {}
-        self._order = np.empty(0, np.int64)
+        self._order = np.empty(0, np.int32)
         self._table: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
@@ -114,7 +113,6 @@ class StackNames:
         if nid is None:
             nid = self._name_id[name] = len(self.names)
             self.names.append(name)
-            self._name_len.append(len(name))
         return nid
 
     def _sync_frames(self, profile: Profile) -> np.ndarray:
@@ -146,8 +144,10 @@ class StackNames:
             if b - a <= 4:  # a chain: numpy's per-call cost would dominate
                 for i in range(a, b):
                     self._one(first + i, int(parent[i]), int(name[i]))
-            else:
-                self._wave(first + a, parent[a:b], name[a:b])
+            else:  # in pieces: one wave's temporaries stay small
+                for c in range(a, b, _WAVE):
+                    e = min(b, c + _WAVE)
+                    self._wave(first + c, parent[c:e], name[c:e])
 
     def _one(self, stack: int, parent: int, name: int) -> None:
         up = -1 if parent < 0 else int(self._ids.a[parent])
@@ -159,15 +159,10 @@ class StackNames:
                 pid = int(self._key_pids[at])
         if pid < 0:
             pid = len(self)
-            nlen = self._name_len[name]
             self._parent.extend(np.array([up], np.int32))
             self._name.extend(np.array([name], np.int32))
-            if up < 0:
-                self._level.extend(np.array([1], np.int32))
-                self._chars.extend(np.array([nlen], np.int64))
-            else:
-                self._level.extend(np.array([self._level.a[up] + 1], np.int32))
-                self._chars.extend(np.array([self._chars.a[up] + 1 + nlen], np.int64))
+            lvl = 1 if up < 0 else self._level.a[up] + 1
+            self._level.extend(np.array([lvl], np.int32))
             self._add_keys(np.array([key], np.int64), np.array([pid], np.int32))
         self._ids.a[stack] = pid
 
@@ -180,24 +175,27 @@ class StackNames:
         pids = self._lookup(keys)
         miss = np.flatnonzero(pids < 0)
         if len(miss):
-            uk, first, inv = np.unique(keys[miss], return_index=True, return_inverse=True)
-            rank = np.empty(len(uk), np.int64)
-            rank[np.argsort(first, kind="stable")] = np.arange(len(uk))
+            mk = keys[miss]
             base = len(self)
-            new_pids = (base + rank).astype(np.int32)
-            pids[miss] = new_pids[inv]
-            born = np.argsort(rank, kind="stable")  # the new keys in id order
-            p = (uk[born] >> 32) - 1
-            nm = (uk[born] & 0xFFFFFFFF).astype(np.int32)
-            nlen = np.asarray(self._name_len, np.int64)[nm]
-            root = p < 0
-            pp = np.where(root, 0, p)
-            lvl = np.where(root, 1, self._level.a[pp] + 1)
-            chars = np.where(root, nlen, self._chars.a[pp] + 1 + nlen)
+            if len(mk) < 2 or bool(np.all(mk[1:] > mk[:-1])):
+                # Sorted and distinct already: the aggregator interns stacks in (parent,
+                # frame) order, which is (parent path, name) order when no names merge.
+                uk = born = mk
+                new_pids = np.arange(base, base + len(mk), dtype=np.int32)
+                pids[miss] = new_pids
+            else:
+                uk, first, inv = np.unique(mk, return_index=True, return_inverse=True)
+                rank = np.empty(len(uk), np.int64)
+                rank[np.argsort(first, kind="stable")] = np.arange(len(uk))
+                new_pids = (base + rank).astype(np.int32)
+                pids[miss] = new_pids[inv]
+                born = uk[np.argsort(rank, kind="stable")]  # the new keys in id order
+            p = (born >> 32) - 1
+            nm = (born & 0xFFFFFFFF).astype(np.int32)
+            lvl = np.where(p < 0, 1, self._level.a[np.maximum(p, 0)] + 1)
             self._parent.extend(p.astype(np.int32))
             self._name.extend(nm)
             self._level.extend(lvl)
-            self._chars.extend(chars)
             self._add_keys(uk, new_pids)
         ids[start : start + len(parent)] = pids
 
@@ -253,9 +251,6 @@ class StackNames:
             out.append(names[nm[pid]])
             pid = int(par[pid])
         return ";".join(reversed(out))
-
-    def chars(self, pid: int) -> int:
-        return int(self._chars.a[pid])
 
     def _name_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Names as UTF-8 rows of a uint8 table (the last row empty, for "no name") and
@@ -341,7 +336,9 @@ class StackNames:
         grid = np.zeros((n, total), np.uint8)
         off = 0
         for k, w in enumerate(widths):
-            grid[:, off : off + w] = tab[names[:, k], :w]
+            if w:  # one w-byte item per line, gathered from the names cut to w bytes
+                cut = np.ascontiguousarray(tab[:, :w]).view(f"V{w}")[:, 0]
+                grid[:, off : off + w].view(f"V{w}")[:, 0] = cut[names[:, k]]
             off += w
             if k < depth - 1:
                 grid[:, off] = np.where(level > k + 1, ord(";"), 0)
@@ -377,10 +374,10 @@ class StackNames:
             new = sorted(range(have, n), key=lambda p: self.string(p).encode("utf-8"))
             probe = _Strings(self, old)
             at = [bisect.bisect_right(probe, self.string(p).encode("utf-8")) for p in new]
-            self._order = np.insert(old, at, np.array(new, np.int64))
+            self._order = np.insert(old, at, np.array(new, np.int32))
         elif any(";" in name for name in self.names):  # the tree walk needs ";"-free names
             key = [self.string(p).encode("utf-8") for p in range(n)]
-            self._order = np.array(sorted(range(n), key=key.__getitem__), np.int64)
+            self._order = np.array(sorted(range(n), key=key.__getitem__), np.int32)
         else:
             self._order = self._tree_order()
         return self._order
@@ -401,45 +398,70 @@ class StackNames:
         for r, (_, kind, i) in enumerate(keys):
             rank[kind, i] = r
         span = 2 * len(raw)
-        by_level = np.argsort(level, kind="stable")
-        bounds = np.searchsorted(level[by_level], np.arange(1, int(level.max(initial=0)) + 2))
-        below = np.zeros(n, np.int64)  # paths under each path
+        # Paths are interned a depth at a time, so usually already in level order.
+        by_level = None if n < 2 or bool(np.all(level[1:] >= level[:-1])) else _stable(level)
+        in_order = level if by_level is None else level[by_level]
+        bounds = np.searchsorted(in_order, np.arange(1, int(level.max(initial=0)) + 2)).tolist()
+        del in_order
+
+        def at_level(k: int) -> np.ndarray:
+            if by_level is None:
+                return np.arange(bounds[k], bounds[k + 1], dtype=np.int32)
+            return by_level[bounds[k] : bounds[k + 1]]
+
+        below = np.zeros(n, np.int32)  # paths under each path
         for k in range(len(bounds) - 2, 0, -1):
-            ps = by_level[bounds[k] : bounds[k + 1]]
+            ps = at_level(k)
             if len(ps) == 1:  # a chain: scalars cost less than numpy calls
                 p = int(ps[0])
                 below[parent[p]] += below[p] + 1
             else:
                 np.add.at(below, parent[ps], below[ps] + 1)
-        pos = np.empty(n, np.int64)  # each path's place in the order
-        start = np.zeros(n, np.int64)  # where the paths under each path begin
+        pos = np.empty(n, np.int32)  # each path's place in the order
+        start = np.zeros(n, np.int32)  # where the paths under each path begin
         for k in range(len(bounds) - 1):
-            ps = by_level[bounds[k] : bounds[k + 1]]
+            ps = at_level(k)
             if len(ps) == 1:  # alone under its parent: itself first, then what is below
                 p = int(ps[0])
                 s = 0 if k == 0 else int(start[parent[p]])
                 pos[p], start[p] = s, s + 1
                 continue
-            up = parent[ps].astype(np.int64)
             inner = ps[below[ps] > 0]
-            owner = np.concatenate([up, parent[inner].astype(np.int64)])
-            key = (owner + 1) * span + np.concatenate([rank[0, name[ps]], rank[1, name[inner]]])
-            size = np.concatenate([np.ones(len(ps), np.int64), below[inner]])
-            o = np.argsort(key, kind="stable")
-            size, owner = size[o], owner[o]
-            before = np.cumsum(size) - size
-            first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            group = np.cumsum(np.r_[True, owner[1:] != owner[:-1]]) - 1
-            at = before - before[first][group]
+            owner = np.concatenate([parent[ps], parent[inner]])
+            key = (owner + np.int64(1)) * span
+            key += np.concatenate([rank[0, name[ps]], rank[1, name[inner]]])
+            o = _argsort(key)
+            del key
+            size = np.concatenate([np.ones(len(ps), np.int32), below[inner]])[o]
+            owner = owner[o]
+            new = np.r_[True, owner[1:] != owner[:-1]]
+            at = np.cumsum(size, dtype=np.int32)
+            at -= size
+            del size
+            at -= at[np.flatnonzero(new)][np.cumsum(new, dtype=np.int32) - 1]
+            del new
             if k:
                 at += start[owner]
+            del owner
             target = np.concatenate([ps, inner + n])[o]  # >= n: a start, not a place
             is_pos = target < n
             pos[target[is_pos]] = at[is_pos]
             start[target[~is_pos] - n] = at[~is_pos]
-        order = np.empty(n, np.int64)
-        order[pos] = np.arange(n)
+        order = np.empty(n, np.int32)
+        order[pos] = np.arange(n, dtype=np.int32)
         return order
+
+
+def _stable(key: np.ndarray) -> np.ndarray:
+    return np.argsort(key, kind="stable").astype(np.int32)
+
+
+def _argsort(key: np.ndarray) -> np.ndarray:
+    """argsort of distinct keys, without the sort when they are in order already (paths
+    are interned in (parent, name) order, which is often byte order)."""
+    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+        return np.arange(len(key), dtype=np.int32)
+    return _stable(key)
 
 
 class _Strings:
