@@ -223,7 +223,12 @@ class Tally:
         self.f_calls += np.bincount(frame, minlength=n_fr)
         self.f_self += np.bincount(frame, weights=exclusive, minlength=n_fr)
         self.f_sum += np.bincount(frame, weights=inclusive, minlength=n_fr)
-        self.f_total += np.bincount(frame[outermost], weights=inclusive[outermost], minlength=n_fr)
+        if outermost.all():  # no recursion: no copies
+            self.f_total += np.bincount(frame, weights=inclusive, minlength=n_fr)
+        else:
+            self.f_total += np.bincount(
+                frame[outermost], weights=inclusive[outermost], minlength=n_fr
+            )
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 

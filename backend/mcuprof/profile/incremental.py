@@ -180,8 +180,11 @@ class Aggregator:
             if lv.n == c:
                 continue
             entry = lv.entry[c:]
+            late = entry + lv.dur[c:] >= commit_t
+            k = int(late.argmax()) if late.any() else lv.n - c
+            del late
             dur = lv.dur[c:].astype(np.float64)
-            child_sum = np.zeros(lv.n - c)
+            self_t = np.zeros(lv.n - c)  # the children's sum, then (in place) self time
             below = levels.get(d + 1)
             if below is not None:
                 # A child enters no earlier than its parent: only this suffix can hold
@@ -189,14 +192,15 @@ class Aggregator:
                 lo = int(np.searchsorted(below.entry, entry[0], side="left"))
                 p = below.parent[lo:]
                 use = p >= c
-                child_sum = np.bincount(p[use] - c, weights=below.dur[lo:][use], minlength=lv.n - c)
-            self_t = np.maximum(dur - child_sum, 0.0)
+                w = below.dur[lo:][use]
+                self_t = np.bincount(p[use] - c, weights=w, minlength=lv.n - c)
+                self_t = self_t.astype(np.float64, copy=False)  # int when there are none
+                del p, use, w
+            np.subtract(dur, self_t, out=self_t)
+            np.maximum(self_t, 0.0, out=self_t)
             sid = tail_stack[d]
             fid = frame_of[lv.addr[c:]]
             outer = ~nested[sid]
-            exits = entry + lv.dur[c:]
-            late = np.flatnonzero(exits >= commit_t)
-            k = int(late[0]) if len(late) else lv.n - c
             for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
                     cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
