@@ -18,8 +18,8 @@ import numpy as np
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
 from .frames import frame_file_line, frame_name
-from .rows import Ints, Table
-from .textrows import row_bytes
+from .rows import Ints, Part
+from .textrows import Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
 ROOT_ID = -2  # the synthetic caller of root-level calls
@@ -90,42 +90,57 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     files = [f.encode("utf-8") for f in file_ids]
     # Edges in output order: by caller block, then (as the keys are sorted) by callee.
     o = np.argsort(rank[callers - ROOT_ID], kind="stable")
-    callers, callees, counts, costs = (
-        callers[o] - ROOT_ID,
-        callees[o] - ROOT_ID,
-        counts[o],
-        costs[o],
-    )
+    callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
+    callees = callees[o] - ROOT_ID
+    counts = counts[o]
+    costs = costs[o]
+    del o
     per_block = np.bincount(rank[callers], minlength=len(blocks))
     ends = np.cumsum(per_block)
     # Names are compressed: "(n) name" the first time a file or function is mentioned,
     # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
     head_at = np.arange(len(blocks)) + ends - per_block
     edge_at = np.arange(len(callers)) + rank[callers] + 1
-    mention = np.empty(len(blocks) + len(callers), np.int64)
-    mention[head_at] = np.array(blocks) - ROOT_ID
-    mention[edge_at] = callees
-    fn_no, fn_first = _first_mentions(mention)
-    fl_no, fl_first = _first_mentions(file_of[mention])
+    block_ids = np.array(blocks) - ROOT_ID
+    fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
+    fl_no, fl_first = _first_mentions(
+        file_of[block_ids], head_at, file_of[callees], edge_at, len(files)
+    )
     texts = []
     for b, fid in enumerate(blocks):
-        k, at = fid - ROOT_ID, int(head_at[b])
-        fl = f"({fl_no[at]})" + (f" {files[file_of[k]].decode()}" if fl_first[at] else "")
-        fn = f"({fn_no[at]})" + (f" {labels[k].decode()}" if fn_first[at] else "")
+        k = fid - ROOT_ID
+        fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
+        fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
         self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
         texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n")
-    edge_text = _EdgeRows(
-        fl_no[edge_at],
-        np.where(fl_first[edge_at], file_of[callees] + 1, 0),
-        [b"", *(b" " + f for f in files)],
-        fn_no[edge_at],
-        np.where(fn_first[edge_at], callees + 1, 0),
-        [b"", *(b" " + t for t in labels)],
-        counts,
-        line_of[callees],
-        line_of[callers],
-        np.rint(costs * ns).astype(np.int64),
-    )
+    del head_at, edge_at
+    file_tab = prebuilt([b"", *(b" " + f for f in files)])
+    label_tab = prebuilt([b"", *(b" " + t for t in labels)])
+
+    def rows(sl: slice) -> list[Part]:
+        """The parts of the edges' rows in ``sl``, made a chunk at a time."""
+        callee, caller = callees[sl], callers[sl]
+        return [
+            b"cfl=(",
+            Ints(fl_no[file_of[callee]]),
+            b")",
+            Prebuilt(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
+            b"\ncfn=(",
+            Ints(fn_no[callee]),
+            b")",
+            Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
+            b"\ncalls=",
+            Ints(counts[sl]),
+            b" ",
+            Ints(line_of[callee]),
+            b"\n",
+            Ints(line_of[caller]),
+            b" ",
+            Ints(np.rint(costs[sl] * ns).astype(np.int64)),
+            b"\n",
+        ]
+
+    edge_text = _EdgeRows(len(callers), rows)
     for b in range(len(blocks)):
         out(texts[b])
         for piece in edge_text.take(int(ends[b])):
@@ -134,13 +149,19 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
             out("\n")
 
 
-def _first_mentions(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For a sequence of ids: each one's number (1, 2, ... by first mention) and whether
-    this is its first mention."""
-    uniq, first, inv = np.unique(ids, return_index=True, return_inverse=True)
-    number = np.empty(len(uniq), np.int64)
-    number[np.argsort(first, kind="stable")] = np.arange(1, len(uniq) + 1)
-    return number[inv], np.arange(len(ids)) == first[inv]
+def _first_mentions(
+    heads: np.ndarray, head_at: np.ndarray, edges: np.ndarray, edge_at: np.ndarray, size: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Ids (< size) mentioned by the block heads and the edges at the given places in
+    the file: each id's number (1, 2, ... in order of first mention), and for the heads
+    and the edges whether that mention is the id's first."""
+    first = np.full(size, np.iinfo(np.int64).max)
+    np.minimum.at(first, edges, edge_at)
+    np.minimum.at(first, heads, head_at)
+    seen = np.flatnonzero(first < np.iinfo(np.int64).max)
+    number = np.zeros(size, np.int64)
+    number[seen[np.argsort(first[seen], kind="stable")]] = np.arange(1, len(seen) + 1)
+    return number, (first[heads] == head_at, first[edges] == edge_at)
 
 
 class _EdgeRows:
@@ -148,9 +169,9 @@ class _EdgeRows:
 
     CHUNK = 1 << 15
 
-    def __init__(self, *cols: object) -> None:
-        self.cols = cols
-        self.n = len(cols[0])  # type: ignore[arg-type]
+    def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
+        self.rows = rows
+        self.n = n
         self.done = 0  # rows handed out
         self.buf = np.empty(0, np.uint8)
         self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
@@ -158,32 +179,9 @@ class _EdgeRows:
         self.used = 0  # bytes of buf handed out
 
     def _fill(self) -> None:
-        fl, fl_name, files, fn, fn_name, labels, calls, cline, line, cost = self.cols
         a = self.first = self.done
         b = min(self.n, a + self.CHUNK)
-        sl = slice(a, b)
-        self.buf, lengths = row_bytes(
-            b - a,
-            [
-                b"cfl=(",
-                Ints(fl[sl]),
-                b")",
-                Table(files, fl_name[sl]),
-                b"\ncfn=(",
-                Ints(fn[sl]),
-                b")",
-                Table(labels, fn_name[sl]),
-                b"\ncalls=",
-                Ints(calls[sl]),
-                b" ",
-                Ints(cline[sl]),
-                b"\n",
-                Ints(line[sl]),
-                b" ",
-                Ints(cost[sl]),
-                b"\n",
-            ],
-        )
+        self.buf, lengths = row_bytes(b - a, self.rows(slice(a, b)))
         self.ends = np.cumsum(lengths)
         self.used = 0
 
@@ -216,15 +214,19 @@ def _edges(
     frame_of = profile._addrs.frame_of
     for d in sorted(profile.levels):
         lv = profile.levels[d]
-        start = lv.entry.astype(np.float64)
-        end = start + lv.dur
-        if window is None:
-            cost = end - start
+        if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
+            cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
             use = slice(None)
         else:
-            cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-            use = np.flatnonzero((start <= hi) & (end >= lo))
-        del start, end
+            start = lv.entry.astype(np.float64)
+            end = start + lv.dur
+            if window is None:
+                cost = end - start
+                use = slice(None)
+            else:
+                cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
+                use = np.flatnonzero((start <= hi) & (end >= lo))
+            del start, end
         callee = frame_of[lv.addr[use]].astype(np.int64)
         p = lv.parent[use]
         cost = cost[use]
@@ -241,8 +243,14 @@ def _edges(
                 caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
                 callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
                 cost = np.concatenate([cost, cost[~has]])
-        key = (caller - ROOT_ID) << 32 | (callee - ROOT_ID)
+        key = caller - ROOT_ID  # in place from here: one record-long temporary at a time
+        del caller, p
+        key <<= 32
+        callee -= ROOT_ID
+        key |= callee
+        del callee
         uniq, inv = np.unique(key, return_inverse=True)
+        del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
         costs.append(np.bincount(inv, weights=cost, minlength=len(uniq)))

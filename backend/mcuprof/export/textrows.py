@@ -3,12 +3,38 @@ the rows' bytes and each row's length, so a caller can interleave other text."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .rows import Part
 
 
-def row_bytes(n: int, parts: list[Part]) -> tuple[np.ndarray, np.ndarray]:
+def prebuilt(strings: list[bytes]) -> np.ndarray:
+    """``strings`` as a table for ``Prebuilt``: built once, used for every chunk."""
+    width = max(1, max((len(t) for t in strings), default=1))
+    table = np.zeros(len(strings), f"V{width}")
+    raw = table.view(np.uint8).reshape(len(strings), width)
+    for i, t in enumerate(strings):
+        raw[i, : len(t)] = np.frombuffer(t, np.uint8)
+    return table
+
+
+@dataclass
+class Prebuilt:
+    """rows.Table with its table built beforehand (``prebuilt``)."""
+
+    table: np.ndarray
+    index: np.ndarray
+
+    def formats(self) -> list[str]:
+        return [self.table.dtype.str.lstrip("|")]
+
+    def fill(self, fields: list[np.ndarray]) -> None:
+        fields[0][...] = self.table[self.index]
+
+
+def row_bytes(n: int, parts: list[Part | Prebuilt]) -> tuple[np.ndarray, np.ndarray]:
     """The ``n`` rows' bytes, one row after the other, and each row's length. As
     ``rows.join_rows``, parts are left NUL-padded and text parts must hold no NUL."""
     formats: list[str] = []
