@@ -146,3 +146,9 @@ def test_subtree_totals_round_as_the_loop(data, self_t) -> None:
     for thin in (0, 64):  # by levels in numpy, and the loop itself
         got = subtree_totals(np.array(self_t), np.array(parents), np.array(levels), thin)
         assert got.tolist() == want
+
+
+def test_only_the_unknown_root_with_no_frames() -> None:
+    sn = StackNames()
+    sn.update(SimpleNamespace(frames=[]), _stacks([-1], [UNKNOWN_ID], [-1], 1))
+    assert (sn.ids.tolist(), sn.texts(sn.order())) == ([0], [UNKNOWN])

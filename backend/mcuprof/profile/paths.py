@@ -69,8 +69,9 @@ class StackNames:
         self._level = Grow(np.int32)  # per path id: names in the path (1 at a root)
         self.names: list[str] = []  # name id -> name
         self._name_id: dict[str, int] = {}
-        self._frame_name = np.empty(0, np.int32)  # frame id -> name id
         self._unknown = self._intern_name(UNKNOWN)
+        # frame id -> name id, and last, for UNKNOWN_ID (-1), the name "[unknown]"
+        self._frame_name = np.array([self._unknown], np.int32)
         # (parent path + 1) << 32 | name id -> path id: sorted arrays, and a dict of the
         # latest few (a live update adds a handful; merging each into the arrays would
         # cost O(paths)).
@@ -120,10 +121,9 @@ class StackNames:
         frames = profile.frames
         have = len(self._frame_name) - 1
         if have < len(frames):
-            old = self._frame_name[:-1] if have >= 0 else self._frame_name
-            new = [self._intern_name(f.name) for f in frames[max(have, 0) :]]
+            new = [self._intern_name(f.name) for f in frames[have:]]
             self._frame_name = np.concatenate(
-                [old, np.array(new, np.int32), np.array([self._unknown], np.int32)]
+                [self._frame_name[:-1], np.array(new, np.int32), self._frame_name[-1:]]
             )
         return self._frame_name
 
