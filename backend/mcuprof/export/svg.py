@@ -34,17 +34,17 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
     to_us = 1e6 / profile.timer_freq
     with profile.lock:
         names, ticks = path_ticks(profile, window)
-        parents = names.parents.astype(np.int64)
-        levels = names.levels.copy()
-        name_of = names.name_ids.copy()
+        # Views: a path's entries never change once written (more paths make new arrays).
+        parents, levels, name_of = names.parents, names.levels, names.name_ids
         texts = list(names.names)
     total = subtree_totals(ticks, parents, levels)
     tot_us = total * to_us
     # The full tree's shape: children in path-id order, paths with no time left out.
-    timed = np.flatnonzero(total > 0)
+    timed = np.flatnonzero(total > 0).astype(np.int32)
     by_parent = np.argsort(parents[timed], kind="stable")
-    kids, kid_parent = timed[by_parent], parents[timed][by_parent]
+    kids = timed[by_parent]
     del timed, by_parent
+    kid_parent = parents[kids]
 
     def children(pid: int) -> np.ndarray:
         """``pid``'s children (-1: the roots) by falling total, then path id: the order
@@ -124,10 +124,12 @@ def subtree_totals(
             if par[pid] >= 0:
                 tot[par[pid]] += tot[pid]
         return np.array(tot, np.float64)
-    by_level = np.argsort(levels, kind="stable")
-    bounds = np.searchsorted(levels[by_level], np.arange(1, top + 2))
+    ordered = n < 2 or bool(np.all(levels[1:] >= levels[:-1]))  # paths come by level
+    by_level = None if ordered else np.argsort(levels, kind="stable").astype(np.int32)
+    bounds = np.searchsorted(levels if ordered else levels[by_level], np.arange(1, top + 2))
     for k in range(top - 1, 0, -1):  # levels top .. 2
-        ps = by_level[bounds[k] : bounds[k + 1]][::-1]
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        ps = np.arange(hi - 1, lo - 1, -1) if by_level is None else by_level[lo:hi][::-1]
         np.add.at(total, parents[ps], total[ps])
     return total
 
