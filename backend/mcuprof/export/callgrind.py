@@ -10,11 +10,16 @@ count them (a function that runs at the root and nested, such as an ISR, include
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
 from .frames import frame_file_line, frame_name
+from .rows import Ints, Part
+from .textrows import Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
 ROOT_ID = -2  # the synthetic caller of root-level calls
@@ -22,65 +27,175 @@ _ROOT = "[root]"
 
 
 def render(profile: Profile, window: Window = None, command: str = "mcuprof capture") -> str:
+    parts: list[str] = []
+    write(profile, parts.append, window, command)
+    return "".join(parts)
+
+
+def write(
+    profile: Profile,
+    out: Callable[[str], Any],
+    window: Window = None,
+    command: str = "mcuprof capture",
+) -> None:
     with profile.lock:
-        return _render(profile, window, command)
+        _write(profile, out, window, command)
 
 
-def _render(profile: Profile, window: Window, command: str) -> str:
+def _write(profile: Profile, out: Callable[[str], Any], window: Window, command: str) -> None:
+    """Every line is followed by a newline, except the last (empty) one: the file is
+    the lines joined by newlines, as it always was."""
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
-    used = set(np.flatnonzero(s.f_calls).tolist()) | set(callers.tolist())
-    out = [
-        "# callgrind format",
-        "version: 1",
-        "creator: mcuprof",
-        f"cmd: {command}",
-        "positions: line",
+    used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
+    out(
+        "# callgrind format\n"
+        "version: 1\n"
+        "creator: mcuprof\n"
+        f"cmd: {command}\n"
+        "positions: line\n"
         # callgrind_annotate reads event: (long names) only before events:
-        "event: ns : Time (nanoseconds)",
-        "events: ns",
-        f"summary: {round(float(s.f_self.sum()) * ns)}",
-        "",
-    ]
-    files: dict[str, int] = {}
-    fns: dict[int, int] = {}
-
-    def fl(fid: int) -> str:
-        file = (None if fid == ROOT_ID else frame_file_line(profile, fid)[0]) or _UNKNOWN_FILE
-        if file in files:
-            return f"({files[file]})"
-        files[file] = len(files) + 1
-        return f"({files[file]}) {file}"
-
-    def fn(fid: int) -> str:
-        if fid in fns:
-            return f"({fns[fid]})"
-        fns[fid] = len(fns) + 1
-        return f"({fns[fid]}) {label(fid)}"
+        "event: ns : Time (nanoseconds)\n"
+        "events: ns\n"
+        f"summary: {round(float(s.f_self.sum()) * ns)}\n"
+    )
+    if not used:
+        return
+    out("\n")
 
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
 
-    def line(fid: int) -> int:
-        return 0 if fid == ROOT_ID else frame_file_line(profile, fid)[1] or 0
+    def file_line(fid: int) -> tuple[str, int]:
+        if fid == ROOT_ID:
+            return _UNKNOWN_FILE, 0
+        file, line = frame_file_line(profile, fid)
+        return file or _UNKNOWN_FILE, line or 0
 
-    by_caller: dict[int, list[int]] = {}
-    for i, c in enumerate(callers.tolist()):
-        by_caller.setdefault(c, []).append(i)
-    for fid in sorted(used, key=lambda f: (label(f), f)):
-        out.append(f"fl={fl(fid)}")
-        out.append(f"fn={fn(fid)}")
+    blocks = sorted(used, key=lambda f: (label(f), f))
+    # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
+    size = max(blocks) - ROOT_ID + 1
+    rank = np.zeros(size, np.int64)
+    rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
+    file_ids: dict[str, int] = {}
+    file_of = np.zeros(size, np.int64)
+    line_of = np.zeros(size, np.int64)
+    labels = [b""] * size
+    for fid in blocks:
+        file, line = file_line(fid)
+        file_of[fid - ROOT_ID] = file_ids.setdefault(file, len(file_ids))
+        line_of[fid - ROOT_ID] = line
+        labels[fid - ROOT_ID] = label(fid).encode("utf-8")
+    files = [f.encode("utf-8") for f in file_ids]
+    # Edges in output order: by caller block, then (as the keys are sorted) by callee.
+    o = np.argsort(rank[callers - ROOT_ID], kind="stable")
+    callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
+    callees = callees[o] - ROOT_ID
+    counts = counts[o]
+    costs = costs[o]
+    del o
+    per_block = np.bincount(rank[callers], minlength=len(blocks))
+    ends = np.cumsum(per_block)
+    # Names are compressed: "(n) name" the first time a file or function is mentioned,
+    # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
+    head_at = np.arange(len(blocks)) + ends - per_block
+    edge_at = np.arange(len(callers)) + rank[callers] + 1
+    block_ids = np.array(blocks) - ROOT_ID
+    fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
+    fl_no, fl_first = _first_mentions(
+        file_of[block_ids], head_at, file_of[callees], edge_at, len(files)
+    )
+    texts = []
+    for b, fid in enumerate(blocks):
+        k = fid - ROOT_ID
+        fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
+        fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
         self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        out.append(f"{line(fid)} {self_ns}")
-        for i in by_caller.get(fid, []):
-            callee = int(callees[i])
-            out.append(f"cfl={fl(callee)}")
-            out.append(f"cfn={fn(callee)}")
-            out.append(f"calls={int(counts[i])} {line(callee)}")
-            out.append(f"{line(fid)} {round(float(costs[i]) * ns)}")
-        out.append("")
-    return "\n".join(out)
+        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n")
+    del head_at, edge_at
+    file_tab = prebuilt([b"", *(b" " + f for f in files)])
+    label_tab = prebuilt([b"", *(b" " + t for t in labels)])
+
+    def rows(sl: slice) -> list[Part]:
+        """The parts of the edges' rows in ``sl``, made a chunk at a time."""
+        callee, caller = callees[sl], callers[sl]
+        return [
+            b"cfl=(",
+            Ints(fl_no[file_of[callee]]),
+            b")",
+            Prebuilt(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
+            b"\ncfn=(",
+            Ints(fn_no[callee]),
+            b")",
+            Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
+            b"\ncalls=",
+            Ints(counts[sl]),
+            b" ",
+            Ints(line_of[callee]),
+            b"\n",
+            Ints(line_of[caller]),
+            b" ",
+            Ints(np.rint(costs[sl] * ns).astype(np.int64)),
+            b"\n",
+        ]
+
+    edge_text = _EdgeRows(len(callers), rows)
+    for b in range(len(blocks)):
+        out(texts[b])
+        for piece in edge_text.take(int(ends[b])):
+            out(piece)
+        if b + 1 < len(blocks):
+            out("\n")
+
+
+def _first_mentions(
+    heads: np.ndarray, head_at: np.ndarray, edges: np.ndarray, edge_at: np.ndarray, size: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Ids (< size) mentioned by the block heads and the edges at the given places in
+    the file: each id's number (1, 2, ... in order of first mention), and for the heads
+    and the edges whether that mention is the id's first."""
+    first = np.full(size, np.iinfo(np.int64).max)
+    np.minimum.at(first, edges, edge_at)
+    np.minimum.at(first, heads, head_at)
+    seen = np.flatnonzero(first < np.iinfo(np.int64).max)
+    number = np.zeros(size, np.int64)
+    number[seen[np.argsort(first[seen], kind="stable")]] = np.arange(1, len(seen) + 1)
+    return number, (first[heads] == head_at, first[edges] == edge_at)
+
+
+class _EdgeRows:
+    """The edges' four lines each, built a chunk of rows at a time, taken in order."""
+
+    CHUNK = 1 << 15
+
+    def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
+        self.rows = rows
+        self.n = n
+        self.done = 0  # rows handed out
+        self.buf = np.empty(0, np.uint8)
+        self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
+        self.first = 0  # row index of buf's first row
+        self.used = 0  # bytes of buf handed out
+
+    def _fill(self) -> None:
+        a = self.first = self.done
+        b = min(self.n, a + self.CHUNK)
+        self.buf, lengths = row_bytes(b - a, self.rows(slice(a, b)))
+        self.ends = np.cumsum(lengths)
+        self.used = 0
+
+    def take(self, upto: int) -> list[str]:
+        """The text of rows [done, upto)."""
+        out = []
+        while self.done < upto:
+            if self.done >= self.first + len(self.ends):
+                self._fill()
+            last = min(upto, self.first + len(self.ends))
+            end = int(self.ends[last - self.first - 1])
+            out.append(str(memoryview(self.buf[self.used : end]), "utf-8"))
+            self.used, self.done = end, last
+        return out
 
 
 def _edges(
@@ -99,15 +214,19 @@ def _edges(
     frame_of = profile._addrs.frame_of
     for d in sorted(profile.levels):
         lv = profile.levels[d]
-        start = lv.entry.astype(np.float64)
-        end = start + lv.dur
-        if window is None:
-            cost = end - start
+        if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
+            cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
             use = slice(None)
         else:
-            cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-            use = np.flatnonzero((start <= hi) & (end >= lo))
-        del start, end
+            start = lv.entry.astype(np.float64)
+            end = start + lv.dur
+            if window is None:
+                cost = end - start
+                use = slice(None)
+            else:
+                cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
+                use = np.flatnonzero((start <= hi) & (end >= lo))
+            del start, end
         callee = frame_of[lv.addr[use]].astype(np.int64)
         p = lv.parent[use]
         cost = cost[use]
@@ -124,8 +243,14 @@ def _edges(
                 caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
                 callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
                 cost = np.concatenate([cost, cost[~has]])
-        key = (caller - ROOT_ID) << 32 | (callee - ROOT_ID)
+        key = caller - ROOT_ID  # in place from here: one record-long temporary at a time
+        del caller, p
+        key <<= 32
+        callee -= ROOT_ID
+        key |= callee
+        del callee
         uniq, inv = np.unique(key, return_inverse=True)
+        del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
         costs.append(np.bincount(inv, weights=cost, minlength=len(uniq)))

@@ -1,9 +1,22 @@
-"""Folded stacks, byte-exact per CLARIFICATIONS.md."""
+"""Folded stacks, byte-exact per CLARIFICATIONS.md, written many lines at a time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..profile import Profile, Window
+from ..profile.aggregate import folded_lines
+
+
+def write(profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
+    with profile.lock:  # the paths are the live profile's, added to by its reader
+        names, pids, us = folded_lines(profile, window)
+        for text in names.lines(pids, us):
+            out(text)
 
 
 def render(profile: Profile, window: Window = None) -> str:
-    return "".join(f"{stack} {value}\n" for stack, value in profile.folded(window).items())
+    parts: list[str] = []
+    write(profile, parts.append, window)
+    return "".join(parts)

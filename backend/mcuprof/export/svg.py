@@ -7,6 +7,8 @@ from __future__ import annotations
 import heapq
 from xml.sax.saxutils import escape, quoteattr
 
+import numpy as np
+
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
 from ..profile.aggregate import path_ticks
@@ -28,66 +30,108 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
     stacks; totals in µs), built from the interned paths without a node for every path:
     the pruning walk runs on path ids, and only what it keeps becomes a TreeNode. Same
     walk, order and sums as ``prune`` over the full tree, so the same output; a capture
-    with a million distinct stacks costs a list per path, not an object graph."""
+    with a million distinct stacks costs a few arrays, not an object graph."""
     to_us = 1e6 / profile.timer_freq
     with profile.lock:
         names, ticks = path_ticks(profile, window)
-    self_t = ticks.tolist()
-    total = list(self_t)
-    parents = [names.parent(i) for i in range(len(total))]
-    for pid in range(len(total) - 1, -1, -1):
-        if parents[pid] >= 0:
-            total[parents[pid]] += total[pid]
+        # Views: a path's entries never change once written (more paths make new arrays).
+        parents, levels, name_of = names.parents, names.levels, names.name_ids
+        texts = list(names.names)
+    total = subtree_totals(ticks, parents, levels)
+    tot_us = total * to_us
     # The full tree's shape: children in path-id order, paths with no time left out.
-    tops: list[int] = []
-    children: dict[int, list[int]] = {}
-    root_total = 0.0
-    for pid in range(len(total)):
-        if total[pid] <= 0:
-            continue
-        up = parents[pid]
-        if up < 0:
-            tops.append(pid)
-            root_total += total[pid] * to_us
-        else:
-            children.setdefault(up, []).append(pid)
-    # prune (trees.py), step for step, on path ids.
+    timed = np.flatnonzero(total > 0).astype(np.int32)
+    by_parent = np.argsort(parents[timed], kind="stable")
+    kids = timed[by_parent]
+    del timed, by_parent
+    kid_parent = parents[kids]
+
+    def children(pid: int) -> np.ndarray:
+        """``pid``'s children (-1: the roots) by falling total, then path id: the order
+        in which ``prune``'s heap would pop them."""
+        lo, hi = np.searchsorted(kid_parent, [pid, pid + 1])
+        c = kids[lo:hi]
+        return c[np.argsort(-tot_us[c], kind="stable")]
+
+    tops = kids[: int(np.searchsorted(kid_parent, 0))]
+    root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in path-id order
+    # prune (trees.py), step for step, on path ids. Each parent has one entry in the heap,
+    # its next child, with the (time, push order) key the full heap would give it: push
+    # order is the parent's pop order, then the child's path-id order.
     limit = max(2, max_nodes)
     keep_limit = limit - max(1, limit // 10)
     floor = root_total * min_fraction
     out = TreeNode("all", "all", ROOT_ID, root_total)
     kept = 1
-    heap: list[tuple[float, int, int, TreeNode]] = []
-    order = 0
-    for c in tops:
-        heapq.heappush(heap, (-(total[c] * to_us), order, c, out))
-        order += 1
-    cut: dict[int, tuple[TreeNode, list[int]]] = {}
+    lists: list[tuple[np.ndarray, TreeNode]] = []
+    at: list[int] = []
+    heap: list[tuple[float, int, int, int]] = []
+
+    def push(c: np.ndarray, dst: TreeNode, seq: int) -> None:
+        if len(c):
+            lists.append((c, dst))
+            at.append(0)
+            heapq.heappush(heap, (-float(tot_us[c[0]]), seq, 0, len(lists) - 1))
+
+    push(children(-1), out, -1)
+    seq = 0
     while heap:
-        neg, _, src, dst = heapq.heappop(heap)
+        entry = heapq.heappop(heap)
+        neg, pseq, i, li = entry
         if kept >= keep_limit or -neg < floor:
-            # Everything left is cut as well (nothing more is kept, so nothing is pushed,
-            # and what is left is no larger): in pop order, i.e. sorted, in one go.
-            for _, _, lost, up in [(neg, 0, src, dst), *sorted(heap)]:
-                cut.setdefault(id(up), (up, []))[1].append(lost)
+            # Everything left is cut as well, each parent's children in pop order.
+            cut: list[tuple[TreeNode, np.ndarray]] = []
+            for _, _, j, lj in [entry, *sorted(heap)]:
+                c, dst = lists[lj]
+                cut.append((dst, c[j:]))
+            sums = [float(np.cumsum(tot_us[lost])[-1]) for _, lost in cut]
+            groups = sorted(range(len(cut)), key=lambda g: -sums[g])
+            for g in groups[: limit - kept]:
+                other = TreeNode("other", "other", OTHER_ID)
+                other.total_us = sums[g]
+                other.self_us = other.total_us
+                other.calls = 0  # this tree counts no calls
+                cut[g][0].children.append(other)
             break
-        name = _clean(names.name(src))
-        node = TreeNode(name, name, src, total[src] * to_us, self_t[src] * to_us)
+        c, dst = lists[li]
+        src = int(c[i])
+        if i + 1 < len(c):
+            heapq.heappush(heap, (-float(tot_us[c[i + 1]]), pseq, i + 1, li))
+        name = _clean(texts[name_of[src]])
+        node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
         dst.children.append(node)
         kept += 1
-        for c in children.get(src, ()):
-            heapq.heappush(heap, (-(total[c] * to_us), order, c, node))
-            order += 1
-    groups = sorted(cut.values(), key=lambda g: -sum(total[i] * to_us for i in g[1]))
-    for dst, lost in groups[: limit - kept]:
-        other = TreeNode("other", "other", OTHER_ID)
-        other.total_us = sum(total[i] * to_us for i in lost)
-        other.self_us = other.total_us
-        other.calls = 0  # this tree counts no calls
-        dst.children.append(other)
+        push(children(src), node, seq)
+        seq += 1
     for node in out.walk():
         node.children.sort(key=lambda c: (-c.total_us, c.label))
     return out
+
+
+def subtree_totals(
+    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64
+) -> np.ndarray:
+    """Each path's self time plus its descendants', summed as the loop ``for p in
+    reversed(range(n)): total[parent[p]] += total[p]`` sums them (same float rounding):
+    one level at a time from the deepest, each level's paths in falling id order."""
+    n = len(self_t)
+    total = np.array(self_t, np.float64)
+    top = int(levels.max(initial=0))
+    if top * thin > n:  # thin levels (a deep chain): the loop itself costs less
+        tot = total.tolist()
+        par = parents.tolist()
+        for pid in range(n - 1, -1, -1):
+            if par[pid] >= 0:
+                tot[par[pid]] += tot[pid]
+        return np.array(tot, np.float64)
+    ordered = n < 2 or bool(np.all(levels[1:] >= levels[:-1]))  # paths come by level
+    by_level = None if ordered else np.argsort(levels, kind="stable").astype(np.int32)
+    bounds = np.searchsorted(levels if ordered else levels[by_level], np.arange(1, top + 2))
+    for k in range(top - 1, 0, -1):  # levels top .. 2
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        ps = np.arange(hi - 1, lo - 1, -1) if by_level is None else by_level[lo:hi][::-1]
+        np.add.at(total, parents[ps], total[ps])
+    return total
 
 
 def _clean(name: str) -> str:

@@ -6,14 +6,14 @@ every per-record step is vectorised; only per-stack and per-frame work is Python
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .frames import UNKNOWN, UNKNOWN_FRAME, Frame
+from .frames import UNKNOWN_FRAME, Frame
+from .paths import StackNames
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -144,107 +144,6 @@ def frame_info(profile: Profile, fid: int) -> Frame:
     return UNKNOWN_FRAME if fid == UNKNOWN_ID else profile.frames[fid]
 
 
-_EAGER_CHARS = 4096  # longer folded paths are built only when a line needs them
-
-
-class StackNames:
-    """Folded path strings of the interned stacks, kept up to date as stacks are added.
-    Stacks whose paths read the same (same-name statics) share one string id. Paths
-    are interned as (parent path, name) pairs; the strings themselves are kept only up
-    to _EAGER_CHARS, so a deep chain holds O(depth) memory, not O(depth²)."""
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []  # per stack id: index into the path ids
-        self._node: dict[tuple[int, str], int] = {}
-        self._parent: list[int] = []  # per path id
-        self._name: list[str] = []
-        self._chars: list[int] = []
-        self._eager: list[str | None] = []
-        self.deep: list[int] = []  # path ids whose string is not kept
-        self._sorted_keys: list[bytes] = []
-        self._sorted_ids: list[int] = []
-        self._order: np.ndarray = np.empty(0, np.int64)
-        self._upto = 0  # path ids considered by ``order``
-
-    def __len__(self) -> int:
-        return len(self._parent)
-
-    def update(self, profile: Profile, st: Stacks) -> None:
-        frames = profile.frames
-        ids, node = self.ids, self._node
-        parents = st.parent[len(ids) :].tolist()
-        fids = st.frame[len(ids) :].tolist()
-        for p, f in zip(parents, fids, strict=True):
-            name = UNKNOWN if f == UNKNOWN_ID else frames[f].name
-            up = -1 if p < 0 else ids[p]
-            key = (up, name)
-            pid = node.get(key)
-            if pid is None:
-                pid = node[key] = len(self._parent)
-                chars = len(name) if up < 0 else self._chars[up] + 1 + len(name)
-                eager = None
-                if chars <= _EAGER_CHARS:
-                    eager = name if up < 0 else f"{self._eager[up]};{name}"
-                else:
-                    self.deep.append(pid)
-                self._parent.append(up)
-                self._name.append(name)
-                self._chars.append(chars)
-                self._eager.append(eager)
-            ids.append(pid)
-
-    def parent(self, pid: int) -> int:
-        return self._parent[pid]
-
-    def name(self, pid: int) -> str:
-        return self._name[pid]
-
-    def string(self, pid: int) -> str:
-        text = self._eager[pid]
-        if text is not None:
-            return text
-        names = []
-        while text is None:
-            names.append(self._name[pid])
-            pid = self._parent[pid]
-            text = self._eager[pid]
-        names.append(text)
-        return ";".join(reversed(names))
-
-    def sorted(self, keep: np.ndarray) -> list[int]:
-        """The path ids in ``keep`` (a bool mask) sorted by their strings' UTF-8 bytes."""
-        order = self.order()
-        ids = order[keep[order]].tolist()
-        deep = [pid for pid in self.deep if keep[pid]]
-        if deep:
-            pairs = [(self._eager[i].encode("utf-8"), i) for i in ids]  # type: ignore[union-attr]
-            pairs += [(self.string(i).encode("utf-8"), i) for i in deep]
-            pairs.sort()
-            ids = [i for _, i in pairs]
-        return ids
-
-    def order(self) -> np.ndarray:
-        """Path ids with a kept string, sorted by UTF-8 bytes (cached until paths are added)."""
-        if self._upto != len(self._eager):
-            keys, ids = self._sorted_keys, self._sorted_ids
-            new = [i for i in range(self._upto, len(self._eager)) if self._eager[i] is not None]
-            self._upto = len(self._eager)
-            if len(new) < 256:  # live: a few new stacks per update
-                for pid in new:
-                    key = self._eager[pid].encode("utf-8")  # type: ignore[union-attr]
-                    at = bisect.bisect_right(keys, key)
-                    keys.insert(at, key)
-                    ids.insert(at, pid)
-            else:  # timsort merges the sorted run with the new ones
-                pairs = list(zip(keys, ids, strict=True))
-                pairs += [(self._eager[i].encode("utf-8"), i) for i in new]  # type: ignore[union-attr]
-                pairs.sort()
-                self._sorted_keys = [k for k, _ in pairs]
-                self._sorted_ids = ids = [i for _, i in pairs]
-            self._order = np.array(ids, np.int64)
-        return self._order
-
-
 def stack_names(profile: Profile) -> StackNames:
     def build() -> StackNames:
         st = stacks(profile)
@@ -273,6 +172,9 @@ class Sums:
 
 def _whole(x: np.ndarray) -> bool:
     return len(x) == 0 or (bool(np.all(x == np.floor(x))) and float(np.abs(x).max()) < 2**52)
+
+
+ALONE = 8  # see Tally.add_parts
 
 
 @dataclass
@@ -321,22 +223,30 @@ class Tally:
         self.f_calls += np.bincount(frame, minlength=n_fr)
         self.f_self += np.bincount(frame, weights=exclusive, minlength=n_fr)
         self.f_sum += np.bincount(frame, weights=inclusive, minlength=n_fr)
-        self.f_total += np.bincount(frame[outermost], weights=inclusive[outermost], minlength=n_fr)
+        if outermost.all():  # no recursion: no copies
+            self.f_total += np.bincount(frame, weights=inclusive, minlength=n_fr)
+        else:
+            self.f_total += np.bincount(
+                frame[outermost], weights=inclusive[outermost], minlength=n_fr
+            )
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
-    def add_parts(self, parts: list[tuple[np.ndarray, ...]]) -> None:
+    def add_parts(self, parts: list[tuple[np.ndarray, ...]], whole: bool | None = None) -> None:
         """``add`` of several groups of calls, in time linear in their rows whatever their
-        number: a group at least as long as the tally is added alone (its O(stacks) cost
-        is paid by its own rows, and no copy of it is made), the shorter ones together.
+        number: a group at least 1/ALONE as long as the tally is added alone (its
+        O(stacks) cost is paid by its own rows, and no copy of it is made), the shorter
+        ones together.
         Only when every time is whole ticks (no window cut), whose float64 sums are exact
         in any order: otherwise one pass in the given order, so results never depend on
-        the grouping."""
+        the grouping. ``whole`` says so when the caller knows (durations and what is left
+        of them after the children's)."""
         size = len(self.calls) + len(self.f_calls)
-        whole = all(_whole(p[2]) and _whole(p[3]) for p in parts)
+        if whole is None:
+            whole = all(_whole(p[2]) and _whole(p[3]) for p in parts)
         small = []
         for part in parts:
-            if whole and len(part[0]) >= size:
+            if whole and ALONE * len(part[0]) >= size:
                 self.add(*part)
             else:
                 small.append(part)
@@ -449,7 +359,7 @@ def round_us(profile: Profile, ticks: float) -> int:
 def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
     s = sums(profile, window)
     names = stack_names(profile)
-    ids = np.asarray(names.ids, np.int64)
+    ids = names.ids
     return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names))
 
 
@@ -462,13 +372,14 @@ def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.
 def folded_ticks(profile: Profile, window: Window = None) -> dict[str, float]:
     """Self ticks per folded stack string (unrounded, unsorted, no zero lines)."""
     names, ticks = _per_string(profile, window)
-    return {names.string(i): float(ticks[i]) for i in np.flatnonzero(ticks > 0).tolist()}
+    keep = np.flatnonzero(ticks > 0)
+    return dict(zip(names.texts(keep), ticks[keep].tolist(), strict=True))
 
 
-def folded(profile: Profile, window: Window = None) -> dict[str, int]:
-    """Folded stacks per CLARIFICATIONS: stack string -> whole µs, zero lines dropped,
-    sorted by byte order. Same-name functions (statics) share a frame string, so their
-    stacks are summed as strings before rounding."""
+def folded_lines(
+    profile: Profile, window: Window = None
+) -> tuple[StackNames, np.ndarray, np.ndarray]:
+    """``folded`` as arrays: the path ids of its lines, in order, and their whole µs."""
     names, ticks = _per_string(profile, window)
     f = profile.timer_freq
     whole = ticks == np.floor(ticks)
@@ -477,7 +388,15 @@ def folded(profile: Profile, window: Window = None) -> dict[str, int]:
     else:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
     keep = names.sorted(us > 0)
-    return dict(zip([names.string(i) for i in keep], us[keep].tolist(), strict=True))
+    return names, keep, us[keep]
+
+
+def folded(profile: Profile, window: Window = None) -> dict[str, int]:
+    """Folded stacks per CLARIFICATIONS: stack string -> whole µs, zero lines dropped,
+    sorted by byte order. Same-name functions (statics) share a frame string, so their
+    stacks are summed as strings before rounding."""
+    names, keep, us = folded_lines(profile, window)
+    return dict(zip(names.texts(keep), us.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)

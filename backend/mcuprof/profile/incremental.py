@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
+from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
+from .paths import Grow as _Grow
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -23,26 +24,6 @@ if TYPE_CHECKING:
 _MASK32 = (1 << 32) - 1
 _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
-
-
-class _Grow:
-    """A 1-D numpy array with amortised appends."""
-
-    def __init__(self, dtype: type, fill: float = 0) -> None:
-        self.a = np.full(16, fill, dtype)
-        self.n = 0
-        self.fill = fill
-
-    def resize(self, n: int) -> None:
-        if n > len(self.a):
-            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
-            new[: self.n] = self.a[: self.n]
-            self.a = new
-        self.n = max(self.n, n)
-
-    @property
-    def v(self) -> np.ndarray:
-        return self.a[: self.n]
 
 
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +152,7 @@ class Aggregator:
             g.resize(n_st)
         for g in (self.f_calls, self.f_total, self.f_self, self.f_sum, self.f_min, self.f_max):
             g.resize(n_fr)
-        nested = self.st_nested.v.copy()
+        nested = self.st_nested.v
         latest_exit = profile.t1_ticks
         horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
         commit_t = latest_exit - horizon
@@ -189,7 +170,6 @@ class Aggregator:
             self.f_min.v,
             self.f_max.v,
         )
-        tail = Tally.zeros(n_st, n_fr)
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
@@ -200,8 +180,11 @@ class Aggregator:
             if lv.n == c:
                 continue
             entry = lv.entry[c:]
+            late = entry + lv.dur[c:] >= commit_t
+            k = int(late.argmax()) if late.any() else lv.n - c
+            del late
             dur = lv.dur[c:].astype(np.float64)
-            child_sum = np.zeros(lv.n - c)
+            self_t = np.zeros(lv.n - c)  # the children's sum, then (in place) self time
             below = levels.get(d + 1)
             if below is not None:
                 # A child enters no earlier than its parent: only this suffix can hold
@@ -209,33 +192,40 @@ class Aggregator:
                 lo = int(np.searchsorted(below.entry, entry[0], side="left"))
                 p = below.parent[lo:]
                 use = p >= c
-                child_sum = np.bincount(p[use] - c, weights=below.dur[lo:][use], minlength=lv.n - c)
-            self_t = np.maximum(dur - child_sum, 0.0)
+                w = below.dur[lo:][use]
+                self_t = np.bincount(p[use] - c, weights=w, minlength=lv.n - c)
+                self_t = self_t.astype(np.float64, copy=False)  # int when there are none
+                del p, use, w
+            np.subtract(dur, self_t, out=self_t)
+            np.maximum(self_t, 0.0, out=self_t)
             sid = tail_stack[d]
             fid = frame_of[lv.addr[c:]]
             outer = ~nested[sid]
-            exits = entry + lv.dur[c:]
-            late = np.flatnonzero(exits >= commit_t)
-            k = int(late[0]) if len(late) else lv.n - c
             for i, part in enumerate((slice(0, k), slice(k, None))):
                 if len(sid[part]):
                     cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
-                    if i == 0 and len(cols[0]) >= size:
+                    if i == 0 and ALONE * len(cols[0]) >= size:
                         # What add_parts would do with it (times here are whole ticks),
                         # done now so one depth's columns are alive at a time, not all.
                         kept.add(*cols)
                     else:
                         parts[i].append(cols)
             self.committed[d] = c + k
-        kept.add_parts(parts[0])
-        tail.add_parts(parts[1])
+        # Whole ticks: durations, less the sum of the children's (exact in float64).
+        # The sums are the kept ones plus the tail's, added to a copy: exact in any order.
+        kept.add_parts(parts[0], whole=True)
+        del parts[0]
+        every = Tally(*(np.array(a) for a in vars(kept).values()))
+        every.add_parts(parts.pop(1), whole=True)
         self.commit_t = commit_t
         profile._aggregated = profile.n_records
-        sums = kept.plus(tail).sums(float(profile.t1_ticks - profile.t0_ticks))
+        sums = every.sums(float(profile.t1_ticks - profile.t0_ticks))
+        # Views, not copies: a stack's entries never change once written, and growing
+        # the arrays makes new ones.
         stacks = Stacks(
-            parent=self.st_parent.v.copy(),
-            frame=self.st_frame.v.copy(),
-            depth=self.st_depth.v.copy(),
+            parent=self.st_parent.v,
+            frame=self.st_frame.v,
+            depth=self.st_depth.v,
             nested=nested,
             per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
         )

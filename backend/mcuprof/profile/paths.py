@@ -1,0 +1,477 @@
+"""Folded paths ("main;a;b") of the interned stacks, kept as arrays, never as strings.
+
+A path is (parent path, name): stacks whose paths read the same (same-name statics, or
+orphans at different depths) share one path id, and parents get smaller ids than their
+children. Paths are interned one stack depth at a time with numpy; each holds a few
+integers, so a chain D deep costs O(D) memory whatever its strings' lengths. Strings are
+made only for output, many lines at a time (``lines``), or one at a time (``string``).
+
+Byte order of the strings is computed on the tree: below a common prefix, the path
+"P;x" itself sorts by the key "x" and everything under it by "x;" (when no name holds
+";"), so the sorted order is a walk of that tree with each node's entries sorted by key.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..export.rows import Ints
+from .frames import UNKNOWN
+
+if TYPE_CHECKING:
+    from .aggregate import Stacks
+    from .model import Profile
+
+_WAVE = 1 << 16  # stacks interned at a time
+_SMALL = 256  # new keys kept in a dict (a live update) rather than merged into the arrays
+_VEC_LEVELS = 64  # deeper lines are joined in Python, one by one
+_CHUNK_BYTES = 1 << 23  # text built per chunk of lines, about this large at most
+_TABLE_BYTES = 1 << 26  # the name table's size limit for the vectorised line builder
+
+
+class Grow:
+    """A 1-D numpy array with amortised appends."""
+
+    def __init__(self, dtype: type, fill: float = 0) -> None:
+        self.a = np.full(16, fill, dtype)
+        self.n = 0
+        self.fill = fill
+
+    def resize(self, n: int) -> None:
+        if n > len(self.a):
+            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
+            new[: self.n] = self.a[: self.n]
+            self.a = new
+        self.n = max(self.n, n)
+
+    def extend(self, values: np.ndarray) -> None:
+        n = self.n
+        self.resize(n + len(values))
+        self.a[n : self.n] = values
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class StackNames:
+    """Folded paths of the interned stacks, kept up to date as stacks are added."""
+
+    def __init__(self) -> None:
+        self._ids = Grow(np.int32)  # per stack id: its path id
+        self._parent = Grow(np.int32)  # per path id: parent path id, -1 at a root
+        self._name = Grow(np.int32)  # per path id: name id
+        self._level = Grow(np.int32)  # per path id: names in the path (1 at a root)
+        self.names: list[str] = []  # name id -> name
+        self._name_id: dict[str, int] = {}
+        self._unknown = self._intern_name(UNKNOWN)
+        # frame id -> name id, and last, for UNKNOWN_ID (-1), the name "[unknown]"
+        self._frame_name = np.array([self._unknown], np.int32)
+        # (parent path + 1) << 32 | name id -> path id: sorted arrays, and a dict of the
+        # latest few (a live update adds a handful; merging each into the arrays would
+        # cost O(paths)).
+        self._keys = np.empty(0, np.int64)
+        self._key_pids = np.empty(0, np.int32)
+        self._recent: dict[int, int] = {}
+        self._order = np.empty(0, np.int32)
+        self._table: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return self._parent.n
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Path id per stack id."""
+        return self._ids.v
+
+    @property
+    def parents(self) -> np.ndarray:
+        return self._parent.v
+
+    @property
+    def name_ids(self) -> np.ndarray:
+        return self._name.v
+
+    @property
+    def levels(self) -> np.ndarray:
+        return self._level.v
+
+    def parent(self, pid: int) -> int:
+        return int(self._parent.a[pid])
+
+    def name(self, pid: int) -> str:
+        return self.names[self._name.a[pid]]
+
+    # ------------------------------------------------------------ interning
+
+    def _intern_name(self, name: str) -> int:
+        nid = self._name_id.get(name)
+        if nid is None:
+            nid = self._name_id[name] = len(self.names)
+            self.names.append(name)
+        return nid
+
+    def _sync_frames(self, profile: Profile) -> np.ndarray:
+        """Name id per frame id, with the last entry for UNKNOWN_ID (-1)."""
+        frames = profile.frames
+        have = len(self._frame_name) - 1
+        if have < len(frames):
+            new = [self._intern_name(f.name) for f in frames[have:]]
+            self._frame_name = np.concatenate(
+                [self._frame_name[:-1], np.array(new, np.int32), self._frame_name[-1:]]
+            )
+        return self._frame_name
+
+    def update(self, profile: Profile, st: Stacks) -> None:
+        first, n = self._ids.n, st.size
+        if n <= first:
+            return
+        name_of = self._sync_frames(profile)
+        parent = st.parent[first:n]
+        name = name_of[st.frame[first:n]]
+        depth = st.depth[first:n]
+        self._ids.resize(n)
+        # Waves of one depth, in stack order: a stack's parent is in an earlier wave (or
+        # an earlier update), so its path is known. New path ids go in stack order.
+        cut = np.flatnonzero(depth[1:] != depth[:-1]) + 1
+        bounds = [0, *cut.tolist(), n - first]
+        for a, b in itertools.pairwise(bounds):
+            if b - a <= 4:  # a chain: numpy's per-call cost would dominate
+                for i in range(a, b):
+                    self._one(first + i, int(parent[i]), int(name[i]))
+            else:  # in pieces: one wave's temporaries stay small
+                for c in range(a, b, _WAVE):
+                    e = min(b, c + _WAVE)
+                    self._wave(first + c, parent[c:e], name[c:e])
+
+    def _one(self, stack: int, parent: int, name: int) -> None:
+        up = -1 if parent < 0 else int(self._ids.a[parent])
+        key = ((up + 1) << 32) | name
+        pid = self._recent.get(key, -1)
+        if pid < 0 and len(self._keys):
+            at = int(np.searchsorted(self._keys, key))
+            if at < len(self._keys) and self._keys[at] == key:
+                pid = int(self._key_pids[at])
+        if pid < 0:
+            pid = len(self)
+            self._parent.extend(np.array([up], np.int32))
+            self._name.extend(np.array([name], np.int32))
+            lvl = 1 if up < 0 else self._level.a[up] + 1
+            self._level.extend(np.array([lvl], np.int32))
+            self._add_keys(np.array([key], np.int64), np.array([pid], np.int32))
+        self._ids.a[stack] = pid
+
+    def _wave(self, start: int, parent: np.ndarray, name: np.ndarray) -> None:
+        ids = self._ids.a
+        up = np.full(len(parent), -1, np.int64)
+        has = parent >= 0
+        up[has] = ids[parent[has]]
+        keys = ((up + 1) << 32) | name
+        pids = self._lookup(keys)
+        miss = np.flatnonzero(pids < 0)
+        if len(miss):
+            mk = keys[miss]
+            base = len(self)
+            if len(mk) < 2 or bool(np.all(mk[1:] > mk[:-1])):
+                # Sorted and distinct already: the aggregator interns stacks in (parent,
+                # frame) order, which is (parent path, name) order when no names merge.
+                uk = born = mk
+                new_pids = np.arange(base, base + len(mk), dtype=np.int32)
+                pids[miss] = new_pids
+            else:
+                uk, first, inv = np.unique(mk, return_index=True, return_inverse=True)
+                rank = np.empty(len(uk), np.int64)
+                rank[np.argsort(first, kind="stable")] = np.arange(len(uk))
+                new_pids = (base + rank).astype(np.int32)
+                pids[miss] = new_pids[inv]
+                born = uk[np.argsort(rank, kind="stable")]  # the new keys in id order
+            p = (born >> 32) - 1
+            nm = (born & 0xFFFFFFFF).astype(np.int32)
+            lvl = np.where(p < 0, 1, self._level.a[np.maximum(p, 0)] + 1)
+            self._parent.extend(p.astype(np.int32))
+            self._name.extend(nm)
+            self._level.extend(lvl)
+            self._add_keys(uk, new_pids)
+        ids[start : start + len(parent)] = pids
+
+    def _lookup(self, keys: np.ndarray) -> np.ndarray:
+        out = np.full(len(keys), -1, np.int32)
+        if len(self._recent) and len(keys) > _SMALL:
+            self._flush()
+        if len(self._keys):
+            pos = np.searchsorted(self._keys, keys)
+            pos[pos == len(self._keys)] = 0
+            hit = self._keys[pos] == keys
+            out[hit] = self._key_pids[pos[hit]]
+        if self._recent:
+            get = self._recent.get
+            for i in np.flatnonzero(out < 0).tolist():
+                out[i] = get(int(keys[i]), -1)
+        return out
+
+    def _add_keys(self, keys: np.ndarray, pids: np.ndarray) -> None:
+        """Sorted new keys and their path ids."""
+        if len(keys) <= _SMALL:
+            self._recent.update(zip(keys.tolist(), pids.tolist(), strict=True))
+            if len(self._recent) <= max(4 * _SMALL, len(self._keys) // 8):
+                return
+            keys, pids = self._recent_arrays(keys[:0], pids[:0])
+            self._recent = {}
+        elif self._recent:
+            keys, pids = self._recent_arrays(keys, pids)
+            self._recent = {}
+        at = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, at, keys)
+        self._key_pids = np.insert(self._key_pids, at, pids)
+
+    def _recent_arrays(self, keys: np.ndarray, pids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = np.concatenate([keys, np.fromiter(self._recent.keys(), np.int64, len(self._recent))])
+        p = np.concatenate([pids, np.fromiter(self._recent.values(), np.int32, len(self._recent))])
+        o = np.argsort(k, kind="stable")
+        return k[o], p[o]
+
+    def _flush(self) -> None:
+        keys, pids = self._recent_arrays(np.empty(0, np.int64), np.empty(0, np.int32))
+        self._recent = {}
+        at = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, at, keys)
+        self._key_pids = np.insert(self._key_pids, at, pids)
+
+    # -------------------------------------------------------------- strings
+
+    def string(self, pid: int) -> str:
+        names, nm, par = self.names, self._name.a, self._parent.a
+        out = []
+        while pid >= 0:
+            out.append(names[nm[pid]])
+            pid = int(par[pid])
+        return ";".join(reversed(out))
+
+    def _name_table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Names as UTF-8 rows of a uint8 table (the last row empty, for "no name") and
+        their lengths in bytes; None when a name holds NUL or the table would be huge."""
+        if self._table is None or self._table[0] != len(self.names):
+            raw = [n.encode("utf-8") for n in self.names]
+            lens = np.array([len(r) for r in raw] + [0], np.int64)
+            width = max(1, int(lens.max()))
+            if any(b"\0" in r for r in raw) or len(raw) * width > _TABLE_BYTES:
+                self._table = (len(self.names), lens, np.empty((0, 0), np.uint8))
+            else:
+                table = np.zeros((len(raw) + 1, width), np.uint8)
+                flat = np.frombuffer(b"".join(raw), np.uint8)
+                row = np.repeat(np.arange(len(raw)), lens[:-1])
+                col = np.arange(len(flat)) - np.repeat(np.cumsum(lens[:-1]) - lens[:-1], lens[:-1])
+                table[row, col] = flat
+                self._table = (len(self.names), lens, table)
+        _, lens, table = self._table
+        return None if table.size == 0 else (lens, table)
+
+    def lines(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[str]:
+        """The strings of ``pids``, each followed by " value" (when given) and a newline,
+        in pieces of text of about _CHUNK_BYTES."""
+        pids = np.asarray(pids, np.int64)
+        if values is not None:
+            values = np.asarray(values, np.int64)
+        table = self._name_table()
+        level = self._level.a
+        at, n = 0, len(pids)
+        while at < n:
+            if table is None:
+                end = min(n, at + 4096)
+                yield self._slow_lines(pids[at:end], None if values is None else values[at:end])
+                at = end
+                continue
+            tab = table[1]
+            rows = min(n - at, 1 << 16)
+            lv = level[pids[at : at + rows]]
+            deep = np.flatnonzero(lv > _VEC_LEVELS)
+            if len(deep) and deep[0] == 0:  # a run of deep lines: one by one
+                shallow = np.flatnonzero(lv <= _VEC_LEVELS)
+                end = at + (int(shallow[0]) if len(shallow) else rows)
+                yield self._slow_lines(pids[at:end], None if values is None else values[at:end])
+                at = end
+                continue
+            if len(deep):
+                rows = int(deep[0])
+            bound = int(lv[:rows].max()) * (tab.shape[1] + 1) + 24
+            rows = max(1, min(rows, _CHUNK_BYTES // bound))
+            end = at + rows
+            yield self._fast_lines(pids[at:end], None if values is None else values[at:end], table)
+            at = end
+
+    def _slow_lines(self, pids: np.ndarray, values: np.ndarray | None) -> str:
+        if values is None:
+            return "".join(f"{self.string(p)}\n" for p in pids.tolist())
+        return "".join(
+            f"{self.string(p)} {v}\n" for p, v in zip(pids.tolist(), values.tolist(), strict=True)
+        )
+
+    def _fast_lines(
+        self, pids: np.ndarray, values: np.ndarray | None, table: tuple[np.ndarray, np.ndarray]
+    ) -> str:
+        lens, tab = table
+        n = len(pids)
+        level = self._level.a[pids]
+        depth = int(level.max())
+        # names[i, k]: the name id at level k + 1 of line i, -1 (the empty row) past its end
+        names = np.full((n, depth), len(lens) - 1, np.int64)
+        rows = np.arange(n)
+        cur = pids
+        while len(rows):
+            names[rows, self._level.a[cur] - 1] = self._name.a[cur]
+            cur = self._parent.a[cur].astype(np.int64)
+            live = cur >= 0
+            rows, cur = rows[live], cur[live]
+        widths = [int(lens[names[:, k]].max()) for k in range(depth)]
+        digits = None
+        if values is not None:
+            digits = Ints(values)
+            words = len(digits.formats())
+        total = sum(widths) + (depth - 1) + (2 + 8 * words if values is not None else 1)
+        grid = np.zeros((n, total), np.uint8)
+        off = 0
+        for k, w in enumerate(widths):
+            if w:  # one w-byte item per line, gathered from the names cut to w bytes
+                cut = np.ascontiguousarray(tab[:, :w]).view(f"V{w}")[:, 0]
+                grid[:, off : off + w].view(f"V{w}")[:, 0] = cut[names[:, k]]
+            off += w
+            if k < depth - 1:
+                grid[:, off] = np.where(level > k + 1, ord(";"), 0)
+                off += 1
+        if digits is not None:
+            grid[:, off] = ord(" ")
+            off += 1
+            block = grid[:, off : off + 8 * words].view("<u8")
+            digits.fill([block[:, j] for j in range(words)])
+            off += 8 * words
+        grid[:, off] = ord("\n")
+        flat = grid.reshape(-1)
+        return str(memoryview(flat[flat != 0]), "utf-8")
+
+    def texts(self, pids: np.ndarray) -> list[str]:
+        """The strings of ``pids``."""
+        if any("\n" in name for name in self.names):
+            return [self.string(p) for p in np.asarray(pids).tolist()]
+        out: list[str] = []
+        for piece in self.lines(pids):
+            out += piece.split("\n")[:-1]
+        return out
+
+    # ----------------------------------------------------------------- order
+
+    def order(self) -> np.ndarray:
+        """All path ids sorted by their strings' UTF-8 bytes (cached until paths are added)."""
+        n, have = len(self), len(self._order)
+        if have == n:
+            return self._order
+        if have and n - have < _SMALL:  # live: a few new paths
+            old = self._order
+            new = sorted(range(have, n), key=lambda p: self.string(p).encode("utf-8"))
+            probe = _Strings(self, old)
+            at = [bisect.bisect_right(probe, self.string(p).encode("utf-8")) for p in new]
+            self._order = np.insert(old, at, np.array(new, np.int32))
+        elif any(";" in name for name in self.names):  # the tree walk needs ";"-free names
+            key = [self.string(p).encode("utf-8") for p in range(n)]
+            self._order = np.array(sorted(range(n), key=key.__getitem__), np.int32)
+        else:
+            self._order = self._tree_order()
+        return self._order
+
+    def sorted(self, keep: np.ndarray) -> np.ndarray:
+        """The path ids in ``keep`` (a bool mask) sorted by their strings' UTF-8 bytes."""
+        order = self.order()
+        return order[keep[order]]
+
+    def _tree_order(self) -> np.ndarray:
+        n = len(self)
+        parent, name, level = self._parent.v, self._name.v, self._level.v
+        raw = [s.encode("utf-8") for s in self.names]
+        keys = sorted(
+            [(r, 0, i) for i, r in enumerate(raw)] + [(r + b";", 1, i) for i, r in enumerate(raw)]
+        )
+        rank = np.empty((2, len(raw)), np.int64)  # [0]: the path itself, [1]: below it
+        for r, (_, kind, i) in enumerate(keys):
+            rank[kind, i] = r
+        span = 2 * len(raw)
+        # Paths are interned a depth at a time, so usually already in level order.
+        by_level = None if n < 2 or bool(np.all(level[1:] >= level[:-1])) else _stable(level)
+        in_order = level if by_level is None else level[by_level]
+        bounds = np.searchsorted(in_order, np.arange(1, int(level.max(initial=0)) + 2)).tolist()
+        del in_order
+
+        def at_level(k: int) -> np.ndarray:
+            if by_level is None:
+                return np.arange(bounds[k], bounds[k + 1], dtype=np.int32)
+            return by_level[bounds[k] : bounds[k + 1]]
+
+        below = np.zeros(n, np.int32)  # paths under each path
+        for k in range(len(bounds) - 2, 0, -1):
+            ps = at_level(k)
+            if len(ps) == 1:  # a chain: scalars cost less than numpy calls
+                p = int(ps[0])
+                below[parent[p]] += below[p] + 1
+            else:
+                np.add.at(below, parent[ps], below[ps] + 1)
+        pos = np.empty(n, np.int32)  # each path's place in the order
+        start = np.zeros(n, np.int32)  # where the paths under each path begin
+        for k in range(len(bounds) - 1):
+            ps = at_level(k)
+            if len(ps) == 1:  # alone under its parent: itself first, then what is below
+                p = int(ps[0])
+                s = 0 if k == 0 else int(start[parent[p]])
+                pos[p], start[p] = s, s + 1
+                continue
+            inner = ps[below[ps] > 0]
+            owner = np.concatenate([parent[ps], parent[inner]])
+            key = (owner + np.int64(1)) * span
+            key += np.concatenate([rank[0, name[ps]], rank[1, name[inner]]])
+            o = _argsort(key)
+            del key
+            size = np.concatenate([np.ones(len(ps), np.int32), below[inner]])[o]
+            owner = owner[o]
+            new = np.r_[True, owner[1:] != owner[:-1]]
+            at = np.cumsum(size, dtype=np.int32)
+            at -= size
+            del size
+            at -= at[np.flatnonzero(new)][np.cumsum(new, dtype=np.int32) - 1]
+            del new
+            if k:
+                at += start[owner]
+            del owner
+            target = np.concatenate([ps, inner + n])[o]  # >= n: a start, not a place
+            is_pos = target < n
+            pos[target[is_pos]] = at[is_pos]
+            start[target[~is_pos] - n] = at[~is_pos]
+        order = np.empty(n, np.int32)
+        order[pos] = np.arange(n, dtype=np.int32)
+        return order
+
+
+def _stable(key: np.ndarray) -> np.ndarray:
+    return np.argsort(key, kind="stable").astype(np.int32)
+
+
+def _argsort(key: np.ndarray) -> np.ndarray:
+    """argsort of distinct keys, without the sort when they are in order already (paths
+    are interned in (parent, name) order, which is often byte order)."""
+    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+        return np.arange(len(key), dtype=np.int32)
+    return _stable(key)
+
+
+class _Strings:
+    """The UTF-8 strings of ``order``'s paths, as a sequence for bisect."""
+
+    def __init__(self, names: StackNames, order: np.ndarray) -> None:
+        self.names, self.order = names, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.names.string(int(self.order[i])).encode("utf-8")

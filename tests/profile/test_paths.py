@@ -1,0 +1,154 @@
+"""The vectorised folded paths (profile/paths.py) equal the simple per-stack reference:
+same path ids, strings, byte order and lines, updated in one go or a few stacks at a time."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcuprof.export.svg import subtree_totals
+from mcuprof.profile.aggregate import UNKNOWN_ID, Stacks
+from mcuprof.profile.frames import UNKNOWN
+from mcuprof.profile.paths import StackNames
+
+# Names that share prefixes and sort around ";" (0x3B): digits and ":" below it, "<" above.
+plain = st.text(alphabet="ab0:<é", min_size=0, max_size=4)
+odd = st.text(alphabet="ab;\n\x00", min_size=1, max_size=3)
+
+
+def _reference(names: list[str], parent: list[int], frame: list[int]):
+    """The original per-stack loop: path ids by (parent path, name), in stack order."""
+    node: dict[tuple[int, str], int] = {}
+    ids, p_parent, p_string = [], [], []
+    for p, f in zip(parent, frame, strict=True):
+        name = UNKNOWN if f == UNKNOWN_ID else names[f]
+        up = -1 if p < 0 else ids[p]
+        pid = node.get((up, name))
+        if pid is None:
+            pid = node[(up, name)] = len(p_parent)
+            p_parent.append(up)
+            p_string.append(name if up < 0 else f"{p_string[up]};{name}")
+        ids.append(pid)
+    return ids, p_parent, p_string
+
+
+@st.composite
+def stack_trees(draw, name_st=plain):
+    names = draw(st.lists(name_st, min_size=1, max_size=6))
+    parent, frame, depth = [-1], [UNKNOWN_ID], [-1]
+    for _ in range(draw(st.integers(1, 60))):
+        kind = draw(st.integers(0, 5))
+        f = draw(st.integers(0, len(names) - 1))
+        if kind == 0 or len(parent) == 1:  # a root
+            parent.append(-1)
+            depth.append(0)
+        elif kind == 1:  # an orphan, under "[unknown]"
+            parent.append(0)
+            depth.append(draw(st.integers(1, 4)))
+        else:
+            up = draw(st.integers(1, len(parent) - 1))
+            parent.append(up)
+            depth.append(depth[up] + 1)
+        frame.append(f)
+    return names, parent, frame, depth
+
+
+def _stacks(parent, frame, depth, n: int) -> Stacks:
+    return Stacks(
+        np.array(parent[:n], np.int32),
+        np.array(frame[:n], np.int32),
+        np.array(depth[:n], np.int32),
+        np.zeros(n, bool),
+        {},
+    )
+
+
+def _check(tree, cuts: list[int]) -> None:
+    names, parent, frame, depth = tree
+    profile = SimpleNamespace(frames=[SimpleNamespace(name=n) for n in names])
+    sn = StackNames()
+    n = len(parent)
+    for cut in [*sorted(set(cuts)), n]:
+        sn.update(profile, _stacks(parent, frame, depth, min(cut, n)))
+        sn.order()  # cached between updates, then updated incrementally
+    ids, p_parent, p_string = _reference(names, parent, frame)
+    assert sn.ids.tolist() == ids
+    assert sn.parents.tolist() == p_parent
+    assert [sn.string(p) for p in range(len(sn))] == p_string
+    want = sorted(range(len(p_string)), key=lambda p: p_string[p].encode("utf-8"))
+    assert sn.order().tolist() == want
+    keep = np.array([i % 3 != 1 for i in range(len(sn))])
+    kept = [p for p in want if keep[p]]
+    assert sn.sorted(keep).tolist() == kept
+    values = np.arange(len(kept), dtype=np.int64) * 977
+    text = "".join(sn.lines(np.array(kept, np.int64), values))
+    assert text == "".join(
+        f"{p_string[p]} {v}\n" for p, v in zip(kept, values.tolist(), strict=True)
+    )
+    assert sn.texts(np.array(kept, np.int64)) == [p_string[p] for p in kept]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=stack_trees(), cuts=st.lists(st.integers(1, 60), max_size=4))
+def test_paths_equal_the_per_stack_reference(tree, cuts) -> None:
+    _check(tree, cuts)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=stack_trees(st.one_of(plain, odd)), cuts=st.lists(st.integers(1, 60), max_size=3))
+def test_names_with_separators_newlines_or_nul(tree, cuts) -> None:
+    _check(tree, cuts)
+
+
+def test_a_big_update_and_a_deep_chain() -> None:
+    """Waves of thousands of stacks (the numpy path) and a chain past the vectorised
+    line builder's depth, in one tree."""
+    rng = np.random.default_rng(7)
+    names = [f"f{i}" for i in range(50)] + ["f1;", "f10"]
+    parent, frame, depth = [-1], [UNKNOWN_ID], [-1]
+    for d in range(3):
+        for _ in range(3000):
+            if d == 0:
+                parent.append(-1)
+            else:
+                parent.append(int(rng.choice([i for i, x in enumerate(depth) if x == d - 1][:200])))
+            depth.append(d)
+            frame.append(int(rng.integers(0, 50)))
+    for d in range(100):  # a chain
+        parent.append(-1 if d == 0 else len(parent) - 1)
+        depth.append(d)
+        frame.append(d % 50)
+    _check((names[:50], parent, frame, depth), [3001, 6001])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    self_t=st.lists(
+        st.one_of(st.floats(0, 1e6, allow_nan=False), st.integers(0, 100).map(float)),
+        min_size=1,
+        max_size=50,
+    ),
+)
+def test_subtree_totals_round_as_the_loop(data, self_t) -> None:
+    n = len(self_t)
+    parents = [-1] + [data.draw(st.integers(-1, i - 1)) for i in range(1, n)]
+    levels = []
+    for p in parents:
+        levels.append(1 if p < 0 else levels[p] + 1)
+    want = list(self_t)
+    for pid in range(n - 1, -1, -1):
+        if parents[pid] >= 0:
+            want[parents[pid]] += want[pid]
+    for thin in (0, 64):  # by levels in numpy, and the loop itself
+        got = subtree_totals(np.array(self_t), np.array(parents), np.array(levels), thin)
+        assert got.tolist() == want
+
+
+def test_only_the_unknown_root_with_no_frames() -> None:
+    sn = StackNames()
+    sn.update(SimpleNamespace(frames=[]), _stacks([-1], [UNKNOWN_ID], [-1], 1))
+    assert (sn.ids.tolist(), sn.texts(sn.order())) == ([0], [UNKNOWN])
