@@ -18,8 +18,7 @@ import numpy as np
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
 from .frames import frame_file_line, frame_name
-from .rows import Ints, Part
-from .textrows import Prebuilt, prebuilt, row_bytes
+from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
 ROOT_ID = -2  # the synthetic caller of root-level calls
@@ -117,26 +116,26 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     file_tab = prebuilt([b"", *(b" " + f for f in files)])
     label_tab = prebuilt([b"", *(b" " + t for t in labels)])
 
-    def rows(sl: slice) -> list[Part]:
+    def rows(sl: slice) -> list[GridPart]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
         return [
             b"cfl=(",
-            Ints(fl_no[file_of[callee]]),
+            PaddedInts(fl_no[file_of[callee]]),
             b")",
             Prebuilt(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
             b"\ncfn=(",
-            Ints(fn_no[callee]),
+            PaddedInts(fn_no[callee]),
             b")",
             Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
             b"\ncalls=",
-            Ints(counts[sl]),
+            PaddedInts(counts[sl]),
             b" ",
-            Ints(line_of[callee]),
+            PaddedInts(line_of[callee]),
             b"\n",
-            Ints(line_of[caller]),
+            PaddedInts(line_of[caller]),
             b" ",
-            Ints(np.rint(costs[sl] * ns).astype(np.int64)),
+            PaddedInts(np.rint(costs[sl] * ns).astype(np.int64)),
             b"\n",
         ]
 
@@ -169,7 +168,7 @@ class _EdgeRows:
 
     CHUNK = 1 << 15
 
-    def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
+    def __init__(self, n: int, rows: Callable[[slice], list[GridPart]]) -> None:
         self.rows = rows
         self.n = n
         self.done = 0  # rows handed out

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..export.rows import Ints
+from ..export.textrows import PaddedInts
 from .frames import UNKNOWN
 
 if TYPE_CHECKING:
@@ -330,7 +330,7 @@ class StackNames:
         widths = [int(lens[names[:, k]].max()) for k in range(depth)]
         digits = None
         if values is not None:
-            digits = Ints(values)
+            digits = PaddedInts(values)
             words = len(digits.formats())
         total = sum(widths) + (depth - 1) + (2 + 8 * words if values is not None else 1)
         grid = np.zeros((n, total), np.uint8)
