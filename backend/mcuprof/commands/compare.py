@@ -11,7 +11,6 @@ from typing import Any
 
 from ..console import load_elf, warn
 from ..diff import FunctionDelta, ProfileDiff
-from ..diff.export import render_folded2, render_svg
 from ..diff.profiles import diff_reduced
 from ..diff.reduce import Reduced
 from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source
@@ -197,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
+    from ..diff.export import render_folded2, render_svg
+
     outputs = []
     if args.diff_folded:
         outputs.append((args.diff_folded, render_folded2(diff.base_folded, diff.new_folded)))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..profile import Profile
 from .flame import flame_data
 from .reduce import Reduced, reduce_profile
 from .table import FunctionDelta, function_deltas
+
+if TYPE_CHECKING:
+    from ..profile import Profile
 
 
 @dataclass

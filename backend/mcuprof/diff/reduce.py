@@ -11,16 +11,18 @@ Profile's timeline levels and incremental aggregator (``compare``'s hot path).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..profile import Profile
 from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
 from ..profile.frames import AddressTable
 from ..profile.timebase import unwrap_exits
 from .table import Spread, StatLike, capture_span
+
+if TYPE_CHECKING:
+    from ..profile import Profile
 
 # A float64 sum of whole numbers is exact, in any order, while it stays below 2**53;
 # below this every partial sum of non-negative terms does (see ``RecordReducer.finish``).
@@ -87,12 +89,14 @@ def last_at_least(values: np.ndarray, upto: np.ndarray, x: np.ndarray) -> np.nda
     settle the queries with no answer at all (orphans), a few steps back, then the
     query's own block of _BLOCK values, then the same question one level up on the
     blocks' maxima, whose answer is the block holding the result."""
-    out = np.full(len(upto), -1, np.int64)
-    live = np.flatnonzero(upto >= 0)
-    j = upto[live]
-    hit = values[j] >= x[live]
-    out[live[hit]] = j[hit]
-    live = live[~hit]
+    ok = upto >= 0
+    hit = values[upto] >= x  # (upto -1 reads the last value: masked by ok)
+    hit &= ok
+    out = np.where(hit, upto, -1)
+    if bool(hit.all()):
+        return out
+    live = np.flatnonzero(ok & ~hit)
+    del ok, hit
     if len(live) == 0:
         return out
     reach = np.maximum.accumulate(values)
@@ -192,6 +196,9 @@ def _by_depth(depth: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(int(depth[g[0]]), g) for g in np.split(order, cuts)]
 
 
+_NONE = np.empty(0, np.int64)
+
+
 @dataclass
 class _Level:
     """One depth's records sorted by (entry, stream position)."""
@@ -201,7 +208,8 @@ class _Level:
     dur: np.ndarray  # uint32 ticks
     frame: np.ndarray  # int32 frame id
     parent: np.ndarray | None = None  # position one level up, -1 for none
-    stack: np.ndarray | None = None  # stack id
+    local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first (int64)
+    first: int = 0  # stack id of the depth's first stack
 
 
 class RecordReducer:
@@ -245,7 +253,8 @@ class RecordReducer:
         if n == 0:
             return Reduced(0, 0.0, [], {})
         levels = self._levels()
-        sums = _frame_sums(levels, _nested_stacks(levels), len(self.table.frames))
+        st_frame, nested = _stacks(levels)
+        sums = _frame_sums(levels, st_frame, nested, len(self.table.frames))
         if sums is None:
             return None
         calls, f_self, f_total, f_sum, self_sq, incl_sq = sums
@@ -298,12 +307,10 @@ class RecordReducer:
         return levels
 
 
-_NONE = np.empty(0, np.int64)
-
-
-def _nested_stacks(levels: list[_Level]) -> np.ndarray:
-    """Intern every record's stack (``lv.stack``), depth by depth; per stack, does its
-    frame appear further up (recursion)."""
+def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:
+    """Intern every record's stack, depth by depth (``lv.local``: its index among its
+    depth's stacks, from ``lv.first`` on in the capture's); per stack its frame, and
+    whether that frame appears further up (recursion)."""
     st_parent: list[np.ndarray] = [np.array([-1], np.int64)]  # stack 0: "[unknown]"
     st_frame: list[np.ndarray] = [np.array([UNKNOWN_ID], np.int64)]
     count = 1
@@ -312,58 +319,81 @@ def _nested_stacks(levels: list[_Level]) -> np.ndarray:
         m = len(lv.frame)
         if lv.depth == 0:
             pst = np.full(m, -1, np.int64)
-        else:
+        elif lv.parent is None or prev is None:
             pst = np.zeros(m, np.int64)  # orphans hang under "[unknown]"
-            if lv.parent is not None and prev is not None:
-                has = lv.parent >= 0
-                pst[has] = prev.stack[lv.parent[has]]  # type: ignore[index]
-        p, f, inverse = intern(pst, lv.frame)
-        lv.stack = (inverse + count).astype(np.int32)
+        else:
+            pst = prev.local[lv.parent]  # type: ignore[index]
+            pst += prev.first
+            pst[lv.parent < 0] = 0
+        p, f, lv.local = intern(pst, lv.frame)
+        lv.first, lv.frame = count, _NONE
         st_parent.append(p)
         st_frame.append(f)
         count += len(p)
         prev = lv
-        del pst, inverse
+        del pst
     parent = np.concatenate(st_parent).astype(np.int32)
     frame = np.concatenate(st_frame).astype(np.int32)
     nested = np.zeros(count, bool)
     mark_nested(parent, frame, nested, 0)
-    return nested
+    return frame, nested
 
 
 def _frame_sums(
-    levels: list[_Level], nested: np.ndarray, n_frames: int
+    levels: list[_Level], st_frame: np.ndarray, nested: np.ndarray, n_frames: int
 ) -> tuple[np.ndarray, ...] | None:
     """Per frame: calls, self, total (outermost calls only), every call's inclusive sum,
-    and the sums of squared self and inclusive ticks; None when not exact (see above)."""
-    calls = np.zeros(n_frames, np.int64)
-    f_self, f_total, f_sum, self_sq, incl_sq = (np.zeros(n_frames) for _ in range(5))
-    whole = 0.0
-    depths = np.zeros(n_frames, np.int64)  # depths each frame is called at
+    and the sums of squared self and inclusive ticks; None when not exact (see above).
+    Summed per stack first (a stack has one frame), then per frame."""
+    n_st = len(st_frame)
+    calls, incl, self_, self_sq, incl_sq = (np.zeros(n_st) for _ in range(5))
+    durf = levels[0].dur.astype(np.float64) if levels else _NONE
     for i, lv in enumerate(levels):
-        dur = lv.dur.astype(np.float64)
-        whole += float(dur.sum())
         below = levels[i + 1] if i + 1 < len(levels) else None
-        child_sum = np.zeros(len(dur))
+        below_f = below.dur.astype(np.float64) if below is not None else _NONE
         if below is not None and below.parent is not None:
-            has = below.parent >= 0
-            child_sum = np.bincount(below.parent[has], weights=below.dur[has], minlength=len(dur))
-        self_t = np.maximum(dur - child_sum, 0.0)
-        del child_sum
-        fid = lv.frame
-        outer = ~nested[lv.stack]  # type: ignore[index]
-        here = np.bincount(fid, minlength=n_frames)
-        calls += here
-        depths += here > 0
-        f_self += np.bincount(fid, weights=self_t, minlength=n_frames)
-        f_sum += np.bincount(fid, weights=dur, minlength=n_frames)
-        f_total += np.bincount(fid[outer], weights=dur[outer], minlength=n_frames)
-        self_sq += np.bincount(fid, weights=self_t * self_t, minlength=n_frames)
-        incl_sq += np.bincount(fid, weights=dur * dur, minlength=n_frames)
-        del dur, self_t, outer, fid
-        lv.dur = lv.frame = lv.stack = lv.parent = _NONE  # done with: memory back
-    # A frame called at one depth has its sums from one bincount, as in the Profile;
-    # over several, the order of the per-depth sums only matters past the exact range.
-    if not whole < _EXACT or bool(np.any((depths > 1) & (incl_sq >= _EXACT))):
+            p, w = below.parent, below_f
+            if len(p) and int(p.min()) < 0:  # orphans below: no parent to add to
+                has = p >= 0
+                p, w = p[has], w[has]
+            self_t = np.bincount(p, weights=w, minlength=len(durf)).astype(np.float64, copy=False)
+            del p, w  # (an empty bincount is int64)
+            np.subtract(durf, self_t, out=self_t)
+            np.maximum(self_t, 0.0, out=self_t)
+        else:
+            self_t = durf.copy()
+        k, at = lv.first, slice(lv.first, lv.first + int(lv.local.max(initial=-1)) + 1)
+        m = at.stop - k
+        calls[at] = np.bincount(lv.local, minlength=m)
+        incl[at] = np.bincount(lv.local, weights=durf, minlength=m)
+        self_[at] = np.bincount(lv.local, weights=self_t, minlength=m)
+        np.multiply(self_t, self_t, out=self_t)
+        self_sq[at] = np.bincount(lv.local, weights=self_t, minlength=m)
+        np.multiply(durf, durf, out=durf)
+        incl_sq[at] = np.bincount(lv.local, weights=durf, minlength=m)
+        del self_t
+        lv.dur = lv.local = lv.parent = _NONE  # done with: memory back
+        durf = below_f
+    whole = float(incl.sum())
+    outer = ~nested
+
+    def per_frame(values: np.ndarray, use: np.ndarray | None = None) -> np.ndarray:
+        if use is None:
+            return np.bincount(st_frame[1:], weights=values[1:], minlength=n_frames)
+        return np.bincount(st_frame[use], weights=values[use], minlength=n_frames)
+
+    out = (
+        per_frame(calls).astype(np.int64),
+        per_frame(self_),
+        per_frame(incl, outer & (st_frame >= 0)),
+        per_frame(incl),
+        per_frame(self_sq),
+        per_frame(incl_sq),
+    )
+    # A frame with one stack has its sums from one bincount over the same records in
+    # the same order as the Profile's; over several, the order of additions differs,
+    # which only matters past the exact range.
+    stacks_of = np.bincount(st_frame[1:], minlength=n_frames)
+    if not whole < _EXACT or bool(np.any((stacks_of > 1) & (out[5] >= _EXACT))):
         return None
-    return calls, f_self, f_total, f_sum, self_sq, incl_sq
+    return out
