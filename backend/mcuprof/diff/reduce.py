@@ -11,6 +11,7 @@ Profile's timeline levels and incremental aggregator (``compare``'s hot path).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -208,7 +209,7 @@ class _Level:
     dur: np.ndarray  # uint32 ticks
     frame: np.ndarray  # int32 frame id
     parent: np.ndarray | None = None  # position one level up, -1 for none
-    local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first (int64)
+    local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first
     first: int = 0  # stack id of the depth's first stack
 
 
@@ -325,7 +326,9 @@ def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:
             pst = prev.local[lv.parent]  # type: ignore[index]
             pst += prev.first
             pst[lv.parent < 0] = 0
-        p, f, lv.local = intern(pst, lv.frame)
+        p, f, local = intern(pst, lv.frame)
+        lv.local = local.astype(np.int32)  # 4 bytes a record while the others wait
+        del local
         lv.first, lv.frame = count, _NONE
         st_parent.append(p)
         st_frame.append(f)
@@ -344,9 +347,10 @@ def _frame_sums(
 ) -> tuple[np.ndarray, ...] | None:
     """Per frame: calls, self, total (outermost calls only), every call's inclusive sum,
     and the sums of squared self and inclusive ticks; None when not exact (see above).
-    Summed per stack first (a stack has one frame), then per frame."""
-    n_st = len(st_frame)
-    calls, incl, self_, self_sq, incl_sq = (np.zeros(n_st) for _ in range(5))
+    Each depth is summed per stack first (a stack has one frame), then per frame."""
+    calls = np.zeros(n_frames, np.int64)
+    sums = [np.zeros(n_frames) for _ in range(5)]  # self, total, every call, squares
+    whole = 0.0
     durf = levels[0].dur.astype(np.float64) if levels else _NONE
     for i, lv in enumerate(levels):
         below = levels[i + 1] if i + 1 < len(levels) else None
@@ -362,38 +366,37 @@ def _frame_sums(
             np.maximum(self_t, 0.0, out=self_t)
         else:
             self_t = durf.copy()
-        k, at = lv.first, slice(lv.first, lv.first + int(lv.local.max(initial=-1)) + 1)
-        m = at.stop - k
-        calls[at] = np.bincount(lv.local, minlength=m)
-        incl[at] = np.bincount(lv.local, weights=durf, minlength=m)
-        self_[at] = np.bincount(lv.local, weights=self_t, minlength=m)
+        local = lv.local.astype(np.intp)
+        m = int(local.max(initial=-1)) + 1
+        frame = st_frame[lv.first : lv.first + m]
+        outer = ~nested[lv.first : lv.first + m]
+        fold = functools.partial(_fold, frame, n_frames)
+        calls += fold(np.bincount(local, minlength=m)).astype(np.int64)  # exact in float64
+        # One per-stack column at a time: a capture of unique stacks has as many.
+        f_self, f_total, f_sum, self_sq, incl_sq = sums
+        incl = np.bincount(local, weights=durf, minlength=m)
+        whole += float(incl.sum())
+        f_sum += fold(incl)
+        f_total += fold(np.where(outer, incl, 0.0))
+        del incl
+        f_self += fold(np.bincount(local, weights=self_t, minlength=m))
         np.multiply(self_t, self_t, out=self_t)
-        self_sq[at] = np.bincount(lv.local, weights=self_t, minlength=m)
+        self_sq += fold(np.bincount(local, weights=self_t, minlength=m))
         np.multiply(durf, durf, out=durf)
-        incl_sq[at] = np.bincount(lv.local, weights=durf, minlength=m)
-        del self_t
+        incl_sq += fold(np.bincount(local, weights=durf, minlength=m))
+        del self_t, local
         lv.dur = lv.local = lv.parent = _NONE  # done with: memory back
         durf = below_f
-    whole = float(incl.sum())
-    outer = ~nested
-
-    def per_frame(values: np.ndarray, use: np.ndarray | None = None) -> np.ndarray:
-        if use is None:
-            return np.bincount(st_frame[1:], weights=values[1:], minlength=n_frames)
-        return np.bincount(st_frame[use], weights=values[use], minlength=n_frames)
-
-    out = (
-        per_frame(calls).astype(np.int64),
-        per_frame(self_),
-        per_frame(incl, outer & (st_frame >= 0)),
-        per_frame(incl),
-        per_frame(self_sq),
-        per_frame(incl_sq),
-    )
     # A frame with one stack has its sums from one bincount over the same records in
     # the same order as the Profile's; over several, the order of additions differs,
     # which only matters past the exact range.
     stacks_of = np.bincount(st_frame[1:], minlength=n_frames)
-    if not whole < _EXACT or bool(np.any((stacks_of > 1) & (out[5] >= _EXACT))):
+    if not whole < _EXACT or bool(np.any((stacks_of > 1) & (sums[4] >= _EXACT))):
         return None
-    return out
+    f_self, f_total, f_sum, self_sq, incl_sq = sums
+    return calls, f_self, f_total, f_sum, self_sq, incl_sq
+
+
+def _fold(frame: np.ndarray, n_frames: int, per_stack: np.ndarray) -> np.ndarray:
+    """Per-stack sums of one depth to per-frame sums (``frame``: each stack's)."""
+    return np.bincount(frame, weights=per_stack, minlength=n_frames)
