@@ -20,13 +20,13 @@ import numpy as np
 from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
 from ..profile.frames import AddressTable
 from ..profile.timebase import unwrap_exits
-from .table import Spread, StatLike, capture_span
+from .table import Spread, capture_span
 
 if TYPE_CHECKING:
     from ..profile import Profile
 
-# A float64 sum of whole numbers is exact, in any order, while it stays below 2**53;
-# below this every partial sum of non-negative terms does (see ``RecordReducer.finish``).
+# A float64 sum of whole numbers is exact, in any order, while it stays below 2**53: a
+# computed sum of non-negative terms below 2**52 says every partial sum was exact.
 _EXACT = float(2**52)
 _BLOCK = 256  # values per block in ``last_at_least``'s block maxima
 
@@ -58,10 +58,6 @@ class Reduced:
         return capture_span(self.stats, self.duration_us)
 
 
-def _totals(s: StatLike, mean_us: float) -> FunctionTotals:
-    return FunctionTotals(s.name, s.label, s.calls, s.self_us, s.total_us, mean_us)
-
-
 def reduce_profile(profile: Profile, folded: bool = True) -> Reduced:
     """The reference way: the profile's own aggregates (whole capture)."""
     stats = list(profile.function_stats())
@@ -74,7 +70,10 @@ def reduce_profile(profile: Profile, folded: bool = True) -> Reduced:
     return Reduced(
         n_records=int(profile.n_records),
         duration_us=float(profile.duration_us),
-        stats=[_totals(s, s.mean_us) for s in stats],
+        stats=[
+            FunctionTotals(s.name, s.label, s.calls, s.self_us, s.total_us, s.mean_us)
+            for s in stats
+        ],
         spread=spread,
         folded=dict(profile.folded()) if folded else None,
     )
@@ -261,8 +260,7 @@ class RecordReducer:
         calls, f_self, f_total, f_sum, self_sq, incl_sq = sums
         us = 1e6 / timer_freq
         us2 = us**2
-        stats = []
-        spread = {}
+        rows = []
         for fid in np.flatnonzero(calls).tolist():
             fr = self.table.frames[fid]
             c = int(calls[fid])
@@ -274,9 +272,14 @@ class RecordReducer:
                 float(f_total[fid]) * us,
                 float(f_sum[fid]) * us / c,
             )
-            stats.append(s)
-            spread[s.label] = (float(self_sq[fid]) * us2, s.mean_us * c, float(incl_sq[fid]) * us2)
-        stats.sort(key=lambda s: (-s.self_us, -s.total_us, s.label))
+            rows.append((s, fid))
+        rows.sort(key=lambda r: (-r[0].self_us, -r[0].total_us, r[0].label))
+        stats = [s for s, _ in rows]
+        # In stats order, as the Profile's way builds it (a label met twice: the last wins).
+        spread = {
+            s.label: (float(self_sq[f]) * us2, s.mean_us * s.calls, float(incl_sq[f]) * us2)
+            for s, f in rows
+        }
         duration_us = float(self._t1 * us) - float(self._t0 * us)  # type: ignore[operator]
         return Reduced(n, duration_us, stats, spread)
 
