@@ -257,3 +257,36 @@ def test_real_process_exit_status(captures, firmware):
     err = subprocess.run([*cmd, "/nonexistent"], capture_output=True, text=True, timeout=120)
     assert (ok.returncode, bad.returncode, err.returncode) == (0, 1, 2)
     assert err.stderr.count("\n") == 1 and "Traceback" not in err.stderr
+
+
+@pytest.mark.parametrize("long_ticks", [1 << 20, 1 << 27])
+def test_report_equals_the_profiles_on_both_paths(capsys, firmware, write, kit, long_ticks):
+    # compare reduces MiniProfiler captures from their records; with calls of 2**27
+    # ticks in a recursive function it takes the Profile's way (float64 order of sums).
+    # Both must report what the Profile-based diff of the same captures says.
+    from mcuprof.diff import diff_profiles
+    from mcuprof.diff.reduce import RecordReducer
+    from mcuprof.profile import load_capture
+
+    Call = kit.Call
+    long = [Call("control_iteration", long_ticks, [Call("control_iteration", long_ticks)])]
+    tree, slower = long + kit.demo_tree(), long + kit.demo_tree(fir=65)
+    base = write("b.bin", kit.encode(kit.records_for(tree, 5, firmware.addr), firmware.meta))
+    new = write("n.bin", kit.encode(kit.records_for(slower, 7, firmware.addr), firmware.meta))
+    code, out, _ = run(capsys, "compare", str(base), str(new), "--elf", str(firmware.elf), "--json")
+    report = json.loads(out)
+    profiles = [load_capture(p.read_bytes(), firmware.symbols).profile for p in (base, new)]
+    want = diff_profiles(*profiles)
+    rows = {r["key"]: r for k in ("regressions", "improvements", "within_noise") for r in report[k]}
+    assert code == 1 and "fir_filter" in rows
+    assert report["compared"] == len(want.functions)
+    for d in want.functions:
+        if d.key in rows:
+            assert rows[d.key] == {**rows[d.key], **d.as_dict()}
+    assert (report["base_summary"], report["new_summary"]) == (
+        want.base_summary,
+        want.new_summary,
+    )
+    reducer = RecordReducer(firmware.symbols)
+    reducer.add(kit.records_for(tree, 5, firmware.addr))
+    assert (reducer.finish(firmware.meta.timer_freq) is None) == (long_ticks == 1 << 27)

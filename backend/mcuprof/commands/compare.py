@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..console import load_elf, warn
-from ..diff import FunctionDelta, ProfileDiff, diff_profiles
-from ..diff.export import render_folded2, render_svg
-from ..diff.sources import Source, StoreOpener, resolve_source
+from ..diff import FunctionDelta, ProfileDiff
+from ..diff.profiles import diff_reduced
+from ..diff.reduce import Reduced
+from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source
 from ..errors import UserError
-from ..profile import LoadResult
 from ..progress import ReadProgress
-from ..sources import detect_kind
-from ..sources import load as load_source
+from ..protocol import Metadata
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
 from ..symbols import SymbolTable, check_build_id
@@ -113,20 +112,15 @@ def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
     return SymbolTable.empty()
 
 
-def _load(data: bytes, symbols: SymbolTable, progress: Any = None) -> LoadResult:
-    """Any kind of capture (MiniProfiler, QS), told from its first bytes."""
-    kind = detect_kind(data[:65536]) or "miniprofiler"
-    return load_source(kind, data, symbols, progress=progress)
-
-
-def _describe(src: Source, cap: LoadResult, symbols: SymbolTable) -> dict[str, Any]:
-    meta = cap.metadata
+def _describe(
+    src: Source, cap: Reduced, meta: Metadata | None, symbols: SymbolTable
+) -> dict[str, Any]:
     check = check_build_id(meta.elf_build_id if meta else None, symbols.build_id)
     return {
         "source": src.label,
         "session_id": src.session_id,
-        "records": int(cap.profile.n_records),
-        "duration_us": float(cap.profile.duration_us),
+        "records": cap.n_records,
+        "duration_us": cap.duration_us,
         "metadata": metadata_to_dict(meta),
         "build_check": {"state": check.state, "message": check.message},
         "symbols": len(symbols.functions),
@@ -160,19 +154,25 @@ def run(args: argparse.Namespace) -> int:
     new_syms = base_syms if same else _symbols(new_elf, new_src)
     # One bar over both captures (on a terminal, after a second; silent when piped).
     progress = ReadProgress("reading captures")
-    both = len(base_src.data) + len(new_src.data)
-    base_cap = _load(base_src.data, base_syms, lambda d, _t, r: progress(d, both, r))
-    base_bytes, base_recs = len(base_src.data), base_cap.profile.n_records
-    base_src.data = b""  # decoded: the raw bytes are not needed any more (memory peak)
-    new_cap = _load(
-        new_src.data, new_syms, lambda d, _t, r: progress(base_bytes + d, both, base_recs + r)
+    both = base_src.size + new_src.size
+    folded = bool(args.diff_folded or args.diff_svg)  # per stack: only when written
+    # One capture at a time: each is reduced to its per-function sums, and its records
+    # are gone, before the other is read (the memory peak is one capture's).
+    base_cap, base_meta = reduce_source(
+        base_src, base_syms, folded=folded, progress=lambda d, _t, r: progress(d, both, r)
     )
-    new_src.data = b""
+    base_bytes, base_recs = base_src.size, base_cap.n_records
+    new_cap, new_meta = reduce_source(
+        new_src,
+        new_syms,
+        folded=folded,
+        progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
+    )
     progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
-        if cap.profile.n_records == 0:
+        if cap.n_records == 0:
             raise UserError(f"{label}: no profile records in this capture")
-    diff = diff_profiles(base_cap.profile, new_cap.profile)
+    diff = diff_reduced(base_cap, new_cap)
     report = build_report(
         diff,
         threshold=threshold,
@@ -183,8 +183,8 @@ def run(args: argparse.Namespace) -> int:
         confidence=confidence,
         min_calls=args.min_calls,
     )
-    report["base"] = _describe(base_src, base_cap, base_syms)
-    report["new"] = _describe(new_src, new_cap, new_syms)
+    report["base"] = _describe(base_src, base_cap, base_meta, base_syms)
+    report["new"] = _describe(new_src, new_cap, new_meta, new_syms)
     _write_exports(args, diff)
     progress.finish()
     for side in ("base", "new"):
@@ -196,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
+    from ..diff.export import render_folded2, render_svg
+
     outputs = []
     if args.diff_folded:
         outputs.append((args.diff_folded, render_folded2(diff.base_folded, diff.new_folded)))

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..profile import Profile
-from ..profile.aggregate import call_squares
 from .flame import flame_data
-from .table import (
-    FunctionDelta,
-    Spread,
-    capture_span,
-    function_deltas,
-)
+from .reduce import Reduced, reduce_profile
+from .table import FunctionDelta, function_deltas
+
+if TYPE_CHECKING:
+    from ..profile import Profile
 
 
 @dataclass
 class ProfileDiff:
     functions: list[FunctionDelta]
-    base_folded: dict[str, int]
+    base_folded: dict[str, int]  # empty when the captures were reduced without them
     new_folded: dict[str, int]
     base_summary: dict[str, Any]
     new_summary: dict[str, Any]
@@ -33,38 +30,26 @@ class ProfileDiff:
 
 def diff_profiles(base: Profile, new: Profile) -> ProfileDiff:
     """Deltas of ``new`` against ``base`` (whole captures, no time window)."""
-    base_stats = list(base.function_stats())
-    new_stats = list(new.function_stats())
-    base_span = capture_span(base_stats, float(base.duration_us))
-    new_span = capture_span(new_stats, float(new.duration_us))
+    return diff_reduced(reduce_profile(base), reduce_profile(new))
+
+
+def diff_reduced(base: Reduced, new: Reduced) -> ProfileDiff:
+    """``diff_profiles`` of two captures already reduced (see reduce.py)."""
+    base_span, new_span = base.span, new.span
     return ProfileDiff(
         functions=function_deltas(
-            base_stats,
-            new_stats,
-            base_span,
-            new_span,
-            _spread(base, base_stats),
-            _spread(new, new_stats),
+            base.stats, new.stats, base_span, new_span, base.spread, new.spread
         ),
-        base_folded=dict(base.folded()),
-        new_folded=dict(new.folded()),
+        base_folded=base.folded or {},
+        new_folded=new.folded or {},
         base_summary=_summary(base, base_span),
         new_summary=_summary(new, new_span),
     )
 
 
-def _spread(profile: Profile, stats: list[Any]) -> Spread:
-    self_sq, incl_sq = call_squares(profile)
-    us2 = (1e6 / profile.timer_freq) ** 2
+def _summary(capture: Reduced, span: tuple[float, float]) -> dict[str, Any]:
     return {
-        s.label: (float(self_sq[s.frame]) * us2, s.mean_us * s.calls, float(incl_sq[s.frame]) * us2)
-        for s in stats
-    }
-
-
-def _summary(profile: Profile, span: tuple[float, float]) -> dict[str, Any]:
-    return {
-        "records": int(profile.n_records),
+        "records": capture.n_records,
         "duration_us": span[1],
         "profiled_us": span[0],
     }

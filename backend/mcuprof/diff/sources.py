@@ -1,26 +1,47 @@
 """What ``compare`` and ``sessions`` accept as a capture: a raw capture file, or the id of
-a stored session (``7`` or ``session:7``; an existing file of that name wins over a bare id)."""
+a stored session (``7`` or ``session:7``; an existing file of that name wins over a bare id).
+A file is read as it is reduced, in chunks, never held whole."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..capture import read_capture
+from ..capture import iter_capture
 from ..errors import UserError
+from ..protocol import DEFAULT_TIMER_FREQ, Metadata, ProfileData, ResponseDecoder
 from ..store import SessionStore
+from .reduce import RecordReducer, Reduced, reduce_profile
 
 _SESSION = re.compile(r"(?:session:|#)?(\d{1,18})")
+_CHUNK = 1 << 22
+
+Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
 
 @dataclass
 class Source:
     label: str  # how reports name it: the file path, or "session 7 (name)"
-    data: bytes
+    data: bytes | None = None  # a session's capture; None for a file (read in chunks)
     elf: bytes | None = None  # the ELF stored with the session, if any
     elf_name: str | None = None
     session_id: int | None = None
+    size: int = 0  # bytes
+    path: Path | None = None  # a file's
+    _chunks: Iterator[bytes] | None = None  # a file's, opened and checked
+
+    def chunks(self) -> Iterator[bytes]:
+        """The capture's bytes in chunks; a file's are read as they are asked for."""
+        if self._chunks is not None:  # the first pass: the file checked and opened
+            chunks, self._chunks = self._chunks, None
+            return chunks
+        if self.path is not None:
+            return iter_capture(self.path)[1]
+        view = memoryview(self.data or b"")
+        return (view[i : i + _CHUNK] for i in range(0, len(view), _CHUNK))  # type: ignore[misc]
 
 
 def session_id_of(text: str) -> int | None:
@@ -32,19 +53,80 @@ def resolve_source(text: str, open_store: StoreOpener) -> Source:
     path = Path(text)
     explicit = text.startswith(("session:", "#"))
     if not explicit and path.exists():
-        return Source(label=text, data=read_capture(path))
+        size, chunks = iter_capture(path)  # checks the file now: errors before any work
+        return Source(label=text, size=size, path=path, _chunks=chunks)
     sid = session_id_of(text)
     if sid is None:
         raise UserError(f"{text}: no such capture file or session id")
     store = open_store()
     info = store.get(sid)
+    data = store.raw(sid)
     return Source(
         label=f"session {sid} ({info.name})",
-        data=store.raw(sid),
+        data=data,
         elf=store.elf_bytes(sid),
         elf_name=info.elf_name,
         session_id=sid,
+        size=len(data),
     )
+
+
+def reduce_source(
+    src: Source, symbols: Any, *, folded: bool = False, progress: Progress | None = None
+) -> tuple[Reduced, Metadata | None]:
+    """A capture of any kind (MiniProfiler, QS: told from its first bytes) reduced to
+    what a comparison reads; its records are gone when this returns."""
+    from ..sources import MiniProfilerSource, peek_kind
+
+    kind, chunks = peek_kind(src.chunks())
+    if kind != MiniProfilerSource.kind or folded:
+        # Folded stacks come from the profile's aggregates, as every export's do.
+        return _by_profile(kind, chunks, src.size, symbols, folded, progress)
+    decoder = ResponseDecoder(batch=True)
+    reducer = RecordReducer(symbols)
+    metadata: Metadata | None = None
+
+    def take(events: list[object]) -> None:
+        nonlocal metadata
+        for event in events:
+            if isinstance(event, ProfileData):
+                reducer.add(event.records)
+            elif isinstance(event, Metadata):
+                metadata = event
+
+    done = 0
+    for piece in chunks:
+        take(decoder.feed(piece))
+        done += len(piece)
+        if progress is not None:
+            progress(min(done, src.size), src.size, reducer.n_records)
+    take(decoder.close())
+    del chunks
+    # The timer rate of the last METADATA packet applies to the whole capture, as in a
+    # Profile (set_timer_freq).
+    freq = metadata.timer_freq if metadata is not None and metadata.timer_freq else 0
+    reduced = reducer.finish(int(freq) or DEFAULT_TIMER_FREQ)
+    if reduced is None:  # past float64's exact range: the Profile's order of sums
+        return _by_profile(kind, src.chunks(), src.size, symbols, False, progress)
+    if progress is not None:
+        progress(src.size, src.size, reduced.n_records)
+    src.data = None  # a session's raw bytes: decoded, not needed any more
+    return reduced, metadata
+
+
+def _by_profile(
+    kind: str,
+    chunks: Iterator[bytes],
+    size: int,
+    symbols: Any,
+    folded: bool,
+    progress: Progress | None,
+) -> tuple[Reduced, Metadata | None]:
+    from ..sources import load_stream
+
+    cap = load_stream(kind, chunks, size, symbols, progress=progress)
+    del chunks
+    return reduce_profile(cap.profile, folded), cap.metadata
 
 
 class StoreOpener:
