@@ -15,6 +15,7 @@ from .lod import Pyramid
 _BLOCK = 256
 _STEPS = 16
 _CHUNK = 4096
+_PIECE = 1 << 18  # records per step when a level is built whole (a multiple of _BLOCK)
 
 
 class Level:
@@ -93,6 +94,33 @@ class Level:
         out._entry, out._dur, out._addr, out._parent = (c.a for c in out._cols.values())
         out._bmax = self._bmax.copy()
         out.lod = self.lod.copy()
+        return out
+
+    @classmethod
+    def of(cls, entry: np.ndarray, dur: np.ndarray, addr: np.ndarray) -> Level:
+        """A level (in RAM) holding these records, already sorted by (entry, stream
+        order), parents -1: what ``insert`` into an empty level gives. The arrays become
+        its columns; block maxima and levels of detail are built a piece at a time, so
+        the temporaries stay a few MB whatever the level's size."""
+        out = cls()
+        n = len(entry)
+        parent = np.full(n, -1, np.int32)
+        for col, a in zip(out._cols.values(), (entry, dur, addr, parent), strict=True):
+            col.a = a
+        out._entry, out._dur, out._addr, out._parent = entry, dur, addr, parent
+        out.n = n
+        out.max_dur = int(dur.max()) if n else 0
+        maxima = []
+        for lo in range(0, n, _PIECE):
+            hi = min(n, lo + _PIECE)
+            exits = entry[lo:hi] + dur[lo:hi]
+            full = (hi - lo) // _BLOCK
+            maxima.append(exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1))
+            if full * _BLOCK < hi - lo:
+                maxima.append(exits[full * _BLOCK :].max(keepdims=True))
+            out.lod.update(entry[:hi], dur[:hi], lo)
+        if maxima:
+            out._bmax = np.concatenate(maxima)
         return out
 
     def _reserve(self, need: int) -> None:
