@@ -347,6 +347,12 @@ def _distinct(raw: np.ndarray) -> np.ndarray:
     return (np.flatnonzero(seen) + lo).astype(np.uint32)
 
 
+def _raw(group: list[_Staged]) -> np.ndarray:
+    """The raw addresses staged since each depth's mark, as one array."""
+    parts = [s.addr.view(np.uint32)[s.mark : s.n] for s in group]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 class _Staged:
     """One depth's records as they arrive, in stream order: the columns a Level will own.
     They grow in place (``ndarray.resize``: realloc, which moves large blocks by
@@ -365,7 +371,7 @@ class _Staged:
     def append(self, entry: np.ndarray, dur: np.ndarray, raw: np.ndarray) -> None:
         n, k = self.n, len(entry)
         if n + k > len(self.entry):
-            cap = max(n + k, int(len(self.entry) * 1.5) + 1024)
+            cap = max(n + k, int(len(self.entry) * 1.5) + 64)
             for a in (self.entry, self.dur, self.addr):
                 a.resize(cap, refcheck=False)  # nothing else refers to these arrays
         if self.in_order:
@@ -437,16 +443,36 @@ class Builder:
     def end_batch(self) -> None:
         """Intern the addresses staged since the last call, as one ``add`` would: the
         batch's new addresses get ids in ascending order."""
-        parts = [s for s in self._staged.values() if s.n > s.mark]
-        if not parts:
+        groups = self._groups()
+        if not groups:
             return
-        uniques = [_distinct(s.addr.view(np.uint32)[s.mark : s.n]) for s in parts]
         addrs = self.profile._addrs
-        addrs.ids(np.unique(np.concatenate(uniques)) if len(uniques) > 1 else uniques[0])
-        for s in parts:
-            seg = s.addr[s.mark : s.n]
-            seg[:] = addrs.ids(seg.view(np.uint32))
-            s.mark = s.n
+        distinct = [_distinct(_raw(group)) for group in groups]
+        addrs.ids(np.unique(np.concatenate(distinct)) if len(distinct) > 1 else distinct[0])
+        for group in groups:
+            ids = addrs.ids(_raw(group))  # all known now: a lookup
+            at = 0
+            for s in group:
+                k = s.n - s.mark
+                s.addr[s.mark : s.n] = ids[at : at + k]
+                at += k
+                s.mark = s.n
+
+    def _groups(self) -> list[list[_Staged]]:
+        """The depths with addresses to intern, grouped up to a piece of records each:
+        a deep chain's thousands of small depths take a few calls, not one each."""
+        groups: list[list[_Staged]] = []
+        size = _PIECE * 4
+        for s in self._staged.values():
+            k = s.n - s.mark
+            if k == 0:
+                continue
+            if not groups or size + k > _PIECE * 4:
+                groups.append([])
+                size = 0
+            groups[-1].append(s)
+            size += k
+        return groups
 
     def finish(self) -> Profile:
         self.end_batch()
