@@ -75,11 +75,16 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
     finally:
         model._PIECE, levels._PIECE = saved
     assert _state(got) == _state(want)
+    # A built profile takes later adds as any other (its levels of detail still unbuilt).
+    more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)
+    got.add(more)
+    want.add(more)
+    assert _state(got) == _state(want)
 
 
 def test_builder_levels_larger_than_a_piece() -> None:
     """Levels of several pieces (block maxima and levels of detail built piecewise),
-    in order and with time going back, against one add."""
+    in order and with time going back, then one more add, against the adds."""
     rng = np.random.default_rng(3)
     n = 5000
     recs = np.empty(n, RECORD_DTYPE)
@@ -88,13 +93,15 @@ def test_builder_levels_larger_than_a_piece() -> None:
     recs["duration"] = rng.integers(0, 50, n)
     recs["entry_time"] = np.cumsum(rng.integers(0, 40, n)) % 7000  # goes back now and then
     want = Profile()
-    want.add(recs)
+    want.add(recs[:4000])
+    want.add(recs[4000:])
     saved = model._PIECE, levels._PIECE
     model._PIECE, levels._PIECE = 700, 512
     try:
         built = Builder(Profile())
-        built.add(recs)
+        built.add(recs[:4000])
         got = built.finish()
+        got.add(recs[4000:])  # before its levels of detail were ever asked for
     finally:
         model._PIECE, levels._PIECE = saved
     assert _state(got) == _state(want)
