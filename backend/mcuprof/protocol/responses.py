@@ -313,15 +313,17 @@ class ResponseDecoder:
     ) -> None:
         records = _EMPTY
         if starts:
-            # The records of packets taken one by one, joined: runs between them (most of
-            # the bytes) are not copied again.
+            # One copy of the bytes that hold records, then a mask that keeps only the
+            # record blocks: one slice assignment per packet, none per record.
             counts = [c for c in pending if type(c) is int]
-            view = memoryview(buf)
-            raw = b"".join(
-                [view[o : o + c * RECORD_SIZE] for o, c in zip(starts, counts, strict=True)]
-            )
-            del view  # a live export of the bytearray would forbid resizing it
-            records = np.frombuffer(raw, RECORD_DTYPE)
+            first = starts[0]
+            raw = np.frombuffer(bytes(buf[first : starts[-1] + counts[-1] * RECORD_SIZE]), np.uint8)
+            if len(starts) > 1:
+                keep = np.zeros(len(raw), dtype=bool)
+                for offset, count in zip(starts, counts, strict=True):
+                    keep[offset - first : offset - first + count * RECORD_SIZE] = True
+                raw = raw[keep]
+            records = raw.view(RECORD_DTYPE)
             records.flags.writeable = False
             self.stats.records += len(records)
             self.stats.packets["profile_data"] += len(starts)
