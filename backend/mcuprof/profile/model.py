@@ -392,7 +392,9 @@ class _Staged:
         if not self.in_order:
             # Equal entries keep stream order, as Level.insert's merge keeps them.
             order = np.argsort(entry, kind="stable")
-            entry, dur, addr = entry[order], dur[order], addr[order]
+            entry = entry[order]  # one column at a time: each old one goes at once
+            dur = dur[order]
+            addr = addr[order]
             del order
         return Level.of(entry, dur, addr)
 
