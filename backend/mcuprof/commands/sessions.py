@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from ..capture import read_capture
 from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
+from ..files import open_regular
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
 from ..summary import summarize_chunks
@@ -198,18 +199,25 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    data = read_capture(args.capture)
+    with open_regular(args.capture, "capture file") as f:  # refused before the store opens
+        size = os.fstat(f.fileno()).st_size
     name = args.name or Path(args.capture).name
     bar = ReadProgress("importing capture")  # on a terminal, after a second
+
+    def progress(done: int, records: int) -> None:
+        bar(done, max(size, done), records)
+
     with _store(args) as store:
         kind = getattr(args, "kind", "auto")
+        # The path, not its bytes: the store reads it a chunk at a time (with the same
+        # checks), so the capture is never held whole.
         info = store.import_capture(
             name,
-            data,
+            args.capture,
             args.elf,
             notes=args.notes,
             kind=None if kind == "auto" else kind,
-            progress=lambda d, r: bar(d, len(data), r),
+            progress=progress,
         )
     bar.finish()
     if args.json:

@@ -15,13 +15,14 @@ from .lod import Pyramid
 _BLOCK = 256
 _STEPS = 16
 _CHUNK = 4096
+_PIECE = 1 << 18  # records per step when a level is built whole (a multiple of _BLOCK)
 
 
 class Level:
     """All records at one depth: entry (unwrapped ticks), duration (ticks), address id
     and parent (position in the level one up, -1 for none)."""
 
-    __slots__ = ("_addr", "_bmax", "_cols", "_dur", "_entry", "_parent", "lod", "max_dur", "n")
+    __slots__ = ("_addr", "_bmax", "_cols", "_dur", "_entry", "_lod", "_parent", "max_dur", "n")
 
     _NAMES = (("_entry", np.int64), ("_dur", np.uint32), ("_addr", np.int32), ("_parent", np.int32))
 
@@ -33,7 +34,9 @@ class Level:
         self._cols = {name: Column(dtype, spill) for name, dtype in self._NAMES}
         self._entry, self._dur, self._addr, self._parent = (c.a for c in self._cols.values())
         self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
-        self.lod = Pyramid()  # the timeline's levels of detail
+        # The timeline's levels of detail; None until first asked for in a level built
+        # whole (Level.of): an export never draws a timeline.
+        self._lod: Pyramid | None = Pyramid()
 
     @property
     def block_max(self) -> np.ndarray:
@@ -51,7 +54,8 @@ class Level:
         if full < len(tail):
             tail[full] = exits[full * _BLOCK :].max()
         self._bmax = np.concatenate([self._bmax[:first], tail])
-        self.lod.update(self.entry, self.dur, start)
+        if self._lod is not None:
+            self._lod.update(self.entry, self.dur, start)
 
     def first_ending_at(self, tick: int) -> int:
         """A position before which every record exits before ``tick``: where a window
@@ -83,7 +87,9 @@ class Level:
     @property
     def nbytes(self) -> int:
         """Bytes held in RAM (columns on disk count for nothing)."""
-        return sum(c.ram_bytes for c in self._cols.values()) + self.lod.nbytes
+        return sum(c.ram_bytes for c in self._cols.values()) + (
+            self._lod.nbytes if self._lod is not None else 0
+        )
 
     def copy(self, spill: Spill | None = None) -> Level:
         """An independent copy, trimmed to the records held (on disk with ``spill``)."""
@@ -92,8 +98,44 @@ class Level:
         out._cols = {name: col.copy(self.n, spill) for name, col in self._cols.items()}
         out._entry, out._dur, out._addr, out._parent = (c.a for c in out._cols.values())
         out._bmax = self._bmax.copy()
-        out.lod = self.lod.copy()
+        out._lod = None if self._lod is None else self._lod.copy()
         return out
+
+    @classmethod
+    def of(cls, entry: np.ndarray, dur: np.ndarray, addr: np.ndarray) -> Level:
+        """A level (in RAM) holding these records, already sorted by (entry, stream
+        order), parents -1: what ``insert`` into an empty level gives. The arrays become
+        its columns; block maxima are built a piece at a time (temporaries of a few MB
+        whatever the level's size), levels of detail on first use (``lod``)."""
+        out = cls()
+        n = len(entry)
+        parent = np.full(n, -1, np.int32)
+        for col, a in zip(out._cols.values(), (entry, dur, addr, parent), strict=True):
+            col.a = a
+        out._entry, out._dur, out._addr, out._parent = entry, dur, addr, parent
+        out.n = n
+        out.max_dur = int(dur.max()) if n else 0
+        maxima = []
+        for lo in range(0, n, _PIECE):
+            hi = min(n, lo + _PIECE)
+            exits = entry[lo:hi] + dur[lo:hi]
+            full = (hi - lo) // _BLOCK
+            maxima.append(exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1))
+            if full * _BLOCK < hi - lo:
+                maxima.append(exits[full * _BLOCK :].max(keepdims=True))
+        if maxima:
+            out._bmax = np.concatenate(maxima)
+        out._lod = None  # built on first use
+        return out
+
+    @property
+    def lod(self) -> Pyramid:
+        if self._lod is None:
+            lod = Pyramid()
+            for hi in range(_PIECE, self.n + _PIECE, _PIECE):  # a piece at a time
+                lod.update(self.entry[:hi], self.dur[:hi], hi - _PIECE)
+            self._lod = lod
+        return self._lod
 
     def _reserve(self, need: int) -> None:
         # Growth (1.5x in RAM) keeps the slack bounded while staying amortised O(1).

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..protocol import LinkStats, Metadata, ProfileData, ResponseDecoder
 from ..protocol.constants import RECORD_SIZE
-from .model import Profile
+from .model import Builder, Profile
 from .timebase import concat_records
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
@@ -63,12 +63,19 @@ def load_chunks(
     metadata: Metadata | None = None
     if step is None:
         step = max(_CHUNK, -(-total // _ADDS))
+    # In RAM, a Builder stages the records as they come and parents them once at the end
+    # (the same profile as the adds below, without their temporaries or re-parenting);
+    # it ends a batch where they would add, so frame ids come in the same order.
+    builder = Builder(profile) if spill is None else None
     batch: list[np.ndarray] = []
     pending = done = 0
 
     def flush() -> None:
         nonlocal batch, pending
-        if batch:
+        if builder is not None:
+            builder.end_batch()
+            pending = 0
+        elif batch:
             records = concat_records(batch)
             batch, pending = [], 0  # the packets' arrays go before the add's temporaries come
             profile.add(records)
@@ -77,7 +84,10 @@ def load_chunks(
         nonlocal metadata, pending
         for event in events:
             if isinstance(event, ProfileData):
-                batch.append(event.records)
+                if builder is not None:
+                    builder.add(event.records)
+                else:
+                    batch.append(event.records)
                 pending += event.records.nbytes
             elif isinstance(event, Metadata):
                 flush()
@@ -90,9 +100,12 @@ def load_chunks(
         if pending >= step:
             flush()
         if progress is not None:
-            progress(min(done, total), total, profile.n_records + pending // RECORD_SIZE)
+            held = builder.n_records if builder is not None else pending // RECORD_SIZE
+            progress(min(done, total), total, profile.n_records + held)
     take(decoder.close())  # the end of the stream releases held-back packets
     flush()
+    if builder is not None:
+        builder.finish()
     if progress is not None:
         progress(total, total, profile.n_records)
     return LoadResult(profile, metadata, decoder.stats)

@@ -331,3 +331,167 @@ class Profile:
                 self._cache.clear()
             self._cache[key] = compute()
         return self._cache[key]
+
+
+_PIECE = 1 << 16  # records unwrapped and split by depth at a time (bounded temporaries)
+
+
+def _distinct(raw: np.ndarray) -> np.ndarray:
+    """np.unique of u32 addresses, by a table over their range when it is small (firmware
+    addresses span a few times their count), as AddressTable.ids does."""
+    lo, hi = int(raw.min()), int(raw.max())
+    if hi - lo >= 2 * len(raw) + 4096:
+        return np.unique(raw)
+    seen = np.zeros(hi - lo + 1, bool)
+    seen[raw - np.uint32(lo)] = True
+    return (np.flatnonzero(seen) + lo).astype(np.uint32)
+
+
+def _raw(group: list[_Staged]) -> np.ndarray:
+    """The raw addresses staged since each depth's mark, as one array."""
+    parts = [s.addr.view(np.uint32)[s.mark : s.n] for s in group]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+class _Staged:
+    """One depth's records as they arrive, in stream order: the columns a Level will own.
+    They grow in place (``ndarray.resize``: realloc, which moves large blocks by
+    remapping pages), so growth never holds the old and new copies at once. ``addr``
+    holds raw addresses (as uint32 bits) from ``mark`` on, until the batch's end."""
+
+    __slots__ = ("addr", "dur", "entry", "in_order", "mark", "n")
+
+    def __init__(self) -> None:
+        self.entry = np.empty(0, np.int64)
+        self.dur = np.empty(0, np.uint32)
+        self.addr = np.empty(0, np.int32)
+        self.n = self.mark = 0
+        self.in_order = True
+
+    def append(self, entry: np.ndarray, dur: np.ndarray, raw: np.ndarray) -> None:
+        n, k = self.n, len(entry)
+        if n + k > len(self.entry):
+            cap = max(n + k, int(len(self.entry) * 1.5) + 64)
+            for a in (self.entry, self.dur, self.addr):
+                a.resize(cap, refcheck=False)  # nothing else refers to these arrays
+        if self.in_order:
+            self.in_order = (n == 0 or int(entry[0]) >= int(self.entry[n - 1])) and bool(
+                np.all(entry[1:] >= entry[:-1])
+            )
+        self.entry[n : n + k] = entry
+        self.dur[n : n + k] = dur
+        self.addr.view(np.uint32)[n : n + k] = raw
+        self.n = n + k
+
+    def level(self) -> Level:
+        n = self.n
+        for a in (self.entry, self.dur, self.addr):
+            a.resize(n, refcheck=False)  # trimmed in place
+        entry, dur, addr = self.entry, self.dur, self.addr
+        self.entry = self.dur = self.addr = None  # type: ignore[assignment]
+        if not self.in_order:
+            # Equal entries keep stream order, as Level.insert's merge keeps them.
+            order = np.argsort(entry, kind="stable")
+            entry = entry[order]  # one column at a time: each old one goes at once
+            dur = dur[order]
+            addr = addr[order]
+            del order
+        return Level.of(entry, dur, addr)
+
+
+class Builder:
+    """A new in-RAM Profile from records in stream order, built as one ``Profile.add`` of
+    them all would build it, but without holding the records twice or re-parenting: the
+    records are only unwrapped and staged per depth as they come, and each depth is
+    sorted (when time went back) and parented once, at ``finish``, a piece at a time.
+
+    ``end_batch`` marks where ``Profile.add`` would have been called: addresses are
+    interned per batch, so frame ids come out in the same order as with those adds."""
+
+    def __init__(self, profile: Profile) -> None:
+        if profile.n_records or profile.spill is not None:
+            raise ValueError("Builder fills an empty in-RAM profile")
+        self.profile = profile
+        self._staged: dict[int, _Staged] = {}
+        self.n_records = 0
+
+    def add(self, records: np.ndarray) -> None:
+        recs = np.asarray(records)
+        if recs.dtype != RECORD_DTYPE:
+            recs = recs.astype(RECORD_DTYPE)
+        for start in range(0, len(recs), _PIECE):
+            self._add(recs[start : start + _PIECE])
+
+    def _add(self, recs: np.ndarray) -> None:
+        p = self.profile
+        dur = recs["duration"].astype(np.uint32)
+        exits = unwrap_exits(recs["entry_time"], dur, p._last_exit)
+        p._last_exit = int(exits[-1])
+        hi = int(exits.max())
+        entry = np.subtract(exits, dur, out=exits)
+        lo = int(entry.min())
+        p._t0 = lo if p._t0 is None else min(p._t0, lo)
+        p._t1 = hi if p._t1 is None else max(p._t1, hi)
+        raw = recs["func_addr"]
+        depth = recs["depth"]
+        for idx in _by_depth(depth):
+            d = int(depth[idx[0]])
+            stage = self._staged.get(d)
+            if stage is None:
+                stage = self._staged[d] = _Staged()
+            stage.append(entry[idx], dur[idx], raw[idx])
+        self.n_records += len(recs)
+
+    def end_batch(self) -> None:
+        """Intern the addresses staged since the last call, as one ``add`` would: the
+        batch's new addresses get ids in ascending order."""
+        groups = self._groups()
+        if not groups:
+            return
+        addrs = self.profile._addrs
+        distinct = [_distinct(_raw(group)) for group in groups]
+        addrs.ids(np.unique(np.concatenate(distinct)) if len(distinct) > 1 else distinct[0])
+        for group in groups:
+            ids = addrs.ids(_raw(group))  # all known now: a lookup
+            at = 0
+            for s in group:
+                k = s.n - s.mark
+                s.addr[s.mark : s.n] = ids[at : at + k]
+                at += k
+                s.mark = s.n
+
+    def _groups(self) -> list[list[_Staged]]:
+        """The depths with addresses to intern, grouped up to a piece of records each:
+        a deep chain's thousands of small depths take a few calls, not one each."""
+        groups: list[list[_Staged]] = []
+        size = _PIECE * 4
+        for s in self._staged.values():
+            k = s.n - s.mark
+            if k == 0:
+                continue
+            if not groups or size + k > _PIECE * 4:
+                groups.append([])
+                size = 0
+            groups[-1].append(s)
+            size += k
+        return groups
+
+    def finish(self) -> Profile:
+        self.end_batch()
+        p = self.profile
+        if self.n_records:
+            p.aggregator.check(p.t0_ticks)
+        for d in sorted(self._staged):
+            level = p.levels[d] = self._staged.pop(d).level()
+            up = p.levels.get(d - 1)
+            if d > 0 and up is not None:
+                parent, entry, dur = level.parent, level.entry, level.dur
+                for lo in range(0, level.n, _PIECE):
+                    c_entry = entry[lo : lo + _PIECE]
+                    parent[lo : lo + _PIECE] = find_parents(
+                        up, c_entry, c_entry + dur[lo : lo + _PIECE]
+                    )
+        p.n_records += self.n_records
+        self.n_records = 0
+        p._changed()
+        return p

@@ -56,10 +56,12 @@ def detect_kind(data: bytes) -> str | None:
     """The kind whose decoder finds more good packets/frames in the stream's start;
     None when neither finds any."""
     sample = bytes(data[:SAMPLE_BYTES])
-    scores = {
-        MiniProfilerSource.kind: MiniProfilerSource.looks_like(sample),
-        QS_KIND: _looks_like_qs(sample),
-    }
+    packets = MiniProfilerSource.looks_like(sample)
+    if packets and packets >= sample.count(b"\x7e"):
+        # Every QS frame ends with a 0x7E flag byte, so QS cannot score more (and a tie
+        # goes to MiniProfiler): its decoder need not be imported nor run.
+        return MiniProfilerSource.kind
+    scores = {MiniProfilerSource.kind: packets, QS_KIND: _looks_like_qs(sample)}
     best = max(scores, key=lambda k: scores[k])
     return best if scores[best] > 0 else None
 
