@@ -25,6 +25,7 @@ _GROWTH = 1.5
 _START_GROUPS = 8  # per pixel column
 _POS_MASK = (1 << 31) - 1  # positions in a depth are int32
 _BOUND = FAN * FAN  # records per kept (first, last) entry pair: a tier-1 group
+_NO_BOUNDS = np.empty(0, np.int64)  # shared until a level holds _BOUND records (deep chains)
 
 
 class _Tier:
@@ -96,15 +97,15 @@ class Pyramid:
 
     def __init__(self) -> None:
         self.tiers: list[_Tier] = []
-        self._first = np.empty(0, np.int64)
-        self._last = np.empty(0, np.int64)
+        self._first = self._last = _NO_BOUNDS
         self.n_bounds = 0
 
     def copy(self) -> Pyramid:
         out = Pyramid()
         out.tiers = [t.copy() for t in self.tiers]
-        out._first, out._last = self.first.copy(), self.last.copy()
-        out.n_bounds = self.n_bounds
+        if self.n_bounds:
+            out._first, out._last = self.first.copy(), self.last.copy()
+            out.n_bounds = self.n_bounds
         return out
 
     @property
@@ -137,6 +138,8 @@ class Pyramid:
     def _update_bounds(self, entry: np.ndarray, start: int) -> None:
         k0 = min(start // _BOUND, self.n_bounds)
         k1 = len(entry) // _BOUND
+        if k1 <= k0:  # no complete run changed (a short level: one check, nothing else)
+            return
         if k1 > len(self._first):
             cap = max(k1, int(len(self._first) * _GROWTH) + 16)
             for name in ("_first", "_last"):
