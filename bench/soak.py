@@ -1,15 +1,22 @@
 """Soak: the dashboard on the simulator at 50,000 records/s with a headless Chromium
 tab open, for N minutes, sampling what would give out first over a long session.
 
-Samples (every --every seconds): server RSS, browser RSS (every Chromium process of
-the tab), server CPU (cores, over the interval), records received and device loss,
-decoder errors, the live update latency (record received -> frame drawn in the page,
-p50/p95 of the last updates) and the session store's size on disk.
+Samples (every --every seconds): the server's RSS (anonymous and file-backed apart, and
+its peak), browser RSS (every Chromium process of the tab), server CPU (cores, over the
+interval), records received, kept by the profile and lost by the device, decoder errors,
+the live update latency (record received -> frame drawn in the page, p50/p95 of the last
+updates), the session store's size on disk, the size on disk of the profile's column
+files (unnamed files under <data dir>/columns, found through the server's open file
+descriptors) and the load average. With --queries each sample also asks the views a user
+would (whole timeline, a zoomed one, Functions and the call tree over the last second)
+and times them, so pages a query maps are seen if they stay.
 
-At the end it prints the first and last samples, the growth rates over the second half
-of the run (after warm-up) and those rates carried on to one hour.
+At the end (after Stop and the link's drain) it checks every record the device captured
+is in the profile, then prints the first and last samples, the growth rates over the
+second half of the run (after warm-up), the bytes per record kept that they amount to,
+and those rates carried on to one hour.
 
-Run: .venv/bin/python bench/soak.py --minutes 10 [--rate 50000] [--json out.json]
+Run: .venv/bin/python bench/soak.py --minutes 10 [--rate 50000] [--queries] [--json out.json]
 Asserts nothing; prints figures.
 """
 
@@ -19,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,11 +50,18 @@ from live import (
 MIB = 1 << 20
 
 
-def rss_bytes(pid: int) -> int:
+def proc_status(pid: int) -> dict[str, int]:
+    """The memory lines of /proc/PID/status, in bytes (VmRSS, VmHWM, RssAnon, RssFile...)."""
+    out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
+        key, _, value = line.partition(":")
+        if value.strip().endswith("kB"):
+            out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def rss_bytes(pid: int) -> int:
+    return proc_status(pid).get("VmRSS", 0)
 
 
 def descendants(pid: int) -> list[int]:
@@ -83,8 +98,42 @@ def disk_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def open_files_bytes(pid: int, folder: Path) -> int:
+    """Disk space (allocated blocks: the files are sparse) of the distinct files under
+    ``folder`` that ``pid`` holds open, unlinked ones included."""
+    seen: dict[tuple[int, int], int] = {}
+    prefix = str(folder) + "/"
+    fds = Path(f"/proc/{pid}/fd")
+    for fd in os.listdir(fds):
+        try:
+            if not os.readlink(fds / fd).startswith(prefix):
+                continue
+            st = os.stat(fds / fd)
+        except OSError:
+            continue
+        seen[(st.st_dev, st.st_ino)] = st.st_blocks * 512
+    return sum(seen.values())
+
+
 def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
+
+
+def timed_queries(base: str, t0: float, t1: float) -> dict[str, float]:
+    """Ask the views a user would, over the capture as it is now; wall time of each, ms."""
+    last_s = f"t0={max(t0, t1 - 1e6)}&t1={t1}"
+    paths = {
+        "timeline_whole": f"api/timeline?t0={t0}&t1={t1}&width=1200",
+        "timeline_zoomed": f"api/timeline?t0={t1 - 1e4}&t1={t1}&width=1200",
+        "functions_last_s": f"api/functions?{last_s}",
+        "tree_last_s": f"api/tree?{last_s}",
+    }
+    out = {}
+    for key, path in paths.items():
+        started = time.perf_counter()
+        api(base, path)
+        out[key] = round((time.perf_counter() - started) * 1000, 1)
+    return out
 
 
 def slope_per_min(samples: list[dict], key: str) -> float:
@@ -99,17 +148,42 @@ def slope_per_min(samples: list[dict], key: str) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
 
 
+def median(values: list[float]) -> float | None:
+    return sorted(values)[len(values) // 2] if values else None
+
+
+def drain(base: str, seconds: float = 60) -> dict:
+    """The health after Stop, once the link has drained (the profile stops growing)."""
+    deadline = time.monotonic() + seconds
+    last = None
+    while True:
+        health = api(base, "api/state")["health"]
+        if not health["profiling"] and last == health["profile_records"]:
+            return health
+        if time.monotonic() > deadline:
+            return health
+        last = health["profile_records"]
+        time.sleep(1.0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="how long to run (10)")
     ap.add_argument("--rate", type=int, default=50_000, help="simulated records/s (50,000)")
     ap.add_argument("--every", type=float, default=15.0, help="seconds between samples (15)")
+    ap.add_argument(
+        "--queries", action="store_true", help="also ask timeline/Functions/tree each sample"
+    )
     ap.add_argument("--json", help="also write every sample and the summary here")
     args = ap.parse_args()
+    # A run stopped with kill still stops its server and removes its gigabytes of data.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
     data_dir = Path(tempfile.mkdtemp(prefix="mcuprof-soak-"))
+    columns_dir = data_dir / "columns"
+    load_start = os.getloadavg()
     server = subprocess.Popen(
         [
             *(sys.executable, "-m", "mcuprof", "serve", "--http-port", str(port)),
@@ -121,6 +195,7 @@ def main() -> int:
     samples: list[dict] = []
     try:
         wait_for_server(base)
+        idle = proc_status(server.pid)
         connect_simulator(base, args.rate)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -135,19 +210,32 @@ def main() -> int:
                 time.sleep(max(0.0, min(args.every, end - time.monotonic())))
                 now = time.monotonic()
                 cpu = cpu_seconds(server.pid)
-                health = api(base, "api/state")["health"]
+                state = api(base, "api/state")
+                health = state["health"]
                 metrics = api(base, "api/metrics")
+                queries = {}
+                if args.queries and health["profile_records"]:
+                    lo, hi = api(base, "api/timeline?width=10")["range"]
+                    queries = timed_queries(base, lo, hi)
+                mem = proc_status(server.pid)
                 sample = {
                     "t_s": round(now - t0, 1),
-                    "server_rss_mib": round(rss_bytes(server.pid) / MIB, 1),
+                    "server_rss_mib": round(mem["VmRSS"] / MIB, 1),
+                    "server_anon_mib": round(mem["RssAnon"] / MIB, 1),
+                    "server_file_mib": round(mem["RssFile"] / MIB, 1),
+                    "server_peak_mib": round(mem["VmHWM"] / MIB, 1),
                     "browser_rss_mib": round(browser_rss() / MIB, 1),
                     "server_cpu_cores": round((cpu - cpu_prev) / (now - t_prev), 2),
                     "received": health["received"],
+                    "profile_records": health["profile_records"],
                     "loss": health["loss"],
                     "crc_errors": health["crc_errors"],
                     "latency_p50_ms": _ms(metrics["latency_p50_ms"]),
                     "latency_p95_ms": _ms(metrics["latency_p95_ms"]),
-                    "disk_mib": round(disk_bytes(data_dir) / MIB, 1),
+                    "store_mib": round(disk_bytes(data_dir) / MIB, 1),
+                    "columns_mib": round(open_files_bytes(server.pid, columns_dir) / MIB, 1),
+                    "load1": round(os.getloadavg()[0], 2),
+                    **queries,
                 }
                 samples.append(sample)
                 print(json.dumps(sample), flush=True)
@@ -155,57 +243,111 @@ def main() -> int:
                 if now >= end:
                     break
             page.get_by_role("button", name="Stop", exact=True).click()
+            final = drain(base)
             browser.close()
+        peak = proc_status(server.pid)["VmHWM"]
     finally:
         server.terminate()
         server.wait(timeout=30)
-        shutil.rmtree(data_dir, ignore_errors=True)  # 2.4 GiB an hour at the default rate
+        shutil.rmtree(data_dir, ignore_errors=True)  # gigabytes an hour at the default rate
 
     first, last = samples[0], samples[-1]
     minutes = last["t_s"] / 60
     rest = 60 - minutes
-    summary = {"minutes": round(minutes, 2), "rate": args.rate}
-    for key in ("server_rss_mib", "browser_rss_mib", "disk_mib"):
+    summary: dict = {"minutes": round(minutes, 2), "rate": args.rate}
+    records_per_min = slope_per_min(samples, "profile_records")
+    for key in (
+        "server_rss_mib",
+        "server_anon_mib",
+        "server_file_mib",
+        "browser_rss_mib",
+        "store_mib",
+        "columns_mib",
+    ):
         slope = slope_per_min(samples, key)
         summary[key] = {
             "first": first[key],
             "last": last[key],
             "per_min": round(slope, 2),
+            "bytes_per_record": round(slope * MIB / records_per_min, 2)
+            if records_per_min
+            else None,
             "hour": round(last[key] + max(0.0, slope) * rest, 1),
         }
     received = last["received"]
-    cpus = [s["server_cpu_cores"] for s in samples]
+    p50s = [s["latency_p50_ms"] for s in samples if s["latency_p50_ms"] is not None]
     p95s = [s["latency_p95_ms"] for s in samples if s["latency_p95_ms"] is not None]
+    captured = final.get("captured")
     summary.update(
+        idle_rss_mib=round(idle["VmRSS"] / MIB, 1),
+        server_peak_mib=round(peak / MIB, 1),
         received=received,
         records_per_s=round(received / (last["t_s"] or 1)),
         loss=last["loss"],
         loss_pct=round(100 * last["loss"] / max(1, received + last["loss"]), 4),
         crc_errors=last["crc_errors"],
-        server_cpu_cores_median=sorted(cpus)[len(cpus) // 2],
-        latency_p95_ms_median=sorted(p95s)[len(p95s) // 2] if p95s else None,
+        after_stop={
+            "captured": captured,
+            "received": final["received"],
+            "profile_records": final["profile_records"],
+            "lost": None if captured is None else captured - final["profile_records"],
+        },
+        server_cpu_cores_median=median([s["server_cpu_cores"] for s in samples]),
+        latency_p50_ms_median=median(p50s),
+        latency_p95_ms_median=median(p95s),
         latency_p95_ms_max=max(p95s) if p95s else None,
+        load_average_start=[round(x, 2) for x in load_start],
+        load1_median=median([s["load1"] for s in samples]),
+        load_average_end=[round(x, 2) for x in os.getloadavg()],
     )
+    for key in ("timeline_whole", "timeline_zoomed", "functions_last_s", "tree_last_s"):
+        times = [s[key] for s in samples if key in s]
+        if times:
+            summary[f"{key}_ms"] = {"median": median(times), "max": max(times)}
+
     print(f"\nsoak: {minutes:.1f} min at {args.rate:,} records/s with one Chromium tab")
+    after = summary["after_stop"]
     print(
         f"  records received   {received:,} ({summary['records_per_s']:,}/s); "
         f"device loss {last['loss']:,} ({summary['loss_pct']}%); CRC errors {last['crc_errors']}"
     )
     print(
+        f"  after Stop         captured {after['captured']:,}, received {after['received']:,}, "
+        f"in the profile {after['profile_records']:,}: lost {after['lost']}"
+        if captured is not None
+        else f"  after Stop         in the profile {after['profile_records']:,} (no device count)"
+    )
+    print(
         f"  server CPU         median {summary['server_cpu_cores_median']} cores; "
-        f"latency p95 median {summary['latency_p95_ms_median']} ms, "
-        f"worst {summary['latency_p95_ms_max']} ms"
+        f"latency p50 median {summary['latency_p50_ms_median']} ms, p95 median "
+        f"{summary['latency_p95_ms_median']} ms, worst {summary['latency_p95_ms_max']} ms"
+    )
+    print(
+        f"  server RSS         idle {summary['idle_rss_mib']} MiB; peak (VmHWM) "
+        f"{summary['server_peak_mib']} MiB"
     )
     for key, label in (
         ("server_rss_mib", "server RSS"),
+        ("server_anon_mib", "  anonymous"),
+        ("server_file_mib", "  file-backed"),
         ("browser_rss_mib", "browser RSS"),
-        ("disk_mib", "store on disk"),
+        ("store_mib", "store on disk"),
+        ("columns_mib", "column files"),
     ):
         s = summary[key]
+        per_rec = "" if s["bytes_per_record"] is None else f" ({s['bytes_per_record']} B/record)"
         print(
             f"  {label:<18} {s['first']} -> {s['last']} MiB, "
-            f"{s['per_min']:+} MiB/min late in the run; one hour: ~{s['hour']} MiB"
+            f"{s['per_min']:+} MiB/min late in the run{per_rec}; one hour: ~{s['hour']} MiB"
         )
+    for key in ("timeline_whole", "timeline_zoomed", "functions_last_s", "tree_last_s"):
+        if f"{key}_ms" in summary:
+            q = summary[f"{key}_ms"]
+            print(f"  query {key:<12} median {q['median']} ms, worst {q['max']} ms")
+    print(
+        f"  load average       start {summary['load_average_start']}, median (1 min) "
+        f"{summary['load1_median']}, end {summary['load_average_end']} (2 cores)"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"samples": samples, "summary": summary}, indent=1))
     return 0

@@ -90,6 +90,16 @@ def _from_top(p: Profile, start: float, span: float, width: int) -> dict:
         lod._START_GROUPS = saved
 
 
+def assert_bounds_kept(p: Profile) -> None:
+    """The entries the walk takes from RAM are the records' own."""
+    run = lod.FAN * lod.FAN
+    for lv in p.levels.values():
+        k = lv.n // run
+        assert lv.lod.n_bounds == k
+        assert np.array_equal(lv.lod.first, lv.entry[: k * run : run])
+        assert np.array_equal(lv.lod.last, lv.entry[run - 1 : k * run : run])
+
+
 _row = st.tuples(st.integers(0, 7), st.integers(0, 3000), st.integers(0, 300), st.integers(0, 3))
 _window = st.tuples(
     st.floats(-100, 3500), st.one_of(st.just(0.0), st.floats(0.5, 3500)), st.integers(1, 300)
@@ -104,7 +114,11 @@ def test_levels_equal_the_direct_merge(data) -> None:
     else:  # anything a corrupt stream may send: overlaps, resets, equal entries
         rows = data.draw(st.lists(_row, min_size=1, max_size=200))
     p = Profile(timer_freq=1_000_000)
-    p.add(_capture(rows))
+    recs = _capture(rows)
+    cut = data.draw(st.integers(0, len(recs)))  # a second add may merge into the first
+    p.add(recs[:cut])
+    p.add(recs[cut:])
+    assert_bounds_kept(p)
     for _ in range(4):
         start, span, width = data.draw(_window)
         want = reference(p, start, start + span, width)
@@ -125,6 +139,7 @@ def test_incremental_levels_equal_batch(rows, data) -> None:
     cuts = sorted(data.draw(st.lists(st.integers(0, len(recs)), max_size=12)))
     for lo, hi in zip([0, *cuts], [*cuts, len(recs)], strict=True):
         live.add(recs[lo:hi])
+    assert_bounds_kept(live)
     for d, lv in batch.levels.items():
         got, want = live.levels[d].lod.tiers, lv.lod.tiers
         assert len(got) == len(want)

@@ -8,6 +8,11 @@ its FAN children. Only groups that straddle a column edge (or hold a wide call) 
 split, so a query touches O(width x FAN x tiers) groups rather than every record, and
 its answer is exactly the record-by-record one. Memory: 16 bytes per FAN records, about
 2.3 bytes per record (FAN 16 halves that but makes whole-capture queries ~40% slower).
+
+The entries of the first and last record of every FAN**2 (tier 1's groups) are kept too,
+0.25 bytes a record: the walk takes the bounds of its groups from them rather than from
+the entry column, which may be on disk (columns.py), where reading one entry per group
+of a whole capture would map all of a depth's pages.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ _NO_EXIT = np.iinfo(np.int64).min
 _GROWTH = 1.5
 _START_GROUPS = 8  # per pixel column
 _POS_MASK = (1 << 31) - 1  # positions in a depth are int32
+_BOUND = FAN * FAN  # records per kept (first, last) entry pair: a tier-1 group
+_NO_BOUNDS = np.empty(0, np.int64)  # shared until a level holds _BOUND records (deep chains)
 
 
 class _Tier:
@@ -82,21 +89,67 @@ def _fold(exit_: np.ndarray, dur: np.ndarray, pos: np.ndarray) -> tuple[np.ndarr
 
 
 class Pyramid:
-    """The tiers of one Level, kept up to date as records arrive."""
+    """The tiers of one Level, kept up to date as records arrive, and the entries that
+    bound each run of _BOUND records (``first[k]`` = entry[k * _BOUND], ``last[k]`` =
+    entry[k * _BOUND + _BOUND - 1], for the complete runs)."""
 
-    __slots__ = ("tiers",)
+    __slots__ = ("_first", "_last", "n_bounds", "tiers")
 
     def __init__(self) -> None:
         self.tiers: list[_Tier] = []
+        self._first = self._last = _NO_BOUNDS
+        self.n_bounds = 0
 
     def copy(self) -> Pyramid:
         out = Pyramid()
         out.tiers = [t.copy() for t in self.tiers]
+        if self.n_bounds:
+            out._first, out._last = self.first.copy(), self.last.copy()
+            out.n_bounds = self.n_bounds
         return out
 
     @property
+    def first(self) -> np.ndarray:
+        return self._first[: self.n_bounds]
+
+    @property
+    def last(self) -> np.ndarray:
+        return self._last[: self.n_bounds]
+
+    @property
     def nbytes(self) -> int:
-        return sum(t.nbytes for t in self.tiers)
+        return sum(t.nbytes for t in self.tiers) + self._first.nbytes + self._last.nbytes
+
+    def entry_at(self, entry: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """entry[pos], from the kept bounds where they hold it (from RAM), else from
+        ``entry`` (which may be on disk)."""
+        k, r = np.divmod(pos, _BOUND)
+        full = k < self.n_bounds
+        head = full & (r == 0)
+        tail = full & (r == _BOUND - 1)
+        out = np.empty(len(pos), np.int64)
+        out[head] = self._first[k[head]]
+        out[tail] = self._last[k[tail]]
+        rest = ~(head | tail)
+        if rest.any():
+            out[rest] = entry[pos[rest]]
+        return out
+
+    def _update_bounds(self, entry: np.ndarray, start: int) -> None:
+        k0 = min(start // _BOUND, self.n_bounds)
+        k1 = len(entry) // _BOUND
+        if k1 <= k0:  # no complete run changed (a short level: one check, nothing else)
+            return
+        if k1 > len(self._first):
+            cap = max(k1, int(len(self._first) * _GROWTH) + 16)
+            for name in ("_first", "_last"):
+                grown = np.empty(cap, np.int64)
+                grown[:k0] = getattr(self, name)[:k0]
+                setattr(self, name, grown)
+        lo, hi = k0 * _BOUND, k1 * _BOUND
+        self._first[k0:k1] = entry[lo:hi:_BOUND]
+        self._last[k0:k1] = entry[lo + _BOUND - 1 : hi : _BOUND]
+        self.n_bounds = k1
 
     def update(self, entry: np.ndarray, dur: np.ndarray, start: int) -> None:
         """Records from position ``start`` on changed (appended or merged in): refold the
@@ -104,6 +157,7 @@ class Pyramid:
         n = len(entry)
         if n == 0:
             return
+        self._update_bounds(entry, start)
         g = start // FAN
         lo = g * FAN
         parts = _fold(entry[lo:] + dur[lo:], dur[lo:], np.arange(lo, n, dtype=np.int32))
@@ -154,8 +208,10 @@ def visible(
         mexit = tier.exit[groups]
         mdur = tier.dur[groups]
         dead = (e <= k0) & (s >= lo) & (mexit < a) if k0 > lo else False
-        col_first = _column(entry[s], a, px)
-        col_last = _column(entry[e - 1], a, px)
+        # Tier 1 and up: group bounds from RAM (entry may be on disk, see Pyramid).
+        at = pyramid.entry_at if level else _read
+        col_first = _column(at(entry, s), a, px)
+        col_last = _column(at(entry, e - 1), a, px)
         whole = (s >= k0) & (e <= hi) & (mdur < px) & (col_first == col_last)
         if whole.any():
             cols.add(
@@ -229,6 +285,10 @@ class _Columns:
             "count": self.count[used],
             "lpos": _POS_MASK - (self.key[used] & _POS_MASK),
         }
+
+
+def _read(entry: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return entry[pos]
 
 
 def _column(entry: np.ndarray, a: float, px: float) -> np.ndarray:

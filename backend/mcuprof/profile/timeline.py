@@ -40,10 +40,6 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
         # Only calls entered before the view can end before it.
         k0 = min(max(int(np.searchsorted(entry, math.ceil(a), side="left")), lo), hi)
         wide, nar = visible(entry, dur, lv.lod, lo, k0, hi, a, px, width)
-        if profile.spill is not None:
-            # A whole-capture view reads a little of every page of a big level: let one
-            # level's pages go before the next is read.
-            profile.spill.drop()
         total += len(wide) + int(nar["count"].sum())
         if len(wide):
             we = entry[wide].astype(np.float64)
@@ -54,6 +50,11 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
             # zoomed out the dominant function keeps its colour.
             frame = frame_of[lv.addr[nar["lpos"]]]
             _put(cols, d, first, nar["end"], frame, nar["count"])
+        if profile.spill is not None:
+            # A whole-capture view reads around every pixel edge of each level, and
+            # each read maps 64 KB (the kernel's fault-around): let one level's pages
+            # go before the next is read.
+            profile.spill.drop()
     cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
     frames = cat["frame"].astype(np.int64)
     used, idx = np.unique(frames, return_inverse=True)

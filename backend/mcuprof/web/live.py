@@ -41,6 +41,7 @@ LOG_LIMIT = 1000
 RATE_WINDOW_S = 2.0
 OVERFLOW_WARN_S = 10.0
 INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
+STORED_CHUNK = 1 << 22  # bytes of a stored capture decoded at a time
 
 
 @dataclass
@@ -546,10 +547,7 @@ class LiveSession:
         stats: dict[str, Any] | None = None
         try:
             writer.flush()
-            source = new_source(self._capture_kind, self.settings.qs_tick_hz)
-            source.feed(self.store.raw(writer.id) if self.store is not None else b"")
-            source.close()
-            stats = source.stats()
+            stats = self._count_stored(writer.id)
         except UserError as exc:
             self._log("error", f"could not count the recording: {exc}")
         try:
@@ -567,6 +565,22 @@ class LiveSession:
                 if self.capture_id == writer.id:
                     self.capture_id = None
         return None if stats is None else int(stats["records"])
+
+    def _count_stored(self, sid: int) -> dict[str, Any]:
+        """Decode the stored capture a few MB at a time: read whole, an hour at 50,000
+        records/s (2.4 GiB) took 3.7 GB of RSS at Stop."""
+        source = new_source(self._capture_kind, self.settings.qs_tick_hz)
+        if self.store is not None:
+            try:
+                with self.store.raw_path(sid).open("rb") as f:
+                    while chunk := f.read(STORED_CHUNK):
+                        source.feed(chunk)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
+        source.close()
+        return source.stats()
 
     def _discard_capture(self) -> None:
         """A Start the device refused (NACK, no answer) leaves no session behind,
