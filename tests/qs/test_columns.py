@@ -149,9 +149,10 @@ def test_source_columns_equal_per_record(case):
     ops, flips, cut, cuts = case
     data = corrupt(build(ops), flips, cut)
     slow, expected = _source(data, split(data, cuts), events=True)
-    # the per-record path a frame at a time is the reference: no chunk to straddle
+    # the per-record path a byte at a time is the reference: no chunk to straddle
     one_by_one, records = _source(data, [data[i : i + 1] for i in range(len(data))], True)
     assert records.tobytes() == expected.tobytes()
+    assert one_by_one.stats() == slow.stats()
     fast, got = _source(data, split(data, cuts), events=False)
     assert got.tobytes() == expected.tobytes()
     assert fast.stats() == slow.stats()
