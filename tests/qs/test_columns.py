@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.protocol.qs import QSDecoder, encode_frame, parse_target_info
-from mcuprof.qs.rtc import STEP_RECORDS, RtcTracker, rtc_steps
+from mcuprof.qs.rtc import STEP_RECORDS, RtcTracker, rtc_steps, rtc_table, rtc_table_columns
 from mcuprof.sources.qs import QSSource
 
 from .test_properties import split
@@ -176,10 +176,12 @@ def test_rtc_columns_equal_rtc_steps(case):
     data = corrupt(build(ops), flips, cut)
     decoder = QSDecoder()
     expected = rtc_steps(decoder.feed(data) + decoder.close())
-    decoder, tracker, got = QSDecoder(), RtcTracker(), []
+    decoder, tracker, got, parts = QSDecoder(), RtcTracker(), [], []
     for chunk in split(data, cuts):
         selected = decoder.feed_select(chunk, STEP_RECORDS)
-        got += tracker.feed_selected(selected, decoder.dicts).steps()
+        parts.append(tracker.feed_selected(selected, decoder.dicts))
+        got += parts[-1].steps()
+    assert rtc_table_columns(parts) == (rtc_table(expected.steps), len(expected.steps))
     key = [(s.obj, s.state, s.signal, s.start, s.duration, s.outcome, s.index) for s in got]
     want = [(s.obj, s.state, s.signal, s.start, s.duration, s.outcome, s.index)
             for s in expected.steps]  # fmt: skip

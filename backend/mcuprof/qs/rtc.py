@@ -348,6 +348,48 @@ def rtc_table(steps: Iterable[RtcStep]) -> list[RtcRow]:
     return rows
 
 
+def rtc_table_columns(parts: Iterable[StepColumns]) -> tuple[list[RtcRow], int]:
+    """``rtc_table`` of steps given as columns (``feed_selected``), and their number."""
+    parts = list(parts)
+    ids: dict[tuple[str, str, str], int] = {}
+    gids, durations, outcomes = [], [], []
+    for p in parts:
+        local = np.array([ids.setdefault(t, len(ids)) for t in p.names.triples], dtype=np.int64)
+        gids.append(local[p.names.key])
+        durations.append(p.duration)
+        outcomes.append(p.outcome)
+    if not ids:
+        return [], 0
+    gid = np.concatenate(gids)
+    duration = np.concatenate(durations)
+    outcome = np.concatenate(outcomes)
+    if int(duration.max()) >= 1 << 40:  # sums that could leave int64: Python ints
+        return rtc_table([s for p in parts for s in p.steps()]), len(gid)
+    dur = duration.astype(np.int64)
+    order = np.argsort(gid, kind="stable")
+    g, d = gid[order], dur[order]
+    edges = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    counts = np.diff(np.r_[edges, len(g)])
+    totals = np.add.reduceat(d, edges)
+    lows = np.minimum.reduceat(d, edges)
+    highs = np.maximum.reduceat(d, edges)
+    per_outcome = {
+        name: np.bincount(gid[outcome == rec], minlength=len(ids))
+        for rec, name in sorted(OUTCOME.items(), key=lambda item: item[1])
+    }
+    triples = list(ids)
+    rows = []
+    for i, group in enumerate(g[edges].tolist()):
+        seen = tuple((name, int(c[group])) for name, c in per_outcome.items() if c[group])
+        rows.append(
+            RtcRow(
+                *triples[group], int(counts[i]), int(totals[i]), int(lows[i]), int(highs[i]), seen
+            )
+        )
+    rows.sort(key=lambda r: (-r.total, r.obj, r.state, r.signal))
+    return rows, len(gid)
+
+
 def folded(rows: Iterable[RtcRow]) -> Iterator[str]:
     """``object;state;signal total`` lines: flamegraph.pl and speedscope read them."""
     for r in rows:
