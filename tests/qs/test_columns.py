@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.protocol.qs import QSDecoder, encode_frame, parse_target_info
+from mcuprof.qs.margins import SAMPLE_RECORDS, margins, margins_columns
 from mcuprof.qs.rtc import STEP_RECORDS, RtcTracker, rtc_steps, rtc_table, rtc_table_columns
 from mcuprof.sources.qs import QSSource
 
@@ -57,6 +58,8 @@ op = st.one_of(
               st.sampled_from(OBJS + STATES + SIGS), st.sampled_from(["A", "b;c", "Ph[1]"])),
     st.tuples(st.just("user"), st.integers(100, 130), st.binary(max_size=12)),
     st.tuples(st.just("post"), st.sampled_from(OBJS), ts_step),
+    st.tuples(st.just("pool"), st.sampled_from([24, 25]), st.sampled_from(OBJS),
+              st.integers(0, 9), st.integers(0, 9)),
     st.tuples(st.just("junk"), st.integers(0, 255), st.binary(max_size=20)),
     st.tuples(st.just("gap"), st.integers(1, 5)),
 )  # fmt: skip
@@ -111,6 +114,10 @@ def build_from(ops: list[tuple], sizes: tuple[int, ...], seq: int, clock: int) -
             clock += o[2]
             rest = u(obj_size, 0) + u(sig_size, 4) + u(obj_size, o[1]) + bytes([0, 0, 3, 2])
             frame(14, u(ts_size, clock) + rest)
+        elif kind == "pool":  # QS_QF_MPOOL_GET (free, min) and _PUT (free): pool size 2
+            _, rec, obj, free, least = o
+            body = u(ts_size, clock) + u(obj_size, obj) + u(2, free)
+            frame(rec, body + (u(2, least) if rec == 24 else b""))
         elif kind == "junk":
             frame(o[1], o[2])
         else:
@@ -187,6 +194,19 @@ def test_rtc_columns_equal_rtc_steps(case):
             for s in expected.steps]  # fmt: skip
     assert key == want
     assert tracker.unfinished + len(tracker.pending) == expected.unfinished
+
+
+@SETTINGS
+@given(stream)
+def test_margins_columns_equal_margins(case):
+    ops, flips, cut, cuts = case
+    data = corrupt(build(ops), flips, cut)
+    decoder = QSDecoder()
+    expected = margins(decoder.feed(data) + decoder.close())
+    decoder, chunks = QSDecoder(), []
+    for chunk in split(data, cuts):
+        chunks.append((decoder.feed_select(chunk, SAMPLE_RECORDS), decoder.dicts))
+    assert margins_columns(chunks) == expected
 
 
 def test_info_helper_parses():

@@ -26,7 +26,7 @@ from ..protocol.qs import (
     UserArg,
 )
 from ..qs.dicfile import DicError, format_dic, parse_dic
-from ..qs.margins import margins
+from ..qs.margins import SAMPLE_RECORDS, margins_columns
 from ..qs.rtc import STEP_RECORDS, RtcTracker, folded, rtc_table_columns
 from ..qs.text import event_lines
 
@@ -293,8 +293,13 @@ def run_rtc(args: argparse.Namespace) -> int:
 def run_margins(args: argparse.Namespace) -> int:
     config, dicts = _config(args)
     decoder = QSDecoder(config, dicts)
-    events = decoder.feed(read_capture(args.capture)) + decoder.close()
-    found = margins(events)
+    data = read_capture(args.capture)
+    chunks = []
+    for start in range(0, len(data), CHUNK):
+        selected = decoder.feed_select(data[start : start + CHUNK], SAMPLE_RECORDS)
+        chunks.append((selected, decoder.dicts))
+    decoder.close()
+    found = margins_columns(chunks)
     if args.json:
         for m in found:
             row = {"object": m.name, "kind": m.kind, "samples": len(m.free)}

@@ -105,11 +105,6 @@ class RtcTracker:
         target resets, at which dispatches still open are dropped as unfinished (as
         QSSource does). A dispatch left open waits in ``pending`` as a Record (without
         its raw bytes or sequence number), so ``feed`` and this mix."""
-        # Which dictionaries each record saw: those carried by the next record decoded
-        # one by one (dictionaries change only there), else the ones after the chunk.
-        marks = [(e.index, e.dicts) for e in selected.others if e.__class__ is Record]
-        mark_index = np.array([m[0] for m in marks], dtype=np.int64)
-        epochs = [m[1] for m in marks] + [dicts_after]
         ctx = _Contexts()
         d_parts: list[tuple] = []
         c_parts: list[tuple] = []
@@ -119,7 +114,7 @@ class RtcTracker:
                 f = cols.fields
                 index = cols.index.astype(np.int64)
                 if rec == DISPATCH:
-                    epoch = np.searchsorted(mark_index, index, side="right")
+                    epoch, epochs = selected.dictionaries_at(index, dicts_after)
                     ids = ctx.ids(epoch, epochs, config)
                     sig, obj, state = (f[k].astype(np.uint64) for k in _DISPATCH_NAMES[1:])
                     ts = f["ts"].astype(np.uint64)

@@ -543,6 +543,14 @@ class Selected(NamedTuple):
     others: list[QSEvent]
     last_seq: int | None
 
+    def dictionaries_at(self, index: np.ndarray, after: Dictionaries) -> tuple[np.ndarray, list]:
+        """The dictionaries each record at stream ``index`` saw, as (epoch per record,
+        epochs): those carried by the next record decoded one by one (dictionaries
+        change only there), else ``after`` (the decoder's after the chunk)."""
+        marks = [(e.index, e.dicts) for e in self.others if e.__class__ is Record]
+        at = np.array([m[0] for m in marks], dtype=np.int64)
+        return np.searchsorted(at, index, side="right"), [m[1] for m in marks] + [after]
+
 
 class ColumnBatch(NamedTuple):
     tables: dict[int, RecordColumns]
