@@ -209,6 +209,21 @@ def test_margins_columns_equal_margins(case):
     assert margins_columns(chunks) == expected
 
 
+def test_wide_timestamps_and_many_values():
+    """8-byte timestamps past 32 bits take the Python way; thousands of distinct
+    objects and states name steps as the per-record path does."""
+    ops = [("info", 4)] + [("step", 0x100, 4, 0x1000, 1 << 40, 6, 3, False)] * 3
+    ops += [("info", 1)]
+    ops += [("step", o, 5, 0x5000 + o, 7, 5, o % 13, True) for o in range(1, 3000)]
+    data = build(ops)
+    for cuts in ([], [len(data) // 2]):
+        slow, expected = _source(data, split(data, cuts), events=True)
+        fast, got = _source(data, split(data, cuts), events=False)
+        assert got.tobytes() == expected.tobytes()
+        assert fast.stats() == slow.stats()
+        assert fast.stats()["rtc_steps"] == 3002
+
+
 def test_info_helper_parses():
     assert parse_target_info(_info(True, 8, 8, 4))[2].obj_ptr_size == 8
 

@@ -125,6 +125,7 @@ class RtcTracker:
                     c_parts.append(
                         (index, f["ts"].astype(np.uint64), f["obj"].astype(np.uint64), rid)
                     )
+        carried = list(self.pending.values())
         for obj, (start, _hops) in self.pending.items():
             _, sig, _, state = start.values
             mask = np.uint64((1 << (8 * start.config.tstamp_size)) - 1)
@@ -162,8 +163,10 @@ class RtcTracker:
         self.unfinished += int(overtaken.sum() + dropped.sum())
         still = order[last_open & ~dropped]
         self.pending = {}
+        first_carried = nd - len(carried)
         for j in still.tolist():
-            self.pending[int(d[2][j])] = (_pending_record(d, j, ctx), 0)
+            kept = carried[j - first_carried] if j >= first_carried else None
+            self.pending[int(d[2][j])] = kept or (_pending_record(d, j, ctx), 0)
         closes = order[step_at] - nd
         starts = order[step_at - 1]
         by_close = np.argsort(c[0][closes], kind="stable")
@@ -250,6 +253,8 @@ class _Contexts:
             return StepNames(np.empty(0, dtype=np.int64), [])
         # One small number per distinct value, then one per distinct combination.
         columns = [np.unique(col, return_inverse=True) for col in (ctx, obj, state, sig)]
+        if np.prod([float(len(v)) for v, _ in columns]) >= 2.0**62:
+            return self._names_of_rows(np.stack((ctx, obj, state, sig), axis=1))
         combined = np.zeros(len(ctx), dtype=np.int64)
         for values, inverse in columns:
             combined = combined * len(values) + inverse.reshape(-1)
@@ -261,12 +266,20 @@ class _Contexts:
                 code, i = divmod(code, len(values))
                 row.append(int(values[i]))
             rows.append(row[::-1])
+        return StepNames(key.reshape(-1).astype(np.int64), self._triples(rows))
+
+    def _names_of_rows(self, rows: np.ndarray) -> StepNames:
+        """The same for more distinct values than one int64 key can combine."""
+        uniq, key = np.unique(rows, axis=0, return_inverse=True)
+        return StepNames(key.reshape(-1).astype(np.int64), self._triples(uniq.tolist()))
+
+    def _triples(self, rows: Iterable[Sequence[int]]) -> list[tuple[str, str, str]]:
         namers = [Names(SimpleNamespace(dicts=d, config=c)) for d, c in self.pairs]  # type: ignore[arg-type]
         triples = []
         for c_id, o, st, sg in rows:
             n = namers[c_id]
             triples.append((n.obj(o), n.fun(st), n.sig(sg, o)))
-        return StepNames(key.reshape(-1).astype(np.int64), triples)
+        return triples
 
 
 def _group_order(group: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -225,7 +225,7 @@ class QSDecoder:
         self, data: bytes | bytearray | memoryview, wanted: Collection[int]
     ) -> Selected:
         """``feed`` for whole captures when only a few record ids matter: the records
-        ids in ``wanted`` that fit their fixed layout come back as numpy columns, one
+        with an id in ``wanted`` that fit their fixed layout come back as numpy columns, one
         table per target-info segment (their sizes may differ); the other records that
         fit a fixed layout and the application records are counted and checked without
         a Python object each. Frames with side effects or odd shapes (target info,
