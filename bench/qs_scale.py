@@ -5,7 +5,8 @@ Captures (made in a subprocess, so this process never holds one):
 
 - ``dpp``: the reference DPP capture (../shared/reference/qs/dpp-posix64.bin, a 64-bit
   QP/C 7.4 target): its start-up frames, then its running part repeated with
-  consecutive sequence numbers, up to N frames;
+  consecutive sequence numbers and timestamps moved on each time (time runs forward, as
+  on the target, and wraps at 32 bits), up to N frames;
 - ``sim``: what the simulated 32-bit QP target (link/qs_sim.py) sends, on a 4 Mbaud
   link, until it has sent N frames (its 32-bit µs timestamps wrap every 71 minutes).
 
@@ -30,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import _count, run
@@ -62,35 +65,60 @@ COMMANDS: dict[str, list[str]] = {
 
 
 def _dpp(n: int) -> bytes:
-    from mcuprof.protocol.qs import Frame, Framer, encode_frame
+    """The reference's start-up, then its running part again and again, each time with
+    the timestamps moved on by the part's length: time runs forward as on the target
+    (wrapping at 32 bits), sequence numbers run on. Encoded with numpy, a block of
+    repetitions at a time."""
+    from mcuprof.protocol.qs import QSDecoder, Record, encode_frame
 
-    frames = [e for e in Framer().feed(REFERENCE.read_bytes()) if isinstance(e, Frame)]
-    head = [(f.rec, f.payload) for f in frames[:STARTUP]]
-    body = [(f.rec, f.payload) for f in frames[STARTUP:]]
-    out = bytearray(b"".join(encode_frame(i + 1, r, p) for i, (r, p) in enumerate(head)))
-    # Sequence numbers repeat every 256 frames and the body every len(body): a block of
-    # 256 bodies repeats exactly, so encode it once.
-    first = len(head) + 1
-    block_frames = 256 * len(body)
-    block = b"".join(
-        encode_frame(first + i, *body[i % len(body)]) for i in range(min(block_frames, n))
-    )
+    events = QSDecoder().feed(REFERENCE.read_bytes())
+    records = [e for e in events if isinstance(e, Record)]
+    head, body = records[:STARTUP], records[STARTUP:]
+    out = [b"".join(encode_frame(i + 1, r.rec, r.raw[2:-1]) for i, r in enumerate(head))]
+    size = body[0].config.tstamp_size
+    stamps = [r.timestamp for r in body if r.timestamp is not None]
+    period = stamps[-1] - stamps[0] + (stamps[-1] - stamps[0]) // len(stamps)
+    # One repetition, unstuffed (seq, rec, data, checksum), and where its fields are.
+    template = np.frombuffer(b"".join(r.raw for r in body), dtype=np.uint8)
+    lengths = np.array([len(r.raw) for r in body])
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    has_ts = np.array([r.timestamp is not None and r.rec != 64 for r in body])
+    ts0 = np.array([r.timestamp or 0 for r in body], dtype=np.int64)
     left = n - len(head)
-    while left >= block_frames:
-        out += block
-        left -= block_frames
-    if left > 0:
-        # the first ``left`` frames of a block: cut at its left-th flag
-        cut = 0
-        for _ in range(left):
-            cut = _next_flag(block, cut) + 1
-        out += block[:cut]
-    return bytes(out)
-
-
-def _next_flag(data: bytes, start: int) -> int:
-    """The next frame-ending 0x7E (never an escaped one: encode_frame escapes 0x7E)."""
-    return data.index(b"\x7e", start)
+    seq = len(head) + 1
+    rep = 0
+    while left > 0:
+        reps = min(64, -(-left // len(body)))
+        raw = np.tile(template, reps)
+        frame_at = (starts[None, :] + len(template) * np.arange(reps)[:, None]).reshape(-1)
+        frame_len = np.tile(lengths, reps)
+        count = len(frame_at)
+        raw[frame_at] = (seq + np.arange(count)) & 0xFF
+        shift = np.repeat(np.arange(rep, rep + reps, dtype=np.int64) * period, len(body))
+        ts = (np.tile(ts0, reps) + shift) & ((1 << (8 * size)) - 1)
+        with_ts = np.tile(has_ts, reps)
+        for b in range(size):
+            raw[frame_at[with_ts] + 2 + b] = (ts[with_ts] >> (8 * b)) & 0xFF
+        ends = frame_at + frame_len - 1  # the checksum byte
+        raw[ends] = 0
+        sums = np.add.reduceat(raw, frame_at, dtype=np.uint8)
+        raw[ends] = ~sums
+        # Escape 0x7D and 0x7E, then a flag after each frame.
+        special = (raw == 0x7D) | (raw == 0x7E)
+        wire = np.repeat(raw, 1 + special.astype(np.int64))
+        first = np.cumsum(1 + special.astype(np.int64)) - 1 - special
+        wire[first[special]] = 0x7D
+        wire[first[special] + 1] ^= 0x20
+        flag_at = np.cumsum(1 + special.astype(np.int64))[ends]
+        wire = np.insert(wire, flag_at, 0x7E)
+        keep = min(count, left)
+        if keep < count:
+            wire = wire[: flag_at[keep - 1] + keep]
+        out.append(wire.tobytes())
+        left -= keep
+        seq += keep
+        rep += reps
+    return b"".join(out)
 
 
 def _sim(n: int) -> bytes:
