@@ -101,7 +101,6 @@ def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Escapes are rare, so the work is done on their positions only: in a run of
     consecutive 0x7D bytes every other one is an escape, starting with the first
     (the run starts after a byte that is not 0x7D, so nothing escapes its first byte).
-    The bytes between escapes are copied as whole slices.
     """
     n = len(arr)
     esc = np.flatnonzero(arr == ESC)
@@ -115,13 +114,9 @@ def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     is_flag = arr == FLAG
     is_flag[escaped] = False  # a flag right after an escape is data
     flags = np.flatnonzero(is_flag)
-    u = np.empty(n - len(escape), dtype=np.uint8)
-    src_start = np.concatenate(([0], escape + 1)).tolist()
-    src_end = np.concatenate((escape, [n])).tolist()
-    dst = 0
-    for a, b in zip(src_start, src_end, strict=True):
-        u[dst : dst + b - a] = arr[a:b]
-        dst += b - a
+    keep = np.ones(n, dtype=bool)
+    keep[escape] = False
+    u = arr[keep]
     u[escaped - np.arange(1, len(escaped) + 1)] ^= ESC_XOR
     # Escapes before each flag: each escape counts from the first flag after it.
     before = np.bincount(np.searchsorted(flags, escape), minlength=len(flags) + 1)
