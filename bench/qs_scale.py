@@ -8,7 +8,8 @@ Captures (made in a subprocess, so this process never holds one):
   consecutive sequence numbers and timestamps moved on each time (time runs forward, as
   on the target, and wraps at 32 bits), up to N frames;
 - ``sim``: what the simulated 32-bit QP target (link/qs_sim.py) sends, on a 4 Mbaud
-  link, until it has sent N frames (its 32-bit µs timestamps wrap every 71 minutes).
+  link, until it has sent N frames (its 32-bit µs timestamps wrap every 71 minutes; the
+  simulator makes about 70k frames/s, so 10M take minutes to make).
 
 Each command runs in a subprocess (process start included); every cell gives wall time
 (frames/s; CPU time) and peak RSS per frame. The baseline, in the same run, is the
