@@ -29,7 +29,9 @@ from mcuprof.protocol.qs import (
     QSDecoder,
     encode_frame,
 )
+from mcuprof.qs.rtc import STEP_RECORDS
 from mcuprof.qs.text import event_lines
+from mcuprof.sources.qs import QSSource
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference" / "qs" / "dpp-posix64.bin"
@@ -45,6 +47,14 @@ def make_capture(n_frames: int) -> bytes:
         rec, p = body[i % len(body)]
         parts.append(encode_frame(len(head) + i + 1, rec, p))
     return b"".join(parts)
+
+
+def source_records(data: bytes) -> None:
+    """What export, import and compare run on a QS capture, in load_stream's chunks."""
+    source = QSSource(events=False)
+    for start in range(0, len(data), 1 << 22):
+        source.feed(data[start : start + (1 << 22)])
+    source.close()
 
 
 def byte_decode(data: bytes) -> list[str]:
@@ -115,6 +125,10 @@ def main() -> None:
     )
     rate("QSDecoder.feed_columns (typed columns)",
          median_time(lambda: QSDecoder().feed_columns(data), args.repeat), "records")  # fmt: skip
+    rate("QSDecoder.feed_select (RTC records as columns)",
+         median_time(lambda: QSDecoder().feed_select(data, STEP_RECORDS), args.repeat))  # fmt: skip
+    rate("QSSource(events=False): frames -> Profile records",
+         median_time(lambda: source_records(data), args.repeat))  # fmt: skip
     rate("QSDecoder.feed (one Record each)",
          median_time(lambda: QSDecoder().feed(data), args.repeat), "records")  # fmt: skip
 

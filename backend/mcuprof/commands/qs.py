@@ -26,8 +26,8 @@ from ..protocol.qs import (
     UserArg,
 )
 from ..qs.dicfile import DicError, format_dic, parse_dic
-from ..qs.margins import margins
-from ..qs.rtc import folded, rtc_steps, rtc_table
+from ..qs.margins import SAMPLE_RECORDS, margins_columns
+from ..qs.rtc import STEP_RECORDS, RtcTracker, folded, rtc_table_columns
 from ..qs.text import event_lines
 
 # Feed the decoder in slices, as a live link would, so memory stays flat.
@@ -236,9 +236,16 @@ def run_rtc(args: argparse.Namespace) -> int:
     config, dicts = _config(args)
     data = read_capture(args.capture)
     decoder = QSDecoder(config, dicts)
-    events = decoder.feed(data) + decoder.close()
-    result = rtc_steps(events)
-    rows = rtc_table(result.steps)
+    tracker = RtcTracker()
+    # Only dispatches and the records that end steps become columns (no Python
+    # object per record); the sum is the same as rtc_steps over every event.
+    parts = []
+    for start in range(0, len(data), CHUNK):
+        selected = decoder.feed_select(data[start : start + CHUNK], STEP_RECORDS)
+        parts.append(tracker.feed_selected(selected, decoder.dicts))
+    decoder.close()
+    rows, n_steps = rtc_table_columns(parts)
+    unfinished = tracker.unfinished + len(tracker.pending)
     if args.folded:
         for line in folded(rows):
             print(line)
@@ -276,8 +283,8 @@ def run_rtc(args: argparse.Namespace) -> int:
     if args.save_dic:
         _finish(args, decoder)
     print(
-        f"mcuprof: {len(result.steps)} RTC steps in {len(rows)} (object, state, signal) groups, "
-        f"{result.unfinished} unfinished",
+        f"mcuprof: {n_steps} RTC steps in {len(rows)} (object, state, signal) groups, "
+        f"{unfinished} unfinished",
         file=sys.stderr,
     )
     return 0
@@ -286,8 +293,13 @@ def run_rtc(args: argparse.Namespace) -> int:
 def run_margins(args: argparse.Namespace) -> int:
     config, dicts = _config(args)
     decoder = QSDecoder(config, dicts)
-    events = decoder.feed(read_capture(args.capture)) + decoder.close()
-    found = margins(events)
+    data = read_capture(args.capture)
+    chunks = []
+    for start in range(0, len(data), CHUNK):
+        selected = decoder.feed_select(data[start : start + CHUNK], SAMPLE_RECORDS)
+        chunks.append((selected, decoder.dicts))
+    decoder.close()
+    found = margins_columns(chunks)
     if args.json:
         for m in found:
             row = {"object": m.name, "kind": m.kind, "samples": len(m.free)}

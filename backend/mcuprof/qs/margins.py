@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
 
 from ..protocol.qs import QSEvent, Record
-from .text import names_for
+from .text import Names, names_for
 
 # record id -> (kind, has a minimum field)
 _SAMPLES = {
@@ -30,6 +34,7 @@ _SAMPLES = {
 }
 # Attempts report the margin asked for, not a minimum.
 _ATTEMPTS = {45, 46, 47}
+SAMPLE_RECORDS = tuple(_SAMPLES)
 
 
 @dataclass
@@ -80,3 +85,51 @@ def margins(events: Iterable[QSEvent]) -> list[Margin]:
         if least is not None:
             m.low_water = least if m.low_water is None else min(m.low_water, least)
     return list(out.values())
+
+
+def margins_columns(chunks: Iterable[tuple[Any, Any]]) -> list[Margin]:
+    """``margins`` of chunks decoded by ``QSDecoder.feed_select(data, SAMPLE_RECORDS)``,
+    given as (Selected, the decoder's dictionaries after the chunk), in stream order."""
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("index", "obj", "ts", "free", "least")}
+    firsts: dict[int, tuple[int, Names]] = {}  # object -> (index, names) of its first sample
+    for selected, after in chunks:
+        for config, tables in selected.segments:
+            for rec, table in tables.items():
+                f = table.fields
+                index = table.index.astype(np.int64)
+                obj = f["obj"].astype(np.uint64)
+                kind, has_min = _SAMPLES[rec]
+                least = np.full(len(index), -1, dtype=np.int64)
+                if has_min and rec not in _ATTEMPTS:
+                    least = f["min"].astype(np.int64)
+                for name, col in zip(cols, (index, obj, f["ts"], f["free"], least), strict=True):
+                    cols[name].append(col.astype(np.int64) if name != "obj" else col)
+                _first_samples(firsts, selected, after, config, index, obj, kind)
+    if not firsts:
+        return []
+    index, obj, ts, free, least = (np.concatenate(cols[k]) for k in cols)
+    by_object = np.lexsort((index, obj))
+    obj = obj[by_object]
+    edges = np.flatnonzero(np.r_[True, obj[1:] != obj[:-1]])
+    stops = np.r_[edges[1:], len(obj)]
+    out = []
+    for a, b in sorted(zip(edges.tolist(), stops.tolist(), strict=True),
+                       key=lambda ab: firsts[int(obj[ab[0]])][0]):  # fmt: skip
+        rows = by_object[a:b]
+        _, names, kind = firsts[int(obj[a])]
+        m = Margin(names.obj(int(obj[a])), kind, ts[rows].tolist(), free[rows].tolist())
+        low = least[rows]
+        low = low[low >= 0]
+        m.low_water = int(low.min()) if len(low) else None
+        out.append(m)
+    return out
+
+
+def _first_samples(firsts, selected, after, config, index, obj, kind) -> None:
+    """Remember, per object, its first sample's index, the names it had then, its kind."""
+    uniq, first = np.unique(obj, return_index=True)
+    epoch, epochs = selected.dictionaries_at(index[first], after)
+    for o, i, e in zip(uniq.tolist(), index[first].tolist(), epoch.tolist(), strict=True):
+        if o not in firsts or i < firsts[o][0]:
+            names = Names(SimpleNamespace(dicts=epochs[e], config=config))  # type: ignore[arg-type]
+            firsts[o] = (i, names, kind)

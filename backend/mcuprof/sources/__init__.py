@@ -46,7 +46,8 @@ def new_source(kind: str, tick_hz: int | None = None) -> Source:
     if kind == QS_KIND:
         from .qs import DEFAULT_TICK_HZ, QSSource
 
-        return QSSource(tick_hz or DEFAULT_TICK_HZ)
+        # Whole captures want the records only: no Python object per QS record.
+        return QSSource(tick_hz or DEFAULT_TICK_HZ, events=False)
     if kind == MiniProfilerSource.kind:
         return MiniProfilerSource()
     raise UserError(f"unknown capture kind {kind!r}: one of {', '.join(KINDS)}")

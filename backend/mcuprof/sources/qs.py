@@ -25,7 +25,7 @@ from ..protocol.qs.records import (
     TARGET_INFO,
     USR_DICT,
 )
-from ..qs.rtc import RtcStep, RtcTracker
+from ..qs.rtc import STEP_RECORDS, RtcStep, RtcTracker, StepColumns
 from ..symbols.table import Function, SymbolTable
 from .base import Batch
 
@@ -35,6 +35,8 @@ LEVELS = ("object", "state", "signal")
 _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
 _SPAN = 16  # synthetic bytes per symbol
 _WRAP = 1 << 32
+_MASK = _WRAP - 1
+_PIECE = 1 << 20
 
 
 class QSSymbols(SymbolTable):
@@ -69,6 +71,11 @@ class QSSymbols(SymbolTable):
 
 
 class QSSource:
+    """``events=False`` is for whole captures (import, export, compare, stored
+    sessions): ``feed`` then gives the records only, decoded as columns
+    (``QSDecoder.feed_select``, ``RtcTracker.feed_selected``) at framing speed, with
+    the same records, metadata and stats."""
+
     kind = KIND
 
     def __init__(
@@ -76,8 +83,11 @@ class QSSource:
         tick_hz: int = DEFAULT_TICK_HZ,
         config: QSConfig | None = None,
         dictionaries: Any = None,
+        *,
+        events: bool = True,
     ) -> None:
         self.tick_hz = int(tick_hz) if tick_hz else DEFAULT_TICK_HZ
+        self.events = events
         self.decoder = QSDecoder(config, dictionaries)
         self.tracker = RtcTracker()
         self.symbols = QSSymbols()
@@ -91,13 +101,15 @@ class QSSource:
     # ------------------------------------------------------------ stream
 
     def feed(self, data: bytes | bytearray | memoryview) -> Batch:
+        if not self.events:
+            return self._columns(data)
         return self._batch(self.decoder.feed(data))
 
     def close(self) -> Batch:
         return self._batch(self.decoder.close())
 
     def _batch(self, events: list[Any]) -> Batch:
-        steps: list[RtcStep] = []
+        parts: list[np.ndarray] = []
         cut = 0
         for i, e in enumerate(events):
             if e.__class__ is not Record:
@@ -111,13 +123,38 @@ class QSSource:
                 if e.values[0]:
                     # A target reset: its clock restarts, and a step open across it
                     # never ends. Steps closed before it keep their times.
-                    steps += self.tracker.feed(events[cut:i])
+                    parts.append(self._records(self.tracker.feed(events[cut:i])))
                     cut = i
                     self.tracker.unfinished += len(self.tracker.pending)
                     self.tracker.pending.clear()
                     self._end_raw = 0
-        steps += self.tracker.feed(events[cut:])
-        return Batch(self._records(steps), events)
+        parts.append(self._records(self.tracker.feed(events[cut:])))
+        return Batch(parts[0] if len(parts) == 1 else np.concatenate(parts), events)
+
+    def _columns(self, data: bytes | bytearray | memoryview) -> Batch:
+        """``_batch`` without the events: only the frames that change what follows
+        (target info, dictionaries) become Python objects."""
+        if len(data) > _PIECE:
+            # Smaller pieces keep the framer's temporaries (several bytes per byte) small.
+            view = memoryview(data)
+            parts = [self._columns(view[i : i + _PIECE]) for i in range(0, len(data), _PIECE)]
+            return Batch(np.concatenate([p.records for p in parts]), [])
+        selected = self.decoder.feed_select(data, STEP_RECORDS)
+        resets = []
+        for e in selected.others:
+            if e.__class__ is not Record:
+                continue
+            rec = e.rec
+            if rec in _DICT_RECORDS:
+                self._preamble[e.raw[1:-1]] = e
+            elif rec == TARGET_INFO:
+                self._target_info(e)
+                if e.values[0]:
+                    resets.append(e.index)
+        if selected.last_seq is not None:
+            self.last_seq = selected.last_seq
+        steps = self.tracker.feed_selected(selected, self.decoder.dicts, resets)
+        return Batch(self._records_columns(steps, len(resets)), [])
 
     def _target_info(self, e: Record) -> None:
         if e.values[0]:
@@ -147,6 +184,60 @@ class QSSource:
                 out[3 * k + level] = (address(level, name), entry, dur, level)
         self._end, self._end_raw = end, end_raw
         self.steps += len(steps)
+        return out
+
+    def _records_columns(self, steps: StepColumns, resets: int) -> np.ndarray:
+        """``_records`` over columns, target resets in the chunk included (each sets the
+        last raw end back to 0). Timestamps of more than 32 bits take the Python way."""
+        n = len(steps)
+        if n and (int(steps.start.max()) > _MASK or int(steps.duration.max()) > _MASK):
+            seg = steps.reset_segment.tolist()
+            objects = steps.steps()
+            parts = []
+            for r in range(resets + 1):
+                parts.append(
+                    self._records([s for s, g in zip(objects, seg, strict=True) if g == r])
+                )
+                if r < resets:
+                    self._end_raw = 0
+            return np.concatenate(parts)
+        out = np.empty(3 * n, RECORD_DTYPE)
+        if n == 0:
+            if resets:
+                self._end_raw = 0
+            return out
+        dur = steps.duration.astype(np.int64)
+        raw = steps.start.astype(np.int64) + dur
+        seg = steps.reset_segment
+        prev = np.empty(n, dtype=np.int64)
+        prev[0] = self._end_raw
+        prev[1:] = raw[:-1] & _MASK
+        new_segment = np.empty(n, dtype=bool)
+        new_segment[0] = seg[0] > 0
+        new_segment[1:] = seg[1:] != seg[:-1]
+        prev[new_segment] = 0
+        delta = (raw - prev) & _MASK
+        base = self._end
+        if base is None:
+            base = 0
+            delta[0] = raw[0]
+        end = np.cumsum(delta)
+        entry = (end - dur + (base & _MASK)) & _MASK
+        self._end = base + int(end[-1])
+        self._end_raw = 0 if resets > int(seg[-1]) else int(raw[-1]) & _MASK
+        # Symbols in order of first appearance, as _records hands them out.
+        key = steps.names.key
+        uniq, first = np.unique(key, return_index=True)
+        addr = np.zeros((len(steps.names.triples), 3), dtype=np.int64)
+        address = self.symbols.address
+        for k in uniq[np.argsort(first)].tolist():
+            for level, name in enumerate(steps.names.triples[k]):
+                addr[k, level] = address(level, name)
+        out["func_addr"] = addr[key].reshape(-1)
+        out["entry_time"] = np.repeat(entry, 3)
+        out["duration"] = np.repeat(dur, 3)
+        out["depth"] = np.tile(np.arange(3, dtype=np.uint16), n)
+        self.steps += n
         return out
 
     # ------------------------------------------------------------ for stored captures

@@ -10,6 +10,7 @@ fit their layout and unknown records become events and counts in ``stats``.
 from __future__ import annotations
 
 import struct
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import NamedTuple
@@ -20,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .config import QSConfig, parse_target_info
 from .dictionaries import Dictionaries, clean_name
 from .events import Malformed, QSEvent, Record
-from .framing import BadFrame, Discontinuity, Frame, Framer
+from .framing import BadFrame, Discontinuity, Frame, FrameBatch, Framer
 from .records import (
     ENUM_DICT,
     FUN_DICT,
@@ -220,6 +221,139 @@ class QSDecoder:
             fields = rows.view(_dtype(lay, self.config)).reshape(len(sel))
             pieces.setdefault(rec, []).append((index[sel], fields))
 
+    def feed_select(
+        self, data: bytes | bytearray | memoryview, wanted: Collection[int]
+    ) -> Selected:
+        """``feed`` for whole captures when only a few record ids matter: the records
+        with an id in ``wanted`` that fit their fixed layout come back as numpy columns, one
+        table per target-info segment (their sizes may differ); the other records that
+        fit a fixed layout and the application records are counted and checked without
+        a Python object each. Frames with side effects or odd shapes (target info,
+        dictionaries, QS_QF_RUN, strings, unknown or misfit records) and every framing
+        problem go through ``feed``'s path one by one into ``others``, in stream order.
+        Counts in ``stats`` and ``frame_stats`` end up as ``feed`` leaves them."""
+        batch = self.framer.feed_batch(data)
+        n = len(batch)
+        problems = batch.problems
+        out = Selected([], [], None)
+        if n == 0:
+            out.others.extend(problem for _, problem in problems)
+            return out
+        recs = batch.recs
+        lengths = batch.ends - batch.starts
+        p = 0
+        others = out.others
+        records = 0
+        last = (-1, 0)  # (frame position, seq) of the last record decoded as columns
+
+        def slow(positions: Iterable[int]) -> None:
+            nonlocal p
+            for i in positions:
+                while p < len(problems) and problems[p][0] <= i:
+                    others.append(problems[p][1])
+                    p += 1
+                s, e = int(batch.starts[i]), int(batch.ends[i])
+                frame = (batch.first_index + i, int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
+                others.extend(self._decode_other(_new(Frame, frame)))
+
+        cuts = np.flatnonzero(recs == TARGET_INFO).tolist()
+        bounds = [0, *[c for c in cuts if c > 0], n]
+        wanted_ids = np.array(sorted(wanted), dtype=np.int64)
+        for lo, hi in pairwise(bounds):
+            start = lo
+            if recs[lo] == TARGET_INFO:
+                slow((lo,))  # its sizes apply to the rest of the segment
+                start += 1
+            if hi <= start:
+                continue
+            seg_recs = recs[start:hi]
+            fits = self._fixed_lengths()[seg_recs] == lengths[start:hi]
+            user = ~fits & (seg_recs >= USER_FIRST)
+            n_user, user_rows = self._check_user(batch, start, user)
+            fast = fits | user_rows
+            records += int(fits.sum()) + n_user
+            if fast.any():
+                k = int(np.flatnonzero(fast)[-1]) + start
+                last = (k, int(batch.seqs[k]))
+            table = {}
+            pick = fits & np.isin(seg_recs, wanted_ids)
+            if pick.any():
+                table = self._select_columns(batch, start, np.flatnonzero(pick) + start)
+            out.segments.append((self.config, table))
+            slow((np.flatnonzero(~fast) + start).tolist())
+        others.extend(problem for _, problem in problems[p:])
+        records += sum(1 for e in others if e.__class__ is Record)
+        self.stats.records += records
+        last_other = next((e for e in reversed(others) if e.__class__ is Record), None)
+        if last_other is not None and last_other.index >= batch.first_index + last[0]:
+            out = out._replace(last_seq=last_other.seq)
+        elif last[0] >= 0:
+            out = out._replace(last_seq=last[1])
+        return out
+
+    def _fixed_lengths(self) -> np.ndarray:
+        """Per record id: the frame length of its fixed layout, or -1 when its frames
+        need a look of their own (no layout, a string or rest field, no data at all)."""
+        table = getattr(self, "_fixed", None)
+        if table is None or table[0] is not self._layouts:
+            lengths = np.full(256, -1, dtype=np.int64)
+            for rec, lay in self._layouts.items():
+                if lay.__class__ is Compiled and lay.tail is None and lay.size > 0:
+                    lengths[rec] = lay.size + 3
+            table = self._fixed = (self._layouts, lengths)
+        return table[1]
+
+    def _check_user(
+        self, batch: FrameBatch, start: int, user: np.ndarray
+    ) -> tuple[int, np.ndarray]:
+        """Application records at ``start + flatnonzero(user)``: how many decode to a
+        record, and which of them need no look of their own (they carry their
+        timestamp and their data elements decode). Each distinct payload is decoded
+        once, as ``_decode_user`` caches it."""
+        rows = np.zeros(len(user), dtype=bool)
+        if self._ts is None or not user.any():
+            return 0, rows
+        size = self.config.tstamp_size
+        at = np.flatnonzero(user)
+        s = batch.starts[at + start]
+        e = batch.ends[at + start]
+        long_enough = e - s - 1 >= 2 + size
+        at, s, e = at[long_enough], s[long_enough], e[long_enough]
+        buf = batch.buf
+        bodies = [buf[a + 2 + size : b - 1] for a, b in zip(s.tolist(), e.tolist(), strict=True)]
+        bad = {body for body in set(bodies) if self._user_args(body)[1] is not None}
+        if bad:
+            ok = np.fromiter((body not in bad for body in bodies), dtype=bool, count=len(bodies))
+            at = at[ok]
+        rows[at] = True
+        return len(at), rows
+
+    def _user_args(self, body: bytes) -> tuple:
+        cached = self._user_cache.get(body)
+        if cached is None:
+            cfg = self.config
+            try:
+                cached = decode_user(body, 0, cfg.sig_size, cfg.obj_ptr_size, cfg.fun_ptr_size)
+            except KeyError:
+                cached = ((), "unsupported signal or pointer size in the configuration")
+            if len(self._user_cache) >= _USER_CACHE:
+                self._user_cache.clear()
+            self._user_cache[body] = cached
+        return cached
+
+    def _select_columns(
+        self, batch: FrameBatch, start: int, rows: np.ndarray
+    ) -> dict[int, RecordColumns]:
+        out = {}
+        recs = batch.recs[rows]
+        for rec in np.unique(recs).tolist():
+            lay = self._layouts[rec]
+            sel = rows[recs == rec]
+            window = sliding_window_view(batch.u, lay.size)
+            fields = window[batch.starts[sel] + 2].view(_dtype(lay, self.config)).reshape(len(sel))
+            out[rec] = RecordColumns(rec, sel + batch.first_index, fields)
+        return out
+
     def close(self) -> list[QSEvent]:
         """End of stream. A tail with no closing flag is not a frame (CLARIFICATIONS)."""
         return self.framer.close()
@@ -334,17 +468,7 @@ class QSDecoder:
         (ts,) = self._ts.unpack_from(raw, 2)
         # Application records repeat the same few payloads (a state, a counter...):
         # their decoded elements are immutable, so decode each payload once.
-        body = raw[2 + size : -1]
-        cached = self._user_cache.get(body)
-        if cached is None:
-            try:
-                cached = decode_user(body, 0, cfg.sig_size, cfg.obj_ptr_size, cfg.fun_ptr_size)
-            except KeyError:
-                cached = ((), "unsupported signal or pointer size in the configuration")
-            if len(self._user_cache) >= _USER_CACHE:
-                self._user_cache.clear()
-            self._user_cache[body] = cached
-        args, error = cached
+        args, error = self._user_args(raw[2 + size : -1])
         record = _new(Record, (ev.index, ev.seq, ev.rec, ts, _ARGS, (args,), cfg, self.dicts, raw))
         if error is None:
             return [record]
@@ -408,6 +532,24 @@ class RecordColumns(NamedTuple):
     rec: int
     index: np.ndarray
     fields: np.ndarray
+
+
+class Selected(NamedTuple):
+    """What ``feed_select`` gives: per target-info segment of the chunk, the sizes in
+    force and the wanted records' columns (record id -> RecordColumns); the events of
+    the frames decoded one by one; the sequence number of the last record, if any."""
+
+    segments: list[tuple[QSConfig, dict[int, RecordColumns]]]
+    others: list[QSEvent]
+    last_seq: int | None
+
+    def dictionaries_at(self, index: np.ndarray, after: Dictionaries) -> tuple[np.ndarray, list]:
+        """The dictionaries each record at stream ``index`` saw, as (epoch per record,
+        epochs): those carried by the next record decoded one by one (dictionaries
+        change only there), else ``after`` (the decoder's after the chunk)."""
+        marks = [(e.index, e.dicts) for e in self.others if e.__class__ is Record]
+        at = np.array([m[0] for m in marks], dtype=np.int64)
+        return np.searchsorted(at, index, side="right"), [m[1] for m in marks] + [after]
 
 
 class ColumnBatch(NamedTuple):

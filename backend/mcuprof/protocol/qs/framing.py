@@ -94,13 +94,15 @@ class FrameStats:
 _new_frame = tuple.__new__
 
 
-def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (unstuffed bytes, positions in them where each real flag stood).
+def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return (the bytes with escapes undone and the real flags kept, the positions of
+    those flags in them, the flags' positions in ``arr``).
 
     Escapes are rare, so the work is done on their positions only: in a run of
     consecutive 0x7D bytes every other one is an escape, starting with the first
     (the run starts after a byte that is not 0x7D, so nothing escapes its first byte).
     """
+    n = len(arr)
     esc = np.flatnonzero(arr == ESC)
     k = np.arange(len(esc))
     run_start = np.ones(len(esc), dtype=bool)
@@ -108,19 +110,18 @@ def _unstuff(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.maximum.accumulate(np.where(run_start, k, 0))
     escape = esc[(k - first) % 2 == 0]
     escaped = escape + 1
-    flags = np.flatnonzero(arr == FLAG)
-    # A flag right after an escape is data.
-    hit = np.searchsorted(escaped, flags)
-    hit = np.minimum(hit, max(len(escaped) - 1, 0))
-    is_data = escaped[hit] == flags if len(escaped) else np.zeros(len(flags), dtype=bool)
-    flags = flags[~is_data]
-    values = arr.copy()
-    values[escaped[escaped < len(arr)]] ^= ESC_XOR
-    keep = np.ones(len(arr), dtype=bool)
+    escaped = escaped[escaped < n]
+    is_flag = arr == FLAG
+    is_flag[escaped] = False  # a flag right after an escape is data
+    flags = np.flatnonzero(is_flag)
+    keep = np.ones(n, dtype=bool)
     keep[escape] = False
-    keep[flags] = False
-    ends = flags - np.searchsorted(escape, flags) - np.arange(len(flags))
-    return values[keep], ends
+    u = arr[keep]
+    u[escaped - np.arange(1, len(escaped) + 1)] ^= ESC_XOR
+    # Escapes before each flag: each escape counts from the first flag after it.
+    before = np.bincount(np.searchsorted(flags, escape), minlength=len(flags) + 1)
+    ends = flags - np.cumsum(before)[: len(flags)]
+    return u, ends, flags
 
 
 class FrameBatch:
@@ -210,22 +211,20 @@ class Framer:
         if last < 0:
             self._hold(buf)
             return self._empty()
-        whole, tail = buf[: last + 1], buf[last + 1 :]
-        arr = np.frombuffer(whole, dtype=np.uint8)
-        if whole.find(b"\x7d") < 0:
-            unstuffed = whole
+        tail = buf[last + 1 :]
+        arr = np.frombuffer(buf, dtype=np.uint8, count=last + 1)
+        if buf.find(b"\x7d", 0, last + 1) < 0:
+            unstuffed = buf  # frames index it as they index arr: no copy
             u = arr
-            ends = np.flatnonzero(arr == FLAG)
-            starts = np.empty_like(ends)
-            starts[0] = 0
-            starts[1:] = ends[:-1] + 1
+            ends = wire_ends = np.flatnonzero(arr == FLAG)
         else:
-            u, ends = _unstuff(arr)
+            u, ends, wire_ends = _unstuff(arr)
             unstuffed = u.tobytes()
-            starts = np.empty_like(ends)
-            starts[0] = 0
-            starts[1:] = ends[:-1]
-        batch = self._frames(unstuffed, u, starts, ends)
+        # With the flags kept, each frame starts right after the previous flag.
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        batch = self._frames(unstuffed, u, starts, ends, wire_ends)
         self._hold(tail)
         return batch
 
@@ -239,10 +238,17 @@ class Framer:
             self._overlong = True
             stripped = buf.rstrip(b"\x7d")
             buf = buf[len(stripped) :]
+            if not self.started:
+                self.stats.skipped_bytes += len(stripped)
         self._tail = buf
 
     def _frames(
-        self, unstuffed: bytes, u: np.ndarray, starts: np.ndarray, ends: np.ndarray
+        self,
+        unstuffed: bytes,
+        u: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        wire_ends: np.ndarray,
     ) -> FrameBatch:
         stats = self.stats
         lengths = ends - starts
@@ -254,11 +260,12 @@ class Framer:
             ok[0] = False
         good = np.flatnonzero(ok)
         if not self.started:
+            # Skipped bytes are counted on the wire, escapes and flags included.
             if len(good) == 0:
-                stats.skipped_bytes += len(unstuffed)
+                stats.skipped_bytes += int(wire_ends[-1]) + 1
                 return self._empty()
             skip = int(good[0])
-            stats.skipped_bytes += int(starts[skip])
+            stats.skipped_bytes += int(wire_ends[skip - 1]) + 1 if skip else 0
             ok[:skip] = True  # before the stream starts nothing counts as bad
             overlong = overlong and skip == 0
         g_starts, g_ends = starts[good], ends[good]
@@ -306,8 +313,8 @@ class Framer:
 
 def _checksums(u: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray):
     """Each frame's byte sum modulo 256 (uint8 arithmetic wraps, which is the modulo).
-    ``u`` may still hold the flags (no escapes in the chunk): then each segment from
-    one start to the next includes exactly one flag, taken off again."""
+    ``u`` holds the flags: each segment from one start to the next includes exactly
+    one flag, taken off again."""
     n = len(u)
     if int(starts[-1]) >= n:  # empty frames at the very end: give them a byte to sum
         u = np.concatenate((u, np.zeros(1, dtype=np.uint8)))
@@ -319,8 +326,13 @@ def _checksums(u: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.
 
 
 def _escaped_at_end(buf: bytes, pos: int) -> bool:
-    """Is the 0x7E at ``pos`` escaped, i.e. preceded by an odd run of 0x7D bytes?"""
-    run = pos - len(buf[:pos].rstrip(b"\x7d"))
+    """Is the 0x7E at ``pos`` escaped, i.e. preceded by an odd run of 0x7D bytes?
+    Looks at a short window first: copying the whole chunk costs more than the test."""
+    window = buf[max(0, pos - 64) : pos]
+    kept = len(window.rstrip(b"\x7d"))
+    if kept == 0 and pos > 64:
+        kept = len(buf[:pos].rstrip(b"\x7d")) - (pos - 64)
+    run = len(window) - kept
     return run % 2 == 1
 
 
