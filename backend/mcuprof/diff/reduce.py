@@ -19,7 +19,7 @@ import numpy as np
 
 from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
 from ..profile.frames import AddressTable
-from ..profile.timebase import unwrap_exits
+from ..profile.timebase import place
 from .table import Spread, capture_span
 
 if TYPE_CHECKING:
@@ -228,12 +228,7 @@ class RecordReducer:
     def add(self, records: np.ndarray) -> None:
         if len(records) == 0:
             return
-        dur = records["duration"].astype(np.uint32)
-        exits = unwrap_exits(records["entry_time"], dur, self._last_exit)
-        self._last_exit = int(exits[-1])
-        hi = int(exits.max())
-        entry = np.subtract(exits, dur, out=exits)
-        lo = int(entry.min())
+        entry, dur, self._last_exit, lo, hi = place(records, self._last_exit)
         self._t0 = lo if self._t0 is None else min(self._t0, lo)
         self._t1 = hi if self._t1 is None else max(self._t1, hi)
         ids = self.table.ids(records["func_addr"])  # first: it grows the table

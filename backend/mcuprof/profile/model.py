@@ -14,7 +14,7 @@ from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
 from .levels import Level, find_parents
-from .timebase import unwrap_exits
+from .timebase import place
 
 Window = tuple[float, float] | None
 _CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least this often
@@ -174,12 +174,7 @@ class Profile:
         k = len(recs)
         if k == 0:
             return
-        dur = recs["duration"].astype(np.uint32)
-        exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
-        self._last_exit = int(exits[-1])
-        hi = int(exits.max())
-        entry = np.subtract(exits, dur, out=exits)  # in place: one int64 column less
-        lo = int(entry.min())
+        entry, dur, self._last_exit, lo, hi = place(recs, self._last_exit)
         self.aggregator.check(lo)
         self._t0 = lo if self._t0 is None else min(self._t0, lo)
         self._t1 = hi if self._t1 is None else max(self._t1, hi)
@@ -424,12 +419,7 @@ class Builder:
 
     def _add(self, recs: np.ndarray) -> None:
         p = self.profile
-        dur = recs["duration"].astype(np.uint32)
-        exits = unwrap_exits(recs["entry_time"], dur, p._last_exit)
-        p._last_exit = int(exits[-1])
-        hi = int(exits.max())
-        entry = np.subtract(exits, dur, out=exits)
-        lo = int(entry.min())
+        entry, dur, p._last_exit, lo, hi = place(recs, p._last_exit)
         p._t0 = lo if p._t0 is None else min(p._t0, lo)
         p._t1 = hi if p._t1 is None else max(p._t1, hi)
         raw = recs["func_addr"]

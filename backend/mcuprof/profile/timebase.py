@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ
@@ -31,6 +33,28 @@ def unwrap_exits(
     np.cumsum(out, out=out)
     out += np.int64(last_exit)
     return out
+
+
+class Batch(NamedTuple):
+    """A batch of records on the unwrapped time line."""
+
+    entry: np.ndarray  # int64 ticks
+    duration: np.ndarray  # uint32 ticks
+    last_exit: int  # to pass on with the next batch
+    lo: int  # earliest entry
+    hi: int  # latest exit
+
+
+def place(records: np.ndarray, last_exit: int | None) -> Batch:
+    """``records`` (in stream order, after those whose last exit was ``last_exit``) with
+    unwrapped entries, and the span they cover: what every consumer of a record stream
+    (the profile, its whole-capture builder, compare's reduction) starts with."""
+    dur = records["duration"].astype(np.uint32)
+    exits = unwrap_exits(records["entry_time"], dur, last_exit)
+    last = int(exits[-1])
+    hi = int(exits.max())
+    entry = np.subtract(exits, dur, out=exits)  # in place: one int64 column less
+    return Batch(entry, dur, last, int(entry.min()), hi)
 
 
 def concat_records(batch: list[np.ndarray]) -> np.ndarray:
