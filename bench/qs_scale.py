@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import _count, run
+from scale import _count, medians
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference" / "qs" / "dpp-posix64.bin"
@@ -192,12 +192,9 @@ def main() -> None:
                 for name in commands:
                     cells = []
                     for code in [before, None] if before else [None]:
-                        runs = [
-                            run(argv_for(name, path, tmp), code) for _ in range(max(1, args.repeat))
-                        ]
-                        took = statistics.median(r[0] for r in runs)
-                        rss = statistics.median(r[1] for r in runs)
-                        cpu = statistics.median(r[2] for r in runs)
+                        took, rss, cpu = medians(
+                            partial(argv_for, name, path, tmp), code, args.repeat
+                        )
                         cells.append(_cell(n, took, cpu, rss))
                     print(
                         f"| {n:,} | {shape} | {mb:.0f} | `{name}` | {' → '.join(cells)} |",

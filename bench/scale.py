@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -130,6 +132,18 @@ def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int, flo
     return took, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
+def medians(
+    argv: Callable[[], list[str]], pythonpath: str | None, repeat: int
+) -> tuple[float, float, float]:
+    """Median wall seconds, peak RSS and CPU seconds of ``repeat`` runs (at least one)."""
+    runs = [run(argv(), pythonpath) for _ in range(max(1, repeat))]
+    return (
+        statistics.median(r[0] for r in runs),
+        statistics.median(r[1] for r in runs),
+        statistics.median(r[2] for r in runs),
+    )
+
+
 def argv_for(name: str, capture: Path, tmp: Path) -> list[str]:
     """The command line of ``name`` on ``capture``: the capture goes right after the
     subcommand's words (before its options), as a user types it."""
@@ -195,12 +209,9 @@ def main() -> None:
                 for name in commands:
                     cells = []
                     for code in [before, None] if before else [None]:
-                        runs = [
-                            run(argv_for(name, path, tmp), code) for _ in range(max(1, args.repeat))
-                        ]
-                        took = statistics.median(r[0] for r in runs)
-                        rss = statistics.median(r[1] for r in runs)
-                        cpu = statistics.median(r[2] for r in runs)
+                        took, rss, cpu = medians(
+                            partial(argv_for, name, path, tmp), code, args.repeat
+                        )
                         base.setdefault(code, rss)  # the first command is the baseline
                         cells.append(_cell(n, took, cpu, rss, base[code]))
                     print(f"| {n:,} | {shape} | `{name}` | {' → '.join(cells)} |", flush=True)
