@@ -115,21 +115,26 @@ class QSSource:
             if e.__class__ is not Record:
                 continue
             self.last_seq = e.seq
-            rec = e.rec
-            if rec in _DICT_RECORDS:
-                self._preamble[e.raw[1:-1]] = e
-            elif rec == TARGET_INFO:
-                self._target_info(e)
-                if e.values[0]:
-                    # A target reset: its clock restarts, and a step open across it
-                    # never ends. Steps closed before it keep their times.
-                    parts.append(self._records(self.tracker.feed(events[cut:i])))
-                    cut = i
-                    self.tracker.unfinished += len(self.tracker.pending)
-                    self.tracker.pending.clear()
-                    self._end_raw = 0
+            if self._control(e):
+                # A target reset: its clock restarts, and a step open across it
+                # never ends. Steps closed before it keep their times.
+                parts.append(self._records(self.tracker.feed(events[cut:i])))
+                cut = i
+                self.tracker.unfinished += len(self.tracker.pending)
+                self.tracker.pending.clear()
+                self._end_raw = 0
         parts.append(self._records(self.tracker.feed(events[cut:])))
         return Batch(parts[0] if len(parts) == 1 else np.concatenate(parts), events)
+
+    def _control(self, e: Record) -> bool:
+        """Keep what a dictionary or target-info record changes for what follows; True
+        when it is a target reset."""
+        if e.rec in _DICT_RECORDS:
+            self._preamble[e.raw[1:-1]] = e
+        elif e.rec == TARGET_INFO:
+            self._target_info(e)
+            return bool(e.values[0])
+        return False
 
     def _columns(self, data: bytes | bytearray | memoryview) -> Batch:
         """``_batch`` without the events: only the frames that change what follows
@@ -142,15 +147,8 @@ class QSSource:
         selected = self.decoder.feed_select(data, STEP_RECORDS)
         resets = []
         for e in selected.others:
-            if e.__class__ is not Record:
-                continue
-            rec = e.rec
-            if rec in _DICT_RECORDS:
-                self._preamble[e.raw[1:-1]] = e
-            elif rec == TARGET_INFO:
-                self._target_info(e)
-                if e.values[0]:
-                    resets.append(e.index)
+            if e.__class__ is Record and self._control(e):
+                resets.append(e.index)
         if selected.last_seq is not None:
             self.last_seq = selected.last_seq
         steps = self.tracker.feed_selected(selected, self.decoder.dicts, resets)
