@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import _count, medians
+from scale import _count, compile_trees, medians
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference" / "qs" / "dpp-posix64.bin"
@@ -176,6 +176,7 @@ def main() -> None:
     sizes = [_count(s) for s in args.frames.split(",") if s]
     commands = [c.strip() for c in args.commands.split(",")]
     before = str(Path(args.before, "backend").resolve()) if args.before else None
+    compile_trees(before)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("Each cell: median wall time (frames/s; CPU time), peak RSS per frame.")
     print()

@@ -132,6 +132,14 @@ def run(argv: list[str], pythonpath: str | None = None) -> tuple[float, int, flo
     return took, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
+def compile_trees(before: str | None) -> None:
+    """What users run has bytecode (Python writes it on the first import); with
+    PYTHONDONTWRITEBYTECODE set, every run would compile the package again instead."""
+    for tree in [Path(__file__).resolve().parents[1] / "backend", before]:
+        if tree is not None:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True)
+
+
 def medians(
     argv: Callable[[], list[str]], pythonpath: str | None, repeat: int
 ) -> tuple[float, float, float]:
@@ -185,11 +193,7 @@ def main() -> None:
         sizes.append(30_000_000)
     commands = [c.strip() for c in args.commands.split(",")]
     before = str(Path(args.before, "backend").resolve()) if args.before else None
-    # What users run has bytecode (Python writes it on the first import); with
-    # PYTHONDONTWRITEBYTECODE set every run would compile the package again instead.
-    for tree in [Path(__file__).resolve().parents[1] / "backend", before]:
-        if tree is not None:
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True)
+    compile_trees(before)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         "Each cell: median wall time (records/s; CPU time), peak RSS per record "
