@@ -1,12 +1,12 @@
 """Linear at any depth and fan-out (issue 14, item 1): a chain 65,535 calls deep and
 100,000 siblings go through reconstruction, aggregation and every export in seconds.
-The per-shape budgets are generous (a shared 2-core machine); before the change these
-shapes took hours (depth) and tens of seconds (siblings)."""
+Nothing here is timed (speed lives in bench/): before the change these shapes took hours
+(depth) and tens of seconds (siblings), so a return of the quadratic walk shows as the suite's
+per-test timeout, not as a flaky budget."""
 
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -45,25 +45,17 @@ def siblings(n: int) -> np.ndarray:
     return r
 
 
-def _timed(fn, budget_s: float):
-    t = time.perf_counter()
-    out = fn()
-    took = time.perf_counter() - t
-    assert took < budget_s, f"{took:.1f} s"
-    return out
-
-
 @pytest.fixture(scope="module")
 def deep() -> Profile:
     """Only the leaf has self time, so folded (which repeats the whole stack on every
     line) is one line of 65,535 frames and every export stays linear in its output."""
     p = Profile()
-    _timed(lambda: p.add(chain(DEEP, leaf_self_only=True)), 60)
+    p.add(chain(DEEP, leaf_self_only=True))
     return p
 
 
 def test_deep_chain_aggregates(deep: Profile) -> None:
-    stats = _timed(deep.function_stats, 60)
+    stats = deep.function_stats()
     assert len(stats) == DEEP
     assert {(s.calls, s.total_us) for s in stats} == {(1, 10.0)}
     assert [s.name for s in stats if s.self_us] == [LEAF]
@@ -71,16 +63,16 @@ def test_deep_chain_aggregates(deep: Profile) -> None:
 
 @pytest.mark.parametrize("fmt", ["csv", "callgrind", "speedscope", "chrome"])
 def test_deep_chain_exports(deep: Profile, fmt: str) -> None:
-    text = _timed(lambda: export.render(fmt, deep), 60)
+    text = export.render(fmt, deep)
     assert LEAF in text and "0x08000000" in text
 
 
 def test_deep_chain_folded_and_svg(deep: Profile) -> None:
-    folded = _timed(lambda: export.render("folded", deep), 60)
+    folded = export.render("folded", deep)
     assert folded.count("\n") == 1
     assert folded.count(";") == DEEP - 1
     assert folded.startswith("0x08000000;0x08000004;") and folded.endswith(f"{LEAF} 10\n")
-    svg = _timed(lambda: export.render("svg", deep), 60)
+    svg = export.render("svg", deep)
     assert 1000 < svg.count('class="f"') <= 3000  # pruned to the node budget
     assert 'data-n="0x08000000"' in svg
 
@@ -90,7 +82,7 @@ def test_self_time_at_every_level(recursive: bool) -> None:
     depth = 20_000
     p = Profile()
     p.add(chain(depth, leaf_self_only=False, recursive=recursive))
-    stats = _timed(p.function_stats, 30)
+    stats = p.function_stats()
     if recursive:  # the outermost call counts once in the total
         assert [(s.calls, s.total_us, s.self_us) for s in stats] == [
             (depth, 2 * depth + 1, 2 * depth + 1)
@@ -102,34 +94,28 @@ def test_self_time_at_every_level(recursive: bool) -> None:
 
 def test_wide_fan_out() -> None:
     p = Profile()
-    _timed(lambda: p.add(siblings(WIDE)), 30)
-    assert len(_timed(p.function_stats, 30)) == WIDE + 1
+    p.add(siblings(WIDE))
+    assert len(p.function_stats()) == WIDE + 1
+    last_child = f"0x{0x0800_0000 + 4 * (WIDE - 1):08x}"
     for fmt in export.FORMATS:
-        text = _timed(lambda fmt=fmt: export.render(fmt, p), 30)
-        assert text
+        text = export.render(fmt, p)
+        # SVG prunes frames narrower than a pixel; every other format keeps every function.
+        assert (last_child in text) == (fmt != "svg"), fmt
     folded = export.render("folded", p)
     assert folded.count("\n") == WIDE + 1  # each child, and the root's own time
 
 
 def test_export_of_a_snapshot_leaves_the_live_lock_free() -> None:
+    """The snapshot is taken under the lock; its export then never asks for the lock again:
+    it completes while another thread (the live link, here the test) holds it throughout."""
     p = Profile()
     p.add(chain(20_000, leaf_self_only=False))
     with p.lock:
         snap = p.snapshot()
-    done = threading.Event()
-    waits: list[float] = []
-
-    def render() -> None:
-        export.render("speedscope", snap)
-        done.set()
-
-    worker = threading.Thread(target=render)
-    worker.start()
-    while not done.is_set():
-        t = time.perf_counter()
-        with p.lock:
-            waits.append(time.perf_counter() - t)
-        time.sleep(0.01)
-    worker.join()
-    assert waits and max(waits) < 0.5
-    assert export.render("speedscope", snap) == export.render("speedscope", p)
+    out: list[str] = []
+    with p.lock:
+        worker = threading.Thread(target=lambda: out.append(export.render("speedscope", snap)))
+        worker.start()
+        worker.join(timeout=120)
+        assert not worker.is_alive(), "the export waited for the live lock"
+    assert out == [export.render("speedscope", p)]
