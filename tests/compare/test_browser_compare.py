@@ -60,6 +60,8 @@ def test_sessions_and_compare_tabs(server, tmp_path, firmware, kit, chromium: Br
 
         # Rename and annotate.
         page.locator(f'#sessions-table tr[data-id="{before.id}"]').click()
+        # The details panel is rebuilt when its fetch returns: fill the new one, not the old.
+        expect(page.locator("#sess-name")).to_have_value("before")
         page.fill("#sess-name", "baseline run")
         page.fill("#sess-notes", "before the FIR change")
         page.click("#sess-save")
