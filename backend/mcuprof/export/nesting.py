@@ -251,7 +251,7 @@ class _Moved:
         return lo, lo + self.dur[rows]
 
 
-_SLICE = 1 << 18  # rows per step where a whole depth's temporaries are not needed
+_SLICE = 1 << 16  # rows per step: temporaries below the mmap threshold (1 MB) reuse heap pages
 
 
 def _slices(n: int) -> list[slice]:
