@@ -12,7 +12,7 @@ can derive (depths come from the subtree sizes, chunk by chunk).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -325,11 +325,10 @@ def _arrays(profile: Profile) -> Calls:
     # Roots: depth 0 and orphans.
     root_parts = []
     for i, lv in enumerate(levels):
-        r = np.arange(lv.n) if up[i] is None else None
-        if r is None and bool((lv.parent < 0).any()):
-            r = np.flatnonzero(lv.parent < 0)
-        if r is not None:
-            root_parts.append((i, r))
+        if up[i] is None:
+            root_parts.append((i, None))  # every call of the depth
+        elif bool((lv.parent < 0).any()):
+            root_parts.append((i, np.flatnonzero(lv.parent < 0)))
     top = None
     if len(root_parts) == 1 and root_parts[0][0] == 0 and depths[0] == 0:
         top = _sane_roots(levels[0])
@@ -337,14 +336,11 @@ def _arrays(profile: Profile) -> Calls:
     if top is not None:
         end_max = top - t0
     else:
-        roots = _Roots(root_parts, raw, np.asarray(depths), index)
-        end_max = int(roots.hi.max())
-        for i in np.unique(roots.level[roots.moved]).tolist():
-            m = roots.level == i
-            rows = roots.row[m]
+        roots = _Roots(root_parts, levels, t0, np.asarray(depths), index)
+        end_max = roots.end_max
+        for i, rows, lo, hi in roots.moved():
             moved[i].begin(levels[i])
-            moved[i].set(rows, levels[i].entry[rows] - t0, roots.lo[m], roots.hi[m], None)
-        roots.moved = None
+            moved[i].set(rows, raw(i, rows)[0], lo, hi, None)
     del root_parts
 
     # Children, top down: clamped only where the walk would move them.
@@ -364,6 +360,8 @@ def _arrays(profile: Profile) -> Calls:
             kids = order if kids is None else kids[order]
             pk = pk[order]
             del order
+        if kids is not None and kids.dtype != np.int32:
+            kids = kids.astype(np.int32)  # rows of a level fit (Level columns are int32)
         sorted_kids[i] = kids
         moved[i].begin(levels[i])
         _clamp(levels[i], levels[u], t0, kids, pk, moved[u], moved[i])
@@ -379,14 +377,14 @@ def _arrays(profile: Profile) -> Calls:
         if u is None:
             continue
         p = levels[i].parent
-        kids = sorted_kids[i]
-        if kids is None and moved[i].raw:  # sane: every row has a parent
-            for sl in _slices(levels[i].n):
-                np.add.at(size[u], p[sl], size[i][sl])
-        else:
-            rows = np.flatnonzero(p >= 0)
-            np.add.at(size[u], p[rows], size[i][rows])
-            del rows
+        every = sorted_kids[i] is None and moved[i].raw  # sane: every row has a parent
+        for sl in _slices(levels[i].n):
+            pk, sz = p[sl], size[i][sl]
+            if not every:
+                has = pk >= 0
+                pk, sz = pk[has], sz[has]
+            np.add.at(size[u], pk, sz)
+        del p
 
     # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
     # then each depth from its parents'.
@@ -415,7 +413,7 @@ def _arrays(profile: Profile) -> Calls:
             pos -= size[0]
             del pos0
         else:
-            pos = np.empty(lv.n, index)
+            pos = np.empty(lv.n, index)  # children's from their parents', roots' apart
         if u is not None:
             # After the parent and the subtrees of earlier siblings: the children of
             # the parents before p fill (size - kept) each.
@@ -430,17 +428,19 @@ def _arrays(profile: Profile) -> Calls:
             del filled
             kids = sorted_kids[i]
             p = lv.parent
-            pk = p if kids is None else p[kids]
-            sz = size[i] if kids is None else size[i][kids]
-            excl = np.cumsum(sz, dtype=index)
-            excl -= sz
-            excl += q[pk]
-            del q, pk, sz
-            if kids is None:
-                pos = excl
-            else:
-                pos[kids] = excl
-            del excl
+            carry = 0  # the sizes of the children before the slice
+            for sl in _slices(lv.n if kids is None else len(kids)):
+                rows = sl if kids is None else kids[sl]
+                sz = size[i][rows]
+                excl = np.cumsum(sz, dtype=index)
+                last = int(excl[-1])
+                excl -= sz
+                excl += carry
+                excl += q[p[rows]]
+                pos[rows] = excl
+                carry += last
+                del rows, sz, excl
+            del q, p
             size[u] = None
         if roots is not None:
             roots.positions(i, pos)
@@ -468,52 +468,101 @@ def _arrays(profile: Profile) -> Calls:
 class _Roots:
     """Roots (depth 0 and orphans) in (start, depth, row) order, each clamped to start
     after the ones before it end: the general case, when the depth-0 calls alone do not
-    make a sane sequence."""
+    make a sane sequence. Kept part by part (one part per depth: its roots' rows, None
+    for all of them), in the parts' own order: each part is in (start, row) order
+    already, so one stable sort of the starts merges them, and only the running cursor
+    and the positions need the merged order."""
 
-    def __init__(self, parts: list, raw: Callable, depths: np.ndarray, index: type) -> None:
+    def __init__(self, parts: list, levels: list, t0: int, depths: np.ndarray, index: type):
         self.index = index
-        self.level = np.concatenate([np.full(len(r), i, np.int32) for i, r in parts])
-        self.row = np.concatenate([r for _, r in parts])
-        times = [raw(i, r) for i, r in parts]
-        s = np.concatenate([t[0] for t in times])
-        e = np.concatenate([t[1] for t in times])
-        del times
-        if len(parts) > 1:
-            order = np.lexsort((self.row, self.level, s))  # level order is depth order
-            self.level, self.row, s, e = self.level[order], self.row[order], s[order], e[order]
-            del order
-        cursor = np.maximum.accumulate(e)
-        self.lo = np.empty_like(s)
-        self.lo[0] = s[0]
-        np.maximum(s[1:], cursor[:-1], out=self.lo[1:])
-        del cursor
-        self.hi = np.maximum(e, self.lo)
-        self.moved: np.ndarray | None = (self.lo != s) | (self.hi != e)
-        self.wrap = (depths[self.level] > 0).astype(np.int32)
-        self.pos: np.ndarray | None = None
+        self.parts = parts
+        self.offsets = np.cumsum([0] + [levels[i].n if r is None else len(r) for i, r in parts])
+        self.wrap = [int(depths[i]) > 0 for i, _ in parts]
+        n = int(self.offsets[-1])
+        s = np.empty(n, np.int64)
+        e = np.empty(n, np.int64)
+        for k, (i, r) in enumerate(parts):
+            part = slice(self.offsets[k], self.offsets[k + 1])
+            lv = levels[i]
+            np.subtract(lv.entry if r is None else lv.entry[r], t0, out=s[part])
+            np.add(s[part], lv.dur if r is None else lv.dur[r], out=e[part])
+        # Parts come in depth order and rows ascend within each: a stable sort of the
+        # starts is the (start, depth, row) order.
+        self.order = np.argsort(s, kind="stable") if len(parts) > 1 else None
+        self.raw = s, e
+        self.lo, self.hi = self._clamped(s, e)
+        self.end_max = int(self.hi.max())
+
+    def _clamped(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each root's start and end once the cursor (the largest end so far, in the
+        merged order) has moved it, in the parts' order."""
+        order = self.order
+        ms = s if order is None else s[order]
+        me = e if order is None else e[order]
+        cursor = np.maximum.accumulate(me)
+        lo = np.empty_like(ms)
+        lo[0] = ms[0]
+        np.maximum(ms[1:], cursor[:-1], out=lo[1:])
+        del cursor, ms
+        hi = np.maximum(me, lo, out=me if order is not None else None)
+        if order is not None:
+            lo_p = np.empty_like(lo)
+            lo_p[order] = lo
+            hi_p = np.empty_like(hi)
+            hi_p[order] = hi
+            lo, hi = lo_p, hi_p
+        return lo, hi
+
+    def _part(self, k: int) -> slice:
+        return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+    def moved(self) -> Iterator[tuple[int, slice | np.ndarray, np.ndarray, np.ndarray]]:
+        """(depth index, rows, clamped starts, clamped ends) of the parts whose roots
+        the cursor moved; the raw times are dropped after."""
+        s, e = self.raw
+        for k, (i, r) in enumerate(self.parts):
+            part = self._part(k)
+            lo, hi = self.lo[part], self.hi[part]
+            if not (np.array_equal(lo, s[part]) and np.array_equal(hi, e[part])):
+                yield i, slice(None) if r is None else r, lo, hi
+        self.raw = None  # type: ignore[assignment]
 
     def place(self, size: list) -> tuple[tuple | None, int]:
         """Positions of the roots from their subtree sizes; the "[unknown]" wrappers
         (position, start, end, size) and the number of calls."""
-        r_size = np.empty(len(self.row), np.int32)
-        for i in np.unique(self.level).tolist():
-            m = self.level == i
-            r_size[m] = size[i][self.row[m]]
-        span = r_size + self.wrap
-        self.pos = np.cumsum(span, dtype=np.int64).astype(self.index)
-        total = int(self.pos[-1])
-        self.pos -= span
-        self.pos += self.wrap
+        span = np.empty(int(self.offsets[-1]), np.int64)
+        for k, (i, r) in enumerate(self.parts):
+            part = self._part(k)
+            span[part] = size[i] if r is None else size[i][r]
+            span[part] += self.wrap[k]
+        order = self.order
+        ends = np.cumsum(span if order is None else span[order])
+        total = int(ends[-1])
+        if order is None:
+            pos = ends
+        else:
+            pos = np.empty_like(ends)
+            pos[order] = ends
+        del ends
+        pos -= span  # where each root's span starts: its wrapper, if any
         del span
-        w = np.flatnonzero(self.wrap)
-        wrappers = None
-        if len(w):
-            wrappers = (self.pos[w] - 1, self.lo[w], self.hi[w], r_size[w] + 1)
-        self.lo = self.hi = self.wrap = None  # type: ignore[assignment]
-        return wrappers, total
+        self.pos = pos.astype(self.index)
+        del pos
+        wrappers = []
+        for k, (i, r) in enumerate(self.parts):
+            if self.wrap[k]:
+                part = self._part(k)
+                at = self.pos[part].copy()
+                self.pos[part] += 1
+                r_size = size[i] if r is None else size[i][r]
+                wrappers.append((at, self.lo[part], self.hi[part], r_size + 1))
+        self.lo = self.hi = None  # type: ignore[assignment]
+        if not wrappers:
+            return None, total
+        return tuple(np.concatenate(w) for w in zip(*wrappers, strict=True)), total
 
     def positions(self, i: int, pos: np.ndarray) -> None:
         """Set the positions of depth i's roots in ``pos``."""
-        m = self.level == i
-        if m.any():
-            pos[self.row[m]] = self.pos[m]
+        for k, (j, r) in enumerate(self.parts):
+            if j == i:
+                pos[slice(None) if r is None else r] = self.pos[self._part(k)]
