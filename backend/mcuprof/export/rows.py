@@ -54,9 +54,13 @@ class Ints:
             self._cache["top"] = top
         return self._cache["u"]
 
-    def widths(self) -> np.ndarray:
+    def widths(self) -> np.ndarray | int:
+        """Each value's digit count, or the count itself when all have the same one
+        (the usual case in a chunk of times: a min and a max instead of a pass per digit)."""
         u = self._unsigned()
         digits = len(str(self._cache["top"]))
+        if len(u) == 0 or len(str(int(u.min()))) == digits:
+            return digits
         w = np.ones(len(u), np.uint8)
         for k in range(1, digits):
             w += u >= u.dtype.type(_POW10[k])
@@ -71,10 +75,19 @@ class Table:
     index: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def widths(self) -> np.ndarray:
+    def widths(self) -> np.ndarray | int:
+        """Each item's length, or the length itself when all items have the same one."""
         if "len" not in self._cache:
-            self._cache["len"] = np.array([len(t) for t in self.strings], np.int64)
-        return self._cache["len"][self.index] if len(self.strings) else np.zeros(0, np.int64)
+            lengths = np.array([len(t) for t in self.strings], np.int64)
+            self._cache["len"] = lengths
+            self._cache["same"] = int(lengths[0]) if len(set(lengths.tolist())) == 1 else None
+        if len(self.index) == 0:
+            return 0
+        if self._cache["same"] is not None:
+            return self._cache["same"]
+        w = np.take(self._cache["len"], self.index)
+        lo, hi = int(w.min()), int(w.max())
+        return lo if lo == hi else w
 
     def items(self, width: int) -> np.ndarray:
         """The strings as one array of ``V{width}`` (those of another length unused)."""
@@ -135,16 +148,18 @@ def _store(block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.nda
     """Write ``k`` (1..4) bytes per row at ``col``: the last k bytes of ``words[index]``.
     With k < 4 the word is written 4 - k bytes earlier, over bytes that are either the
     template's constants (put back from the word) or a column written after this one."""
+    # np.take: a third faster than indexing (which checks and converts the indices
+    # through an iterator); the digits' indices are < 10,000 by construction.
     if k == 4:
-        _field(block, col, "<u4")[...] = words[index]
+        _field(block, col, "<u4")[...] = np.take(words, index)
         return
     lead = 4 - k
     if col >= lead:
         prefix = int.from_bytes(block[0, col - lead : col].tobytes() + b"\0" * k, "little")
         table = (words & np.uint32(_HIGH[k])) | np.uint32(prefix)
-        _field(block, col - lead, "<u4")[...] = table[index]
+        _field(block, col - lead, "<u4")[...] = np.take(table, index)
         return
-    w = words[index]
+    w = np.take(words, index)
     for i in range(k):
         block[:, col + i] = (w >> np.uint32(8 * (lead + i))).astype(np.uint8)
 
@@ -192,6 +207,19 @@ def _fill(block: np.ndarray, row: bytes) -> None:
         m += k
 
 
+def _split(code: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
+    """The rows of each code in ``codes`` (all the codes present), each ascending: one
+    stable sort of the codes (a radix sort for a few hundred codes at most) rather
+    than a comparison of every row per code."""
+    if len(codes) == 2:
+        first = code == codes[0]
+        return [np.flatnonzero(first), np.flatnonzero(~first)]
+    small = code.astype(np.uint8 if int(codes[-1]) < 256 else np.uint16, copy=False)
+    order = np.argsort(small, kind="stable")
+    bounds = np.cumsum(np.bincount(small)[codes])
+    return np.split(order, bounds[:-1].tolist())
+
+
 def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np.ndarray:
     """The ``n`` rows, each the concatenation of its parts, as one uint8 array of text
     (in ``scratch``'s buffers when given: valid until its next use)."""
@@ -218,19 +246,26 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
         len(a) if isinstance(a, bytes) else 1 for a in atoms if not isinstance(a, Ints | Table)
     )
     widths = [a.widths() for a in variable]
-    # One code per combination of widths present.
-    code = np.zeros(n, np.int64)
+    # One code per combination of widths present (columns of one width add nothing).
+    code: np.ndarray | None = None
     present: list[np.ndarray] = []
     scale = 1
     for w in widths:
+        if isinstance(w, int):
+            present.append(np.array([w]))
+            continue
         values = np.flatnonzero(np.bincount(w))
         present.append(values)
-        dense = np.zeros(int(values[-1]) + 1, np.int64)
-        dense[values] = np.arange(len(values))
         if len(values) > 1:
-            code += dense[w] * scale
+            dense = np.zeros(int(values[-1]) + 1, np.int64)
+            dense[values] = np.arange(len(values))
+            part = dense[w]
+            if scale > 1:
+                part *= scale
+                part += code
+            code = part
         scale *= len(values)
-    codes = np.flatnonzero(np.bincount(code)) if scale > 1 else np.zeros(1, np.int64)
+    codes = np.flatnonzero(np.bincount(code)) if code is not None else np.zeros(1, np.int64)
     if len(codes) == 1:
         groups = [(None, codes[0])]
         out = None
@@ -243,7 +278,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
         offsets -= row_len
         del row_len
         out = scratch.take("out", (total,))
-        groups = [(np.flatnonzero(code == c), c) for c in codes.tolist()]
+        groups = list(zip(_split(code, codes), codes.tolist(), strict=True))
     del code
     for idx, c in groups:
         group_widths = []
@@ -262,15 +297,15 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 continue
             if isinstance(atom, Ints):
                 u = atom._unsigned()
-                _put_digits(block, col, w, u if idx is None else u[idx])
+                _put_digits(block, col, w, u if idx is None else np.take(u, idx))
             elif isinstance(atom, Table):
                 if w == 0:
                     continue
-                index = atom.index if idx is None else atom.index[idx]
-                _field(block, col, f"V{w}")[...] = atom.items(w)[index]
+                index = atom.index if idx is None else np.take(atom.index, idx)
+                _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
             else:
                 values = np.asarray(atom.values, np.uint8)
-                _store(block, col, 1, _CHAR_WORDS, values if idx is None else values[idx])
+                _store(block, col, 1, _CHAR_WORDS, values if idx is None else np.take(values, idx))
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(
