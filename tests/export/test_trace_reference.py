@@ -162,3 +162,22 @@ def test_many_chunks_deep_nesting_and_wide_numbers(monkeypatch) -> None:
     assert p.t1_ticks - p.t0_ticks > 1 << 33
     assert speedscope.render(p) == speedscope_reference(p)
     assert chrome.render(p) == chrome_reference(p)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(record_st, min_size=1, max_size=40),
+    resets=st.integers(1, 3),
+    chunk=st.integers(1, 6),
+)
+def test_small_chunks_equal_the_plain_documents(rows, resets, chunk) -> None:
+    """Chunks of a few calls: calls stay open across many chunks (carried over) and
+    close in any later one, orphans' wrappers and clamped calls included."""
+    p = _profile(rows, 1_000_000, resets)
+    old = speedscope._CHUNK, chrome._CHUNK
+    speedscope._CHUNK = chrome._CHUNK = chunk
+    try:
+        assert speedscope.render(p) == speedscope_reference(p)
+        assert chrome.render(p) == chrome_reference(p)
+    finally:
+        speedscope._CHUNK, chrome._CHUNK = old

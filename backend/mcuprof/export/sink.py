@@ -23,8 +23,9 @@ class Sink:
     def __init__(self, out: Callable[[bytes], Any]) -> None:
         self._out = out
         self._queue: queue.Queue[tuple[bytearray, int] | None] = queue.Queue(_DEPTH)
-        # One buffer per queue slot, one being written, one being filled.
-        self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
+        # One buffer per queue slot, one being written, one being filled; last in,
+        # first out, so that a writer keeping up needs two of them only.
+        self._free: queue.LifoQueue[bytearray] = queue.LifoQueue()
         for _ in range(_DEPTH + 2):
             self._free.put(bytearray())
         self._error: BaseException | None = None

@@ -134,51 +134,65 @@ def _events(
     c: Calls, rank: np.ndarray, scratch: Scratch
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
-    order, one chunk of calls at a time. A call opens at 2·p − depth and closes, after
-    its subtree, at 2·(p + size) − depth − 1. The calls still open when a chunk starts
-    (at most the depth) are carried over; depths come from the sizes: a call's depth
-    is the number of calls open at its start."""
+    order, one chunk of calls at a time. A call's subtree holds ``size`` calls, so its
+    close is 2·size − 1 events after its open; the opens of a chunk fall after the
+    closes of the calls that end before them. The calls still open when a chunk ends
+    (at most the depth) are carried over, with their close's place in the document."""
     n = len(c)
-    carry_q = np.zeros(0, np.int64)  # where each open call's subtree ends
-    carry_d = np.zeros(0, np.int64)
+    carry_q = np.zeros(0, np.int64)  # where each open call's subtree ends (a call index)
+    carry_g = np.zeros(0, np.int64)  # its close's index among all events
     carry_f = np.zeros(0, np.int32)
     carry_e = c.ends(slice(0, 0))
+    local = np.arange(min(_CHUNK, n) + 1, dtype=np.int64)
     for p0 in range(0, n, _CHUNK):
         p1 = min(p0 + _CHUNK, n)
         m = p1 - p0
-        d0 = len(carry_q)
-        q = np.arange(p0, p1, dtype=np.int64)
-        q += c.size[p0:p1]
-        # closed[x]: calls closed by local position x (their subtree ends at or before).
-        ends_at = np.minimum(np.concatenate([carry_q, q]) - p0, m + 1)
-        closed = np.cumsum(np.bincount(ends_at, minlength=m + 2))
+        e0 = 2 * p0 - len(carry_q)  # the first event of the chunk: the open of p0
+        x = local[:m]
+        s = c.size[p0:p1].astype(np.int64)
+        # closed[k]: calls closed before the open of local call k (subtrees ending by it).
+        ends_at = x + s
+        np.minimum(ends_at, m + 1, out=ends_at)
+        counts = np.bincount(ends_at, minlength=m + 2)
         del ends_at
-        x = np.arange(m, dtype=np.int64)
-        depth = x - closed[:m]
-        depth += d0
+        if len(carry_q):
+            np.add.at(counts, np.minimum(carry_q - p0, m + 1), 1)
+        closed = np.cumsum(counts)
+        del counts
         size = m + int(closed[m])
-        kind = scratch.take("kind", (size,))
+        # One slot past the end takes the closes that fall in later chunks.
+        kind = scratch.take("kind", (size + 1,))
         kind.fill(ord("C"))
-        frame = scratch.take("frame", (size,), np.int32)
-        at = scratch.take("at", (size,), c.start.dtype)
-        x0 = 2 * p0 - d0  # the first event of the chunk: the open of p0
-        # Opens: 2·p − depth − x0 = x + closed[x].
-        x += closed[:m]
-        kind[x] = ord("O")
-        f = rank[c.frame[p0:p1] + 1]
-        frame[x] = f
-        at[x] = c.start[p0:p1]
-        del x
+        frame = scratch.take("frame", (size + 1,), np.int32)
+        at = scratch.take("at", (size + 1,), c.start.dtype)
+        opens = closed[:m]
+        opens += x
+        kind[opens] = ord("O")
+        f = np.take(rank, c.frame[p0:p1] + 1)
+        frame[opens] = f
+        at[opens] = c.start[p0:p1]
         ends = c.ends(slice(p0, p1))
-        for cq, cd, cf, ce in ((carry_q, carry_d, carry_f, carry_e), (q, depth, f, ends)):
-            shut = np.flatnonzero(cq <= p1)
-            i = 2 * cq[shut] - cd[shut] - 1 - x0
-            frame[i] = cf[shut]
-            at[i] = ce[shut]
-        still = carry_q > p1
-        left = q > p1
-        carry_q = np.concatenate([carry_q[still], q[left]])
-        carry_d = np.concatenate([carry_d[still], depth[left]])
-        carry_f = np.concatenate([carry_f[still], f[left]])
-        carry_e = np.concatenate([carry_e[still], ends[left]])
-        yield kind, frame, at
+        s *= 2
+        s -= 1
+        s += opens  # each call's close
+        del opens
+        left = np.flatnonzero(s >= size)  # closed in a later chunk
+        later = s[left]
+        later += e0
+        np.minimum(s, size, out=s)
+        frame[s] = f
+        at[s] = ends
+        if len(carry_g):
+            i = carry_g - e0
+            shut = i < size
+            frame[i[shut]] = carry_f[shut]
+            at[i[shut]] = carry_e[shut]
+            still = ~shut
+            carry_q, carry_g = carry_q[still], carry_g[still]
+            carry_f, carry_e = carry_f[still], carry_e[still]
+        if len(left):
+            carry_q = np.concatenate([carry_q, left + p0 + c.size[p0 + left]])
+            carry_g = np.concatenate([carry_g, later])
+            carry_f = np.concatenate([carry_f, f[left]])
+            carry_e = np.concatenate([carry_e, ends[left]])
+        yield kind[:size], frame[:size], at[:size]
