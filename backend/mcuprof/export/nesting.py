@@ -100,13 +100,14 @@ def nested_calls(profile: Profile, window: Window = None) -> Nested:
 
 @dataclass
 class Calls:
-    """``nested_calls`` as arrays in pre-order: frame id (int32), start (ticks from the
-    capture start: int64, float64 with a window), duration (uint32 ticks, or ``end``
-    float64 with a window) and subtree size (int32, the call itself included)."""
+    """``nested_calls`` as arrays in pre-order: frame id (int16 or int32), start (ticks
+    from the capture start: int64, float64 with a window), duration (uint32 ticks, or
+    ``end`` float64 with a window) and subtree size (int32, the call itself included;
+    None when not asked for)."""
 
     frame: np.ndarray
     start: np.ndarray
-    size: np.ndarray
+    size: np.ndarray | None
     dur: np.ndarray | None = None
     end: np.ndarray | None = None
     end_max: float = 0.0  # the largest end (ticks)
@@ -128,14 +129,15 @@ class Calls:
         return np.arange(n) - closed
 
 
-def calls(profile: Profile, window: Window = None) -> Calls:
-    """The calls of ``nested_calls`` in the same order and with the same times."""
+def calls(profile: Profile, window: Window = None, sizes: bool = True) -> Calls:
+    """The calls of ``nested_calls`` in the same order and with the same times; without
+    ``sizes`` (Chrome's complete events need none) ``size`` is None, 4 bytes a call less."""
     # Temporaries of a whole depth go back to the system as soon as they are freed,
     # and so do the pages the load left behind: RSS stays the arrays alive.
     bound_the_heap()
     release_free_memory()
     if window is None:
-        return _arrays(profile)
+        return _arrays(profile, sizes)
     walk = nested_calls(profile, window)
     n = len(walk.depth)
     size = np.ones(n, np.int32)
@@ -149,12 +151,17 @@ def calls(profile: Profile, window: Window = None) -> Calls:
         size[j] = n - j
     end = np.asarray(walk.end, np.float64)
     return Calls(
-        np.asarray(walk.frame, np.int32),
+        np.asarray(walk.frame, frame_dtype(len(profile.frames))),
         np.asarray(walk.start, np.float64),
         size,
         end=end,
         end_max=float(end.max()) if n else 0.0,
     )
+
+
+def frame_dtype(n_frames: int) -> type:
+    """The narrowest type for frame ids and UNKNOWN_ID (-1): int16 for most firmware."""
+    return np.int16 if n_frames < 2**15 else np.int32
 
 
 _LOW = np.iinfo(np.int64).min
@@ -296,7 +303,7 @@ def _sane_roots(level: Level) -> int | None:
     return top
 
 
-def _arrays(profile: Profile) -> Calls:
+def _arrays(profile: Profile, sizes: bool = True) -> Calls:
     """``nested_calls`` over the whole capture, one depth at a time. Rows of a depth
     are in entry order, so a parent's children are one run (parents usually come in
     order too: then no sort at all). A depth whose calls all fit their parents and
@@ -368,8 +375,12 @@ def _arrays(profile: Profile) -> Calls:
         del pk
 
     # Subtree sizes over the calls kept, deepest first.
+    # A depth without children: 1 for each call kept, one byte each.
+    leaf = [i not in up for i in range(count)]
     size: list[np.ndarray | None] = [
-        np.ones(lv.n, np.int32) if moved[i].keep is None else moved[i].keep.astype(np.int32)
+        (np.ones(lv.n, np.uint8) if leaf[i] else np.ones(lv.n, np.int32))
+        if moved[i].keep is None
+        else (moved[i].keep.view(np.uint8) if leaf[i] else moved[i].keep.astype(np.int32))
         for i, lv in enumerate(levels)
     ]
     for i in reversed(range(count)):
@@ -386,6 +397,7 @@ def _arrays(profile: Profile) -> Calls:
             np.add.at(size[u], pk, sz)
         del p
 
+    release_free_memory()  # the slices' temporaries, before the output's pages
     # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
     # then each depth from its parents'.
     if roots is None:
@@ -394,16 +406,17 @@ def _arrays(profile: Profile) -> Calls:
         wrappers = None
     else:
         wrappers, total = roots.place(size)
-    frame = np.empty(total, np.int32)
+    frame = np.empty(total, frame_dtype(len(profile.frames)))
     start = np.empty(total, np.int64)
     dur = np.empty(total, np.uint32)
-    out_size = np.empty(total, np.int32)
+    out_size = np.empty(total, np.int32) if sizes else None
     if wrappers is not None:
         at, w_lo, w_hi, w_size = wrappers
         frame[at] = UNKNOWN_ID
         start[at] = w_lo
         dur[at] = w_hi - w_lo
-        out_size[at] = w_size
+        if out_size is not None:
+            out_size[at] = w_size
         del at, w_lo, w_hi, w_size, wrappers
     pos_up: np.ndarray | None = None
     for i, lv in enumerate(levels):
@@ -420,7 +433,7 @@ def _arrays(profile: Profile) -> Calls:
             kept = moved[u].keep
             filled = (size[u] - (1 if kept is None else kept)).astype(index, copy=False)
             moved[u] = None
-            q = pos_up
+            q, pos_up = pos_up, None  # turned into the children's offsets in place
             q += 1
             q += filled
             np.cumsum(filled, dtype=index, out=filled)
@@ -442,6 +455,7 @@ def _arrays(profile: Profile) -> Calls:
                 del rows, sz, excl
             del q, p
             size[u] = None
+            sorted_kids[i] = None
         if roots is not None:
             roots.positions(i, pos)
         pos_up = pos
@@ -457,9 +471,10 @@ def _arrays(profile: Profile) -> Calls:
             else:
                 start[at] = lv.entry[rows] - t0 + mv.shift[rows]
                 dur[at] = mv.dur[rows]
-            out_size[at] = size[i][rows]
+            if out_size is not None:
+                out_size[at] = size[i][rows]
             del at, rows
-        mv.shift = mv.dur = sorted_kids[i] = None  # the flags serve the next depth
+        mv.shift = mv.dur = None  # the flags serve the next depth
     del pos, pos_up
     release_free_memory()  # the temporaries' pages, before the writers' chunks
     return Calls(frame, start, out_size, dur=dur, end_max=end_max)
@@ -488,7 +503,7 @@ class _Roots:
             np.add(s[part], lv.dur if r is None else lv.dur[r], out=e[part])
         # Parts come in depth order and rows ascend within each: a stable sort of the
         # starts is the (start, depth, row) order.
-        self.order = np.argsort(s, kind="stable") if len(parts) > 1 else None
+        self.order = np.argsort(s, kind="stable").astype(index) if len(parts) > 1 else None
         self.raw = s, e
         self.lo, self.hi = self._clamped(s, e)
         self.end_max = int(self.hi.max())
@@ -526,6 +541,13 @@ class _Roots:
             if not (np.array_equal(lo, s[part]) and np.array_equal(hi, e[part])):
                 yield i, slice(None) if r is None else r, lo, hi
         self.raw = None  # type: ignore[assignment]
+        # Only the wrappers need the roots' times from here on.
+        self.wrapped = {
+            k: (self.lo[self._part(k)].copy(), self.hi[self._part(k)].copy())
+            for k in range(len(self.parts))
+            if self.wrap[k]
+        }
+        self.lo = self.hi = None  # type: ignore[assignment]
 
     def place(self, size: list) -> tuple[tuple | None, int]:
         """Positions of the roots from their subtree sizes; the "[unknown]" wrappers
@@ -554,9 +576,9 @@ class _Roots:
                 part = self._part(k)
                 at = self.pos[part].copy()
                 self.pos[part] += 1
-                r_size = size[i] if r is None else size[i][r]
-                wrappers.append((at, self.lo[part], self.hi[part], r_size + 1))
-        self.lo = self.hi = None  # type: ignore[assignment]
+                r_size = (size[i] if r is None else size[i][r]).astype(np.int32)
+                wrappers.append((at, *self.wrapped.pop(k), r_size + 1))
+        self.order = None
         if not wrappers:
             return None, total
         return tuple(np.concatenate(w) for w in zip(*wrappers, strict=True)), total
