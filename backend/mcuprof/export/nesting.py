@@ -390,7 +390,7 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
         p = levels[i].parent
         every = sorted_kids[i] is None and moved[i].raw  # sane: every row has a parent
         for sl in _slices(levels[i].n):
-            pk, sz = p[sl], size[i][sl]
+            pk, sz = p[sl], size[i][sl].astype(np.int32, copy=False)  # add.at's fast path
             if not every:
                 has = pk >= 0
                 pk, sz = pk[has], sz[has]
