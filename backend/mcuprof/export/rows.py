@@ -207,17 +207,60 @@ def _fill(block: np.ndarray, row: bytes) -> None:
         m += k
 
 
-def _split(code: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
-    """The rows of each code in ``codes`` (all the codes present), each ascending: one
-    stable sort of the codes (a radix sort for a few hundred codes at most) rather
-    than a comparison of every row per code."""
-    if len(codes) == 2:
-        first = code == codes[0]
-        return [np.flatnonzero(first), np.flatnonzero(~first)]
-    small = code.astype(np.uint8 if int(codes[-1]) < 256 else np.uint16, copy=False)
-    order = np.argsort(small, kind="stable")
-    bounds = np.cumsum(np.bincount(small)[codes])
-    return np.split(order, bounds[:-1].tolist())
+def _groups(
+    n: int, fixed: int, widths: list[np.ndarray | int]
+) -> tuple[list[tuple[np.ndarray | None, list[int]]], np.ndarray | None]:
+    """The rows of each combination of the variable columns' widths (ascending row
+    numbers; None for all rows when there is one combination) with those widths, and
+    each row's offset in the text (n + 1 of them; None with one combination). A code
+    numbers the combinations over the widths' ranges."""
+    base = [w if isinstance(w, int) else 0 for w in widths]
+    code: np.ndarray | None = None
+    digits = []  # (column, lowest width, number of widths, scale)
+    scale = 1
+    for k, w in enumerate(widths):
+        if isinstance(w, int):
+            continue
+        lo, hi = int(w.min()), int(w.max())
+        if hi == lo:
+            base[k] = lo
+            continue
+        digits.append((k, lo, hi - lo + 1, scale))
+        part = w.astype(np.int64)
+        part -= lo
+        if scale > 1:
+            part *= scale
+            part += code
+        code = part
+        scale *= hi - lo + 1
+    if code is None:
+        return [(None, base)], None
+    if scale > 1 << 16:  # many widths in several columns: number those present only
+        names, code = np.unique(code, return_inverse=True)
+    else:
+        names = np.arange(scale)
+    length = np.full(len(names), fixed + sum(base), np.int64)  # a row's length, per code
+    for _, lo, count, sc in digits:
+        length += lo + names // sc % count
+    offsets = np.empty(n + 1, np.int64)
+    offsets[0] = 0
+    np.cumsum(np.take(length, code), out=offsets[1:])
+    counts = np.bincount(code, minlength=len(names))
+    present = np.flatnonzero(counts)
+    if len(present) <= 8:  # a comparison per group beats a sort of the codes
+        rows = [np.flatnonzero(code == c) for c in present.tolist()]
+    else:
+        narrow = np.uint8 if len(names) <= 256 else np.uint16 if len(names) <= 65536 else None
+        small = code if narrow is None else code.astype(narrow)
+        order = np.argsort(small, kind="stable")  # a radix sort for 8 or 16 bits
+        rows = np.split(order, np.cumsum(counts[present])[:-1].tolist())
+    groups = []
+    for r, c in zip(rows, names[present].tolist(), strict=True):
+        group = list(base)
+        for k, lo, count, sc in digits:
+            group[k] = lo + c // sc % count
+        groups.append((r, group))
+    return groups, offsets
 
 
 def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np.ndarray:
@@ -246,45 +289,9 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
         len(a) if isinstance(a, bytes) else 1 for a in atoms if not isinstance(a, Ints | Table)
     )
     widths = [a.widths() for a in variable]
-    # One code per combination of widths present (columns of one width add nothing).
-    code: np.ndarray | None = None
-    present: list[np.ndarray] = []
-    scale = 1
-    for w in widths:
-        if isinstance(w, int):
-            present.append(np.array([w]))
-            continue
-        values = np.flatnonzero(np.bincount(w))
-        present.append(values)
-        if len(values) > 1:
-            dense = np.zeros(int(values[-1]) + 1, np.int64)
-            dense[values] = np.arange(len(values))
-            part = dense[w]
-            if scale > 1:
-                part *= scale
-                part += code
-            code = part
-        scale *= len(values)
-    codes = np.flatnonzero(np.bincount(code)) if code is not None else np.zeros(1, np.int64)
-    if len(codes) == 1:
-        groups = [(None, codes[0])]
-        out = None
-    else:
-        row_len = np.full(n, fixed, np.int64)
-        for w in widths:
-            row_len += w
-        offsets = np.cumsum(row_len)
-        total = int(offsets[-1])
-        offsets -= row_len
-        del row_len
-        out = scratch.take("out", (total,))
-        groups = list(zip(_split(code, codes), codes.tolist(), strict=True))
-    del code
-    for idx, c in groups:
-        group_widths = []
-        for values in present:
-            group_widths.append(int(values[c % len(values)]))
-            c //= len(values)
+    groups, offsets = _groups(n, fixed, widths)
+    out = None if offsets is None else scratch.take("out", (int(offsets[-1]),))
+    for idx, group_widths in groups:
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
         block = scratch.take("block", (m, len(row)))
