@@ -73,3 +73,23 @@ def test_rows_of_mixed_widths(rows, lead) -> None:
         for a, i, s, c in rows
     )
     assert got == want
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 300), st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1)),
+        max_size=40,
+    )
+)
+def test_many_combinations_of_widths(rows) -> None:
+    """Names of 0-300 bytes between numbers of 1-19 digits: more combinations of widths
+    than a 16-bit code numbers, so only those present are."""
+    strings = [b"n" * k for k in range(301)]
+    idx = np.array([r[0] for r in rows], np.int64)
+    a = np.array([r[1] for r in rows], np.int64)
+    b = np.array([r[2] for r in rows], np.int64)
+    got = render_rows(len(rows), [Ints(a), b",", Table(strings, idx), Ints(b), b";"]).tobytes()
+    want = b"".join(
+        str(x).encode() + b"," + strings[i] + str(y).encode() + b";" for i, x, y in rows
+    )
+    assert got == want
