@@ -510,22 +510,25 @@ class _Roots:
 
     def _clamped(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each root's start and end once the cursor (the largest end so far, in the
-        merged order) has moved it, in the parts' order."""
+        merged order) has moved it, in the parts' order; a slice of the merged order at
+        a time, the largest end carried over."""
         order = self.order
-        ms = s if order is None else s[order]
-        me = e if order is None else e[order]
-        cursor = np.maximum.accumulate(me)
-        lo = np.empty_like(ms)
-        lo[0] = ms[0]
-        np.maximum(ms[1:], cursor[:-1], out=lo[1:])
-        del cursor, ms
-        hi = np.maximum(me, lo, out=me if order is not None else None)
-        if order is not None:
-            lo_p = np.empty_like(lo)
-            lo_p[order] = lo
-            hi_p = np.empty_like(hi)
-            hi_p[order] = hi
-            lo, hi = lo_p, hi_p
+        lo = np.empty_like(s)
+        hi = np.empty_like(e)
+        top = _LOW
+        for sl in _slices(len(s)):
+            at = sl if order is None else order[sl]
+            ms = s[at]
+            me = e[at]
+            cursor = np.maximum.accumulate(me)
+            np.maximum(cursor, top, out=cursor)
+            m_lo = np.empty_like(ms)
+            m_lo[0] = max(int(ms[0]), top)
+            np.maximum(ms[1:], cursor[:-1], out=m_lo[1:])
+            top = int(cursor[-1])
+            np.maximum(me, m_lo, out=me)
+            lo[at] = m_lo
+            hi[at] = me
         return lo, hi
 
     def _part(self, k: int) -> slice:
@@ -558,18 +561,17 @@ class _Roots:
             span[part] = size[i] if r is None else size[i][r]
             span[part] += self.wrap[k]
         order = self.order
-        ends = np.cumsum(span if order is None else span[order])
-        total = int(ends[-1])
-        if order is None:
-            pos = ends
-        else:
-            pos = np.empty_like(ends)
-            pos[order] = ends
-        del ends
-        pos -= span  # where each root's span starts: its wrapper, if any
+        self.pos = np.empty(len(span), self.index)
+        total = 0  # the spans before the slice
+        for sl in _slices(len(span)):
+            at = sl if order is None else order[sl]
+            sp = span[at]
+            ends = np.cumsum(sp)
+            ends += total
+            total = int(ends[-1])
+            ends -= sp  # where each root's span starts: its wrapper, if any
+            self.pos[at] = ends
         del span
-        self.pos = pos.astype(self.index)
-        del pos
         wrappers = []
         for k, (i, r) in enumerate(self.parts):
             if self.wrap[k]:
