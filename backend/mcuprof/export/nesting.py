@@ -462,7 +462,7 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
         mv = moved[i]
         for sl in _slices(lv.n):
             rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
-            at = pos[rows]
+            at = pos[rows].astype(np.intp)  # one conversion for the four scatters
             frames = profile.frame_ids(lv, sl.start, sl.stop)
             frame[at] = frames if mv.keep is None else frames[rows - sl.start]
             if mv.shift is None:
