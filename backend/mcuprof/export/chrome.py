@@ -71,7 +71,8 @@ def write(
     scratch = Scratch()
     for k in range(0, len(c), _CHUNK):
         part = slice(k, k + _CHUNK)
-        slot = c.frame[part] + 1
+        slot = c.frame[part].astype(np.intp)  # indexes twice: converted once
+        slot += 1
         if ticks_are_us:
             ts_col: Ints | None = Ints(c.start[part], b".0")
             dur_col: Ints | None = Ints(c.dur[part], b".0")
