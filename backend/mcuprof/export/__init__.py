@@ -22,7 +22,8 @@ def render(fmt: str, profile: Profile, window: Window = None) -> str:
 def write(fmt: str, profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
     """``render`` as UTF-8, written piece by piece to ``out`` (e.g. a binary file's
     write): the event formats (speedscope, chrome) write ASCII bytes chunk by chunk and
-    never hold their whole text in memory."""
+    never hold their whole text in memory (``out`` must not keep what it is handed:
+    their buffers are reused once it returns)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     module = importlib.import_module(f"{__name__}.{fmt}")
