@@ -163,3 +163,15 @@ def _check_held(recs: np.ndarray, cut: int) -> bool:
     assert float(after.self_.sum()) == float(ref.self_.sum())
     assert int(after.calls.sum()) == int(ref.calls.sum())
     return lazy
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.integers(-(2**40), 2**40), max_size=80))
+def test_callgrind_pairs_unique_equals_numpy(keys) -> None:
+    from mcuprof.export.callgrind import _unique
+
+    k = np.array(keys, np.int64)
+    want, want_inv = np.unique(k, return_inverse=True)
+    uniq, inv = _unique(k.copy())
+    assert uniq.tolist() == want.tolist()
+    assert inv.tolist() == want_inv.reshape(-1).tolist()
