@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .columns import bound_the_heap, release_free_memory
+from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame
 from .paths import StackNames
 
@@ -49,11 +49,10 @@ def _live(profile: Profile) -> tuple[Stacks, Sums]:
 
 
 def _update(profile: Profile) -> tuple[Stacks, Sums]:
-    # Big temporaries straight back to the system: with glibc's default (a threshold
-    # that rises to the largest block freed), those of a capture with many stacks stay
-    # in its heap, paid again as peak RSS by whatever is built after them.
-    bound_the_heap()
     out = profile.aggregator.update(profile)
+    # The freed temporaries' pages back to the system, before the exports build theirs.
+    # (bound_the_heap would give each big one back at once, but its page faults cost
+    # more time than the memory it saves here.)
     release_free_memory()
     return out
 
