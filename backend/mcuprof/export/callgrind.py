@@ -17,6 +17,7 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
+from ..profile.columns import release_free_memory
 from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
@@ -47,6 +48,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
+    release_free_memory()  # the pairs' temporaries, before the rows' are made
     used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
     out(
         "# callgrind format\n"

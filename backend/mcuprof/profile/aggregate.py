@@ -163,6 +163,7 @@ def stack_names(profile: Profile) -> StackNames:
         st = stacks(profile)
         names = profile.aggregator.names
         names.update(profile, st)
+        release_free_memory()
         return names
 
     return profile.cached("stack_names", build)
@@ -511,6 +512,7 @@ def folded_lines(
     # The byte order first: its temporaries then meet fewer arrays (a capture where
     # every record has its own stack has about as many paths as records).
     stack_names(profile).order()
+    release_free_memory()
     names, ticks = _per_string(profile, window)
     f = profile.timer_freq
     whole = ticks == np.floor(ticks)
