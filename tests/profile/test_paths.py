@@ -37,21 +37,27 @@ def _reference(names: list[str], parent: list[int], frame: list[int]):
 
 @st.composite
 def stack_trees(draw, name_st=plain):
+    """Interned stacks, as the aggregator makes them: no two with the same (parent,
+    frame, depth). Paths still merge: names repeat, and orphans of one frame at several
+    depths hang under the same "[unknown]"."""
     names = draw(st.lists(name_st, min_size=1, max_size=6))
     parent, frame, depth = [-1], [UNKNOWN_ID], [-1]
+    seen = {(-1, UNKNOWN_ID, -1)}
     for _ in range(draw(st.integers(1, 60))):
         kind = draw(st.integers(0, 5))
         f = draw(st.integers(0, len(names) - 1))
         if kind == 0 or len(parent) == 1:  # a root
-            parent.append(-1)
-            depth.append(0)
+            up, d = -1, 0
         elif kind == 1:  # an orphan, under "[unknown]"
-            parent.append(0)
-            depth.append(draw(st.integers(1, 4)))
+            up, d = 0, draw(st.integers(1, 4))
         else:
             up = draw(st.integers(1, len(parent) - 1))
-            parent.append(up)
-            depth.append(depth[up] + 1)
+            d = depth[up] + 1
+        if (up, f, d) in seen:
+            continue
+        seen.add((up, f, d))
+        parent.append(up)
+        depth.append(d)
         frame.append(f)
     return names, parent, frame, depth
 
@@ -109,19 +115,22 @@ def test_a_big_update_and_a_deep_chain() -> None:
     rng = np.random.default_rng(7)
     names = [f"f{i}" for i in range(50)] + ["f1;", "f10"]
     parent, frame, depth = [-1], [UNKNOWN_ID], [-1]
+    seen = set()  # interned, as the aggregator's: no two stacks alike
     for d in range(3):
+        ups = [i for i, x in enumerate(depth) if x == d - 1][:200]
         for _ in range(3000):
-            if d == 0:
-                parent.append(-1)
-            else:
-                parent.append(int(rng.choice([i for i, x in enumerate(depth) if x == d - 1][:200])))
-            depth.append(d)
-            frame.append(int(rng.integers(0, 50)))
+            up = -1 if d == 0 else int(rng.choice(ups))
+            f = int(rng.integers(0, 50))
+            if (up, f, d) not in seen:
+                seen.add((up, f, d))
+                parent.append(up)
+                depth.append(d)
+                frame.append(f)
     for d in range(100):  # a chain
         parent.append(-1 if d == 0 else len(parent) - 1)
         depth.append(d)
-        frame.append(d % 50)
-    _check((names[:50], parent, frame, depth), [3001, 6001])
+        frame.append(50 if d == 0 else d % 50)  # its root's frame is its own
+    _check(([*names[:50], "chain"], parent, frame, depth), [51, 3001])
 
 
 @settings(max_examples=200, deadline=None)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, sums
+from ..profile.columns import release_free_memory
 from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
@@ -47,6 +48,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
+    release_free_memory()  # the pairs' temporaries, before the rows' are made
     used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
     out(
         "# callgrind format\n"
@@ -248,7 +250,7 @@ def _edges(
         callee -= ROOT_ID
         key |= callee
         del callee
-        uniq, inv = np.unique(key, return_inverse=True)
+        uniq, inv = _unique(key)
         del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
@@ -256,7 +258,27 @@ def _edges(
     if not keys:
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
-    uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
+    uniq, inv = _unique(np.concatenate(keys))
+    del keys
     n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
     c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
     return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
+
+
+def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) with an int32 inverse and each temporary
+    freed once used: on a capture where every call has a caller/callee pair of its own,
+    the pairs are about as many as the records."""
+    order = np.argsort(key)
+    key = key[order]
+    first = np.empty(len(key), bool)
+    first[:1] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    uniq = key[first]
+    del key
+    rank = np.cumsum(first, dtype=np.int32)
+    del first
+    rank -= 1
+    inv = np.empty(len(rank), np.int32)
+    inv[order] = rank
+    return uniq, inv

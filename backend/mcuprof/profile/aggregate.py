@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame
 from .paths import StackNames
 
@@ -44,7 +45,16 @@ def stacks(profile: Profile) -> Stacks:
 
 def _live(profile: Profile) -> tuple[Stacks, Sums]:
     """Stacks and whole-capture sums, brought up to date incrementally."""
-    return profile.cached("live", lambda: profile.aggregator.update(profile))
+    return profile.cached("live", lambda: _update(profile))
+
+
+def _update(profile: Profile) -> tuple[Stacks, Sums]:
+    out = profile.aggregator.update(profile)
+    # The freed temporaries' pages back to the system, before the exports build theirs.
+    # (bound_the_heap would give each big one back at once, but its page faults cost
+    # more time than the memory it saves here.)
+    release_free_memory()
+    return out
 
 
 def build_stacks(profile: Profile) -> Stacks:
@@ -87,23 +97,27 @@ def mark_nested(parent: np.ndarray, frame: np.ndarray, nested: np.ndarray, start
     ancestors (recursion)? Parents precede children in id order. The first ancestors
     are compared for all stacks at once; what is deeper and still undecided is settled
     by one walk over the tree spanning those stacks, so a chain D deep costs O(D)."""
-    new = np.arange(start, len(parent))
-    want = frame[new]
-    out = np.zeros(len(new), bool)
-    idx = np.arange(len(new))
-    anc = parent[new]
+    want = frame[start:]
+    out = nested[start:]
+    out[:] = False
+    # int32 positions (stack ids are int32): half the temporaries of numpy's int64
+    idx = np.flatnonzero(parent[start:] >= 0).astype(np.int32)
+    anc = parent[start:][idx]
     for _ in range(_WALK):
-        live = anc >= 0
-        idx, anc = idx[live], anc[live]
         if len(idx) == 0:
             break
         hit = frame[anc] == want[idx]
         out[idx[hit]] = True
-        idx, anc = idx[~hit], parent[anc[~hit]]
-    idx = idx[anc >= 0]
+        np.logical_not(hit, out=hit)
+        idx = idx[hit]
+        anc = parent[anc[hit]]
+        del hit
+        live = anc >= 0
+        if not live.all():
+            idx, anc = idx[live], anc[live]
+        del live
     if len(idx):
-        out[idx] = _nested_by_walk(parent, frame, new[idx])
-    nested[start:] = out
+        out[idx] = _nested_by_walk(parent, frame, idx + np.int32(start))
 
 
 def _nested_by_walk(parent: np.ndarray, frame: np.ndarray, todo: np.ndarray) -> np.ndarray:
@@ -149,25 +163,101 @@ def stack_names(profile: Profile) -> StackNames:
         st = stacks(profile)
         names = profile.aggregator.names
         names.update(profile, st)
+        release_free_memory()
         return names
 
     return profile.cached("stack_names", build)
 
 
-@dataclass
 class Sums:
-    """Per-stack and per-frame sums for one window, in ticks."""
+    """Per-stack and per-frame sums for one window, in ticks.
 
-    calls: np.ndarray  # per stack
-    total: np.ndarray  # per stack, inclusive (float64 ticks)
-    self_: np.ndarray  # per stack
-    f_calls: np.ndarray  # per frame
-    f_total: np.ndarray  # per frame, outermost calls only (recursion counted once)
-    f_self: np.ndarray
-    f_min: np.ndarray
-    f_max: np.ndarray
-    f_sum: np.ndarray  # per frame, every call's inclusive time (for the mean)
-    span: float  # ticks covered: capture length or window length
+    The per-stack arrays (``calls``, ``total``, ``self_``) may be given as running sums
+    (``base``) plus the few stacks a live tail adds to (``extra``), and are then made when
+    first read: an export that reads one of them pays for one copy, not three. ``settle``
+    makes them all before the running sums change."""
+
+    __slots__ = (
+        "__weakref__",
+        "_base",
+        "_extra",
+        "_made",
+        "f_calls",
+        "f_max",
+        "f_min",
+        "f_self",
+        "f_sum",
+        "f_total",
+        "span",
+    )
+
+    def __init__(
+        self,
+        calls: np.ndarray,
+        total: np.ndarray,
+        self_: np.ndarray,
+        f_calls: np.ndarray,  # per frame
+        f_total: np.ndarray,  # per frame, outermost calls only (recursion counted once)
+        f_self: np.ndarray,
+        f_min: np.ndarray,
+        f_max: np.ndarray,
+        f_sum: np.ndarray,  # per frame, every call's inclusive time (for the mean)
+        span: float,  # ticks covered: capture length or window length
+        extra: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None,
+    ) -> None:
+        self._base: tuple[np.ndarray, ...] | None = (calls, total, self_)
+        self._extra = extra  # (stack ids, their additions to calls, total, self_)
+        self._made: list[np.ndarray | None] = [None] * 3 if extra else [calls, total, self_]
+        if extra is None:
+            self._base = None
+        self.f_calls, self.f_total, self.f_self = f_calls, f_total, f_self
+        self.f_min, self.f_max, self.f_sum = f_min, f_max, f_sum
+        self.span = span
+
+    def _stack(self, k: int) -> np.ndarray:
+        made = self._made[k]
+        if made is None:
+            assert self._base is not None and self._extra is not None
+            ids, add = self._extra
+            made = self._base[k].copy()
+            made[ids] += add[k]
+            self._made[k] = made
+        return made
+
+    @property
+    def calls(self) -> np.ndarray:
+        """Per stack."""
+        return self._stack(0)
+
+    @property
+    def total(self) -> np.ndarray:
+        """Per stack, inclusive (float64 ticks)."""
+        return self._stack(1)
+
+    @property
+    def self_(self) -> np.ndarray:
+        return self._stack(2)
+
+    def by(self, k: int, ids: np.ndarray, n: int) -> np.ndarray:
+        """np.bincount(ids, weights=<per-stack array k>[: len(ids)], minlength=n) (k: 0
+        calls, 1 total, 2 self_), without making the array when it is not made yet. Lazy
+        sums are of whole ticks, which add up exactly in any order."""
+        made = self._made[k]
+        if made is not None:
+            return np.bincount(ids, weights=made[: len(ids)], minlength=n)
+        assert self._base is not None and self._extra is not None
+        at, add = self._extra
+        out = np.bincount(ids, weights=self._base[k][: len(ids)], minlength=n)
+        inside = at < len(ids)
+        out += np.bincount(ids[at[inside]], weights=add[k][inside], minlength=n)
+        return out
+
+    def settle(self) -> None:
+        """Make the per-stack arrays not made yet: their running sums are about to change."""
+        if self._base is not None:
+            for k in range(3):
+                self._stack(k)
+            self._base = self._extra = None
 
 
 def _whole(x: np.ndarray) -> bool:
@@ -175,6 +265,7 @@ def _whole(x: np.ndarray) -> bool:
 
 
 ALONE = 8  # see Tally.add_parts
+_NONE = np.empty(0, np.int64)
 
 
 @dataclass
@@ -281,6 +372,45 @@ class Tally:
             span,
         )
 
+    def with_tail(self, parts: list[tuple[np.ndarray, ...]], span: float) -> Sums:
+        """The sums of this tally and ``parts`` (calls as for ``add``, in whole ticks),
+        leaving the tally as it is. A short tail is tallied over the stacks it touches
+        alone: the per-stack sums are these plus that, made when first read (``Sums``),
+        rather than three copies made now. Whole ticks sum exactly in any order, so
+        both ways give the same numbers."""
+        rows = sum(len(p[0]) for p in parts)
+        if ALONE * rows >= len(self.calls) + len(self.f_calls):
+            every = Tally(*(np.array(a) for a in vars(self).values()))
+            every.add_parts(parts, whole=True)
+            return every.sums(span)
+        if not parts:
+            parts = [(_NONE, _NONE, np.empty(0), np.empty(0), np.empty(0, bool))]
+        sid, fid, incl, excl, outer = (np.concatenate(c) for c in zip(*parts, strict=True))
+        ids, local = np.unique(sid, return_inverse=True)
+        tail = Tally(
+            np.zeros(len(ids), np.int64),
+            np.zeros(len(ids)),
+            np.zeros(len(ids)),
+            *(np.array(a) for a in (self.f_calls, self.f_total, self.f_self, self.f_sum)),
+            self.f_min.copy(),
+            self.f_max.copy(),
+        )
+        tail.add(local.reshape(-1), fid, incl, excl, outer)
+        f_min = np.where(tail.f_calls == 0, 0.0, tail.f_min)
+        return Sums(
+            self.calls,
+            self.total,
+            self.self_,
+            tail.f_calls,
+            tail.f_total,
+            tail.f_self,
+            f_min,
+            tail.f_max,
+            tail.f_sum,
+            span,
+            extra=(ids, (tail.calls, tail.total, tail.self_)),
+        )
+
 
 def window_ticks(profile: Profile, window: Window) -> tuple[float, float] | None:
     if window is None:
@@ -357,10 +487,9 @@ def round_us(profile: Profile, ticks: float) -> int:
 
 
 def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
-    s = sums(profile, window)
     names = stack_names(profile)
-    ids = names.ids
-    return names, np.bincount(ids, weights=s.self_[: len(ids)], minlength=len(names))
+    s = sums(profile, window)
+    return names, s.by(2, names.ids, len(names))
 
 
 def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.ndarray]:
@@ -380,6 +509,10 @@ def folded_lines(
     profile: Profile, window: Window = None
 ) -> tuple[StackNames, np.ndarray, np.ndarray]:
     """``folded`` as arrays: the path ids of its lines, in order, and their whole µs."""
+    # The byte order first: its temporaries then meet fewer arrays (a capture where
+    # every record has its own stack has about as many paths as records).
+    stack_names(profile).order()
+    release_free_memory()
     names, ticks = _per_string(profile, window)
     f = profile.timer_freq
     whole = ticks == np.floor(ticks)

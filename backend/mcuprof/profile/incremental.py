@@ -10,6 +10,8 @@ exit, so in a sane stream this happens a handful of times per capture at most.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,7 +38,7 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
         width = int(frame.max()) - f0 + 1
         size = (int(pst.max()) - p0 + 1) * width
     if n == 0 or size > 4 * n + 1024:
-        return np.unique((pst.astype(np.int64) << 32) | frame, return_inverse=True)
+        return _unique_sorted(pst, frame)
     code = (pst.astype(np.int64) - p0) * width + (frame - f0)
     seen = np.zeros(size, bool)
     seen[code] = True
@@ -45,6 +47,35 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
     rank[present] = np.arange(len(present))
     p, f = np.divmod(present, width)
     return ((p + p0) << 32) | (f + f0), rank[code]
+
+
+def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does, with half its
+    temporaries: each is freed once used, and the inverse is int32 (ids are)."""
+    key = pst.astype(np.int64)
+    key <<= 32
+    key |= frame
+    order = np.argsort(key)
+    key = key[order]  # sorted
+    first = np.empty(len(key), bool)
+    first[:1] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    uniq = key[first]
+    del key
+    rank = np.cumsum(first, dtype=np.int32)
+    del first
+    rank -= 1
+    inv = np.empty(len(rank), np.int32)
+    inv[order] = rank
+    return uniq, inv
+
+
+def _split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(keys >> 32, keys & 0xFFFFFFFF) as int32, read in place where int64 is little-endian."""
+    if np.little_endian:
+        halves = keys.view(np.int32).reshape(-1, 2)
+        return halves[:, 1], halves[:, 0]
+    return (keys >> 32).astype(np.int32), (keys & _MASK32).astype(np.int32)
 
 
 class Aggregator:
@@ -78,6 +109,8 @@ class Aggregator:
         self.f_min = _Grow(np.float64, np.inf)
         self.f_max = _Grow(np.float64)
         self.resets = getattr(self, "resets", -1) + 1
+        # The sums last handed out, which may read the running ones above (Sums.settle).
+        self._last_sums: Callable[[], Sums | None] = lambda: None
 
     @property
     def nbytes(self) -> int:
@@ -93,28 +126,43 @@ class Aggregator:
     def _intern(self, pst: np.ndarray, frame: np.ndarray, depth: int) -> np.ndarray:
         uniq, inv = _unique_keys(pst, frame)
         key_sorted, key_ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
-        pos = np.searchsorted(key_sorted, uniq)
-        known = pos < len(key_sorted)
-        known[known] = key_sorted[pos[known]] == uniq[known]
-        ids = np.empty(len(uniq), np.int32)
-        ids[known] = key_ids[pos[known]]
-        new = uniq[~known]
+        first = self.st_parent.n
+        if len(key_sorted) == 0:  # a depth's first stacks: all new, and sorted already
+            new = uniq
+            ids = np.arange(first, first + len(new), dtype=np.int32)
+            known = None
+        else:
+            pos = np.searchsorted(key_sorted, uniq)
+            known = pos < len(key_sorted)
+            known[known] = key_sorted[pos[known]] == uniq[known]
+            ids = np.empty(len(uniq), np.int32)
+            ids[known] = key_ids[pos[known]]
+            del pos
+            new = uniq[~known]
         if len(new):
-            first = self.st_parent.n
-            new_ids = np.arange(first, first + len(new), dtype=np.int32)
-            ids[~known] = new_ids
+            end = first + len(new)
+            new_ids = ids if known is None else np.arange(first, end, dtype=np.int32)
+            if known is not None:
+                ids[~known] = new_ids
             for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
-                g.resize(first + len(new))
-            self.st_parent.a[first : first + len(new)] = (new >> 32).astype(np.int32)
-            self.st_frame.a[first : first + len(new)] = (new & _MASK32).astype(np.int32)
-            self.st_depth.a[first : first + len(new)] = depth
-            merged = np.concatenate([key_sorted, new])
-            merged_ids = np.concatenate([key_ids, new_ids])
-            order = np.argsort(merged, kind="stable")
-            self.keys[depth] = merged[order], merged_ids[order]
+                g.resize(end)
+            self.st_parent.a[first:end], self.st_frame.a[first:end] = _split_keys(new)
+            self.st_depth.a[first:end] = depth
+            if known is None:
+                self.keys[depth] = new, new_ids
+            else:  # new keys are not among the old: insert them where they sort
+                at = np.searchsorted(key_sorted, new)
+                self.keys[depth] = np.insert(key_sorted, at, new), np.insert(key_ids, at, new_ids)
+        del uniq
+        if known is None:
+            inv += first  # ids[inv], in place
+            return inv
         return ids[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
+        last = self._last_sums()
+        if last is not None:  # someone still holds the last sums: they keep their numbers
+            last.settle()
         levels = profile.levels
         frame_of = profile._addrs.frame_of
         depths = sorted(levels)
@@ -208,18 +256,20 @@ class Aggregator:
                         # What add_parts would do with it (times here are whole ticks),
                         # done now so one depth's columns are alive at a time, not all.
                         kept.add(*cols)
-                    else:
-                        parts[i].append(cols)
+                    else:  # copied when short: a view would keep the depth's columns
+                        cut = len(cols[0]) < len(sid)
+                        parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
+                    del cols
             self.committed[d] = c + k
+            del sid, fid, outer, dur, self_t, entry  # before the next depth's are made
         # Whole ticks: durations, less the sum of the children's (exact in float64).
-        # The sums are the kept ones plus the tail's, added to a copy: exact in any order.
+        # The sums are the kept ones plus the tail's (with_tail): exact in any order.
         kept.add_parts(parts[0], whole=True)
         del parts[0]
-        every = Tally(*(np.array(a) for a in vars(kept).values()))
-        every.add_parts(parts.pop(1), whole=True)
+        sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
+        self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start
         self.commit_t = commit_t
         profile._aggregated = profile.n_records
-        sums = every.sums(float(profile.t1_ticks - profile.t0_ticks))
         # Views, not copies: a stack's entries never change once written, and growing
         # the arrays makes new ones.
         stacks = Stacks(

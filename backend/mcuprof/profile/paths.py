@@ -80,6 +80,13 @@ class StackNames:
         self._recent: dict[int, int] = {}
         self._order = np.empty(0, np.int32)
         self._table: tuple[int, np.ndarray, np.ndarray] | None = None
+        # While no two stacks under one parent share a name, every stack is a path of its
+        # own and path ids are stack ids: then neither the ids nor the keys are kept (on a
+        # capture where every record has its own stack, 16 bytes per stack), and the
+        # first stacks that would merge make them (_leave_same).
+        self._same = True
+        self._distinct = True  # no two frames share a name, and none is "[unknown]"
+        self._under_unknown: set[int] = set()  # name ids of the stacks under stack 0
 
     def __len__(self) -> int:
         return self._parent.n
@@ -87,6 +94,8 @@ class StackNames:
     @property
     def ids(self) -> np.ndarray:
         """Path id per stack id."""
+        if self._same:
+            return np.arange(len(self), dtype=np.int32)
         return self._ids.v
 
     @property
@@ -121,25 +130,42 @@ class StackNames:
         frames = profile.frames
         have = len(self._frame_name) - 1
         if have < len(frames):
+            known = len(self.names)
             new = [self._intern_name(f.name) for f in frames[have:]]
+            if self._distinct:
+                self._distinct = len(set(new)) == len(new) and min(new) >= known
             self._frame_name = np.concatenate(
                 [self._frame_name[:-1], np.array(new, np.int32), self._frame_name[-1:]]
             )
         return self._frame_name
 
     def update(self, profile: Profile, st: Stacks) -> None:
-        first, n = self._ids.n, st.size
+        """Name the stacks added since the last update. Stacks are interned (no two share
+        parent, frame and depth), so only names shared by frames, or one frame orphaned
+        at several depths, can make two stacks one path."""
+        first, n = (len(self) if self._same else self._ids.n), st.size
         if n <= first:
             return
         name_of = self._sync_frames(profile)
         parent = st.parent[first:n]
         name = name_of[st.frame[first:n]]
         depth = st.depth[first:n]
-        self._ids.resize(n)
         # Waves of one depth, in stack order: a stack's parent is in an earlier wave (or
         # an earlier update), so its path is known. New path ids go in stack order.
         cut = np.flatnonzero(depth[1:] != depth[:-1]) + 1
         bounds = [0, *cut.tolist(), n - first]
+        if self._same:
+            orphans = name[parent == 0].tolist()
+            if (
+                self._distinct
+                and len(set(orphans)) == len(orphans)
+                and self._under_unknown.isdisjoint(orphans)
+            ):
+                self._under_unknown.update(orphans)
+                self._add_same(first, parent, name, bounds)
+                return
+            self._leave_same()
+        self._ids.resize(n)
         for a, b in itertools.pairwise(bounds):
             if b - a <= 4:  # a chain: numpy's per-call cost would dominate
                 for i in range(a, b):
@@ -148,6 +174,42 @@ class StackNames:
                 for c in range(a, b, _WAVE):
                     e = min(b, c + _WAVE)
                     self._wave(first + c, parent[c:e], name[c:e])
+
+    def _add_same(
+        self, first: int, parent: np.ndarray, name: np.ndarray, bounds: list[int]
+    ) -> None:
+        """New stacks that are paths of their own (path id = stack id)."""
+        n = first + len(parent)
+        for g in (self._parent, self._name, self._level):
+            g.resize(n)
+        self._parent.a[first:n] = parent
+        self._name.a[first:n] = name
+        level = self._level.a
+        for a, b in itertools.pairwise(bounds):
+            if b - a <= 4:  # a chain: numpy's per-call cost would dominate
+                for i in range(a, b):
+                    p = int(parent[i])
+                    level[first + i] = 1 if p < 0 else level[p] + 1
+            else:
+                p = parent[a:b]
+                lv = level[first + a : first + b]
+                np.take(level, np.maximum(p, 0), out=lv)
+                lv += 1
+                lv[p < 0] = 1
+
+    def _leave_same(self) -> None:
+        """Keep the ids and keys from now on: some stacks are about to share a path."""
+        self._same = False
+        n = len(self)
+        self._ids.resize(n)
+        self._ids.a[:n] = np.arange(n, dtype=np.int32)
+        keys = self._parent.v.astype(np.int64)
+        keys += 1
+        keys <<= 32
+        keys |= self._name.v
+        order = np.argsort(keys)
+        self._keys = keys[order]
+        self._key_pids = order.astype(np.int32)
 
     def _one(self, stack: int, parent: int, name: int) -> None:
         up = -1 if parent < 0 else int(self._ids.a[parent])
@@ -426,27 +488,54 @@ class StackNames:
                 s = 0 if k == 0 else int(start[parent[p]])
                 pos[p], start[p] = s, s + 1
                 continue
+            # Entries: the paths themselves (the first m), then the places below those
+            # that have paths under them; each array is built in place, one at a time,
+            # as a level can hold most of a capture's paths.
             inner = ps[below[ps] > 0]
-            owner = np.concatenate([parent[ps], parent[inner]])
-            key = (owner + np.int64(1)) * span
-            key += np.concatenate([rank[0, name[ps]], rank[1, name[inner]]])
-            o = _argsort(key)
-            del key
-            size = np.concatenate([np.ones(len(ps), np.int32), below[inner]])[o]
+            m, size_all = len(ps), len(ps) + len(inner)
+            owner = np.empty(size_all, np.int32)
+            owner[:m], owner[m:] = parent[ps], parent[inner]
+            key = owner.astype(np.int64)
+            key += 1
+            key *= span
+            key[:m] += rank[0][name[ps]]
+            key[m:] += rank[1][name[inner]]
+            if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):  # paths are interned in
+                o = np.arange(len(key), dtype=np.int32)  # (parent, name) order, often byte order
+                del key
+            else:
+                o = np.argsort(key, kind="stable")
+                del key
+                o = o.astype(np.int32)
+            size = np.ones(size_all, np.int32)
+            size[m:] = below[inner]
+            size = size[o]
             owner = owner[o]
-            new = np.r_[True, owner[1:] != owner[:-1]]
+            new = np.empty(size_all, bool)
+            new[:1] = True
+            np.not_equal(owner[1:], owner[:-1], out=new[1:])
             at = np.cumsum(size, dtype=np.int32)
             at -= size
             del size
-            at -= at[np.flatnonzero(new)][np.cumsum(new, dtype=np.int32) - 1]
-            del new
+            group = np.cumsum(new, dtype=np.int32)
+            group -= 1
+            at -= at[np.flatnonzero(new)][group]
+            del new, group
             if k:
                 at += start[owner]
             del owner
-            target = np.concatenate([ps, inner + n])[o]  # >= n: a start, not a place
+            target = np.empty(size_all, np.int32)  # >= n: a start, not a place
+            target[:m] = ps
+            target[m:] = inner
+            target[m:] += n
+            target = target[o]
+            del o
             is_pos = target < n
             pos[target[is_pos]] = at[is_pos]
-            start[target[~is_pos] - n] = at[~is_pos]
+            np.logical_not(is_pos, out=is_pos)
+            target = target[is_pos]
+            target -= n
+            start[target] = at[is_pos]
         order = np.empty(n, np.int32)
         order[pos] = np.arange(n, dtype=np.int32)
         return order
@@ -454,14 +543,6 @@ class StackNames:
 
 def _stable(key: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable").astype(np.int32)
-
-
-def _argsort(key: np.ndarray) -> np.ndarray:
-    """argsort of distinct keys, without the sort when they are in order already (paths
-    are interned in (parent, name) order, which is often byte order)."""
-    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
-        return np.arange(len(key), dtype=np.int32)
-    return _stable(key)
 
 
 class _Strings:
