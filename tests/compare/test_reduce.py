@@ -11,7 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.diff import reduce as red
-from mcuprof.diff.reduce import RecordReducer, intern, last_at_least, reduce_profile
+from mcuprof.diff.reduce import (
+    RecordReducer,
+    intern,
+    last_at_least,
+    reduce_profile,
+    stable_order,
+)
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 from mcuprof.symbols import Function, SymbolTable
@@ -108,6 +114,18 @@ def _calls(draw, max_records: int) -> list[tuple[int, int, int, int]]:
     ]
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=400),
+    st.sampled_from([1, 3, 255, 256, 1 << 16, 1 << 17]),
+    st.integers(-(2**40), 2**40),
+)
+def test_stable_order_is_a_stable_argsort(values, span, offset):
+    # spans under 2**8 and 2**16 sort as small offsets (radix), wider ones as they are
+    keys = np.array([offset + v % span for v in values], np.int64)
+    assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
 @st.composite
 def streams(draw):
     rows = _calls(draw, 120)
@@ -122,8 +140,11 @@ def streams(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams())
-def test_reduction_equals_the_profiles(stream):
+@given(stream=streams(), per_stack=st.sampled_from([0, red._PER_STACK, 10**9]))
+def test_reduction_equals_the_profiles(stream, per_stack, monkeypatch_module):
+    # per_stack: every depth summed per stack first (0), per frame directly (10**9), or
+    # as a capture of this shape would be
+    monkeypatch_module.setattr(red, "_PER_STACK", per_stack)
     rec, cuts, freq, named = stream
     symbols = SYMS if named else None
     profile = Profile(symbols, freq)

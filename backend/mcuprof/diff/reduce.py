@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # computed sum of non-negative terms below 2**52 says every partial sum was exact.
 _EXACT = float(2**52)
 _BLOCK = 256  # values per block in ``last_at_least``'s block maxima
+_PER_STACK = 4  # records per stack under which a depth is summed per frame directly
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +289,7 @@ class RecordReducer:
             del parts
             e, dur, frame = cols
             if len(e) > 1 and not bool(np.all(e[1:] >= e[:-1])):
-                order = np.argsort(e, kind="stable")
+                order = stable_order(e)
                 e, dur, frame = e[order], dur[order], frame[order]
                 del order
             lv = _Level(d, e, dur, frame)
@@ -304,6 +305,18 @@ class RecordReducer:
             del cols, e, dur, frame
         levels[-1].entry = _NONE
         return levels
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``. Keys within 2**16 of each other (a target that
+    resets often sends the same few times again and again) sort as 16-bit offsets, which
+    numpy radix-sorts in one linear pass, where merging many short runs is n log n."""
+    lo = int(keys.min())
+    span = int(keys.max()) - lo
+    if span < 1 << 16:
+        small = np.subtract(keys, lo).astype(np.uint8 if span < 1 << 8 else np.uint16)
+        return np.argsort(small, kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:
@@ -368,21 +381,32 @@ def _frame_sums(
         m = int(local.max(initial=-1)) + 1
         frame = st_frame[lv.first : lv.first + m]
         outer = ~nested[lv.first : lv.first + m]
-        fold = functools.partial(_fold, frame, n_frames)
-        calls += fold(np.bincount(local, minlength=m)).astype(np.int64)  # exact in float64
-        # One per-stack column at a time: a capture of unique stacks has as many.
         f_self, f_total, f_sum, self_sq, incl_sq = sums
-        incl = np.bincount(local, weights=durf, minlength=m)
+        direct = m * _PER_STACK > len(local)
+        if direct:
+            # About a stack per record (unique stacks): per-stack sums would cost what
+            # the records do, so the records are summed per frame. A frame with one stack
+            # sees the same additions in the same order; over several, all is exact.
+            key, size, fold = frame.astype(np.intp)[local], n_frames, _as_is
+            f_total += np.bincount(key, weights=np.where(outer[local], durf, 0.0), minlength=size)
+            local = _NONE
+        else:
+            key, size = local, m
+            fold = functools.partial(_fold, frame, n_frames)
+        calls += fold(np.bincount(key, minlength=size)).astype(np.int64)  # exact in float64
+        # One per-stack column at a time: a capture of unique stacks has as many.
+        incl = np.bincount(key, weights=durf, minlength=size)
         whole += float(incl.sum())
         f_sum += fold(incl)
-        f_total += fold(np.where(outer, incl, 0.0))
+        if not direct:
+            f_total += fold(np.where(outer, incl, 0.0))
         del incl
-        f_self += fold(np.bincount(local, weights=self_t, minlength=m))
+        f_self += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(self_t, self_t, out=self_t)
-        self_sq += fold(np.bincount(local, weights=self_t, minlength=m))
+        self_sq += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(durf, durf, out=durf)
-        incl_sq += fold(np.bincount(local, weights=durf, minlength=m))
-        del self_t, local
+        incl_sq += fold(np.bincount(key, weights=durf, minlength=size))
+        del self_t, local, key
         lv.dur = lv.local = lv.parent = _NONE  # done with: memory back
         durf = below_f
     # A frame with one stack has its sums from one bincount over the same records in
@@ -393,6 +417,10 @@ def _frame_sums(
         return None
     f_self, f_total, f_sum, self_sq, incl_sq = sums
     return calls, f_self, f_total, f_sum, self_sq, incl_sq
+
+
+def _as_is(sums: np.ndarray) -> np.ndarray:
+    return sums
 
 
 def _fold(frame: np.ndarray, n_frames: int, per_stack: np.ndarray) -> np.ndarray:
