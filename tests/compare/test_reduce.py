@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mcuprof.diff import reduce as red
 from mcuprof.diff.reduce import (
     RecordReducer,
+    count_at_most,
     intern,
     last_at_least,
     reduce_profile,
@@ -124,6 +125,20 @@ def test_stable_order_is_a_stable_argsort(values, span, offset):
     # spans under 2**8 and 2**16 sort as small offsets (radix), wider ones as they are
     keys = np.array([offset + v % span for v in values], np.int64)
     assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-20, 200), max_size=300),
+    st.lists(st.integers(-40, 240), max_size=300),
+    st.sampled_from([1, 7, 1000, 10**9]),
+)
+def test_count_at_most_is_searchsorted(values, queries, scale):
+    # dense values (counted per tick) and sparse ones (binary search), queries past both ends
+    v = np.sort(np.array(values, np.int64) * scale)
+    x = np.array(queries, np.int64) * scale
+    want = np.searchsorted(v, x, side="right")
+    assert count_at_most(v, x).tolist() == want.tolist()
 
 
 @st.composite

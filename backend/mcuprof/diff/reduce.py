@@ -158,8 +158,27 @@ def parents(
     """Position of each child's parent among the records one level up (sorted by entry)
     per CLARIFICATIONS: the record whose [entry, exit] contains the child's, entered
     last; -1 for none (an orphan)."""
-    upto = np.searchsorted(up_entry, entry, side="right") - 1
+    upto = count_at_most(up_entry, entry)
+    upto -= 1
     return last_at_least(up_exit, upto, exit_)
+
+
+def count_at_most(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` (``values`` ascending). Values that span
+    fewer ticks than twice their number and the queries' (a target that resets often
+    sends the same few times again and again) are counted per tick once, and each query
+    reads its count: linear, where a binary search each is not."""
+    if len(values) == 0 or len(x) == 0:
+        return np.zeros(len(x), np.int64)
+    lo = int(values[0])
+    span = int(values[-1]) - lo + 1
+    if span > 2 * (len(values) + len(x)):
+        return np.searchsorted(values, x, side="right")
+    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
+    at = np.clip(x - lo, -1, span - 1)
+    out = counts[at]
+    out[at < 0] = 0  # below every value
+    return out
 
 
 def intern(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -256,26 +275,27 @@ class RecordReducer:
         calls, f_self, f_total, f_sum, self_sq, incl_sq = sums
         us = 1e6 / timer_freq
         us2 = us**2
-        rows = []
-        for fid in np.flatnonzero(calls).tolist():
-            fr = self.table.frames[fid]
-            c = int(calls[fid])
-            s = FunctionTotals(
-                fr.name,
-                fr.label,
-                c,
-                float(f_self[fid]) * us,
-                float(f_total[fid]) * us,
-                float(f_sum[fid]) * us / c,
+        # Column by column, each element as the scalar expression would give it.
+        fids = np.flatnonzero(calls)
+        c = calls[fids]
+        frames = self.table.frames
+        rows = [
+            (FunctionTotals(frames[f].name, frames[f].label, n_calls, s, t, m), ssq, isq)
+            for f, n_calls, s, t, m, ssq, isq in zip(
+                fids.tolist(),
+                c.tolist(),
+                (f_self[fids] * us).tolist(),
+                (f_total[fids] * us).tolist(),
+                (f_sum[fids] * us / c).tolist(),
+                (self_sq[fids] * us2).tolist(),
+                (incl_sq[fids] * us2).tolist(),
+                strict=True,
             )
-            rows.append((s, fid))
+        ]
         rows.sort(key=lambda r: (-r[0].self_us, -r[0].total_us, r[0].label))
-        stats = [s for s, _ in rows]
+        stats = [r[0] for r in rows]
         # In stats order, as the Profile's way builds it (a label met twice: the last wins).
-        spread = {
-            s.label: (float(self_sq[f]) * us2, s.mean_us * s.calls, float(incl_sq[f]) * us2)
-            for s, f in rows
-        }
+        spread = {s.label: (ssq, s.mean_us * s.calls, isq) for s, ssq, isq in rows}
         duration_us = float(self._t1 * us) - float(self._t0 * us)  # type: ignore[operator]
         return Reduced(n, duration_us, stats, spread)
 
