@@ -197,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
+    if not (args.diff_folded or args.diff_svg):
+        return  # (the renderers' imports cost a few ms of every run)
     from ..diff.export import render_folded2, render_svg
 
     outputs = []

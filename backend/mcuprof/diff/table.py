@@ -118,7 +118,8 @@ class FunctionDelta:
 
     def change(self, metric: Metric, basis: Basis) -> float | None:
         """% change of the normalised metric: what the CI gate compares to its threshold."""
-        b, n = self._pair("value", metric, basis)
+        b = self.base.value(metric, basis) if self.base is not None else None
+        n = self.new.value(metric, basis) if self.new is not None else None
         return pct_change(b, n)
 
     def interval(
@@ -235,10 +236,10 @@ def function_deltas(
         b, n = base.get(key), new.get(key)
         out.append(
             FunctionDelta(
-                key=key,
-                name=(n or b).name,  # type: ignore[union-attr]
-                base=None if b is None else _side(b, base_span, bsp.get(key)),
-                new=None if n is None else _side(n, new_span, nsp.get(key)),
+                key,
+                (n or b).name,  # type: ignore[union-attr]
+                None if b is None else _side(b, base_span, bsp.get(key)),
+                None if n is None else _side(n, new_span, nsp.get(key)),
             )
         )
     return out
