@@ -11,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.diff import reduce as red
-from mcuprof.diff.reduce import RecordReducer, intern, last_at_least, reduce_profile
+from mcuprof.diff.reduce import (
+    RecordReducer,
+    count_at_most,
+    intern,
+    last_at_least,
+    reduce_profile,
+    stable_order,
+)
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 from mcuprof.symbols import Function, SymbolTable
@@ -108,6 +115,32 @@ def _calls(draw, max_records: int) -> list[tuple[int, int, int, int]]:
     ]
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=400),
+    st.sampled_from([1, 3, 255, 256, 1 << 16, 1 << 17]),
+    st.integers(-(2**40), 2**40),
+)
+def test_stable_order_is_a_stable_argsort(values, span, offset):
+    # spans under 2**8 and 2**16 sort as small offsets (radix), wider ones as they are
+    keys = np.array([offset + v % span for v in values], np.int64)
+    assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-20, 200), max_size=300),
+    st.lists(st.integers(-40, 240), max_size=300),
+    st.sampled_from([1, 7, 1000, 10**9]),
+)
+def test_count_at_most_is_searchsorted(values, queries, scale):
+    # dense values (counted per tick) and sparse ones (binary search), queries past both ends
+    v = np.sort(np.array(values, np.int64) * scale)
+    x = np.array(queries, np.int64) * scale
+    want = np.searchsorted(v, x, side="right")
+    assert count_at_most(v, x).tolist() == want.tolist()
+
+
 @st.composite
 def streams(draw):
     rows = _calls(draw, 120)
@@ -122,8 +155,11 @@ def streams(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams())
-def test_reduction_equals_the_profiles(stream):
+@given(stream=streams(), per_stack=st.sampled_from([0, red._PER_STACK, 10**9]))
+def test_reduction_equals_the_profiles(stream, per_stack, monkeypatch_module):
+    # per_stack: every depth summed per stack first (0), per frame directly (10**9), or
+    # as a capture of this shape would be
+    monkeypatch_module.setattr(red, "_PER_STACK", per_stack)
     rec, cuts, freq, named = stream
     symbols = SYMS if named else None
     profile = Profile(symbols, freq)

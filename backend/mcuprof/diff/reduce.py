@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # computed sum of non-negative terms below 2**52 says every partial sum was exact.
 _EXACT = float(2**52)
 _BLOCK = 256  # values per block in ``last_at_least``'s block maxima
+_PER_STACK = 4  # records per stack under which a depth is summed per frame directly
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +158,27 @@ def parents(
     """Position of each child's parent among the records one level up (sorted by entry)
     per CLARIFICATIONS: the record whose [entry, exit] contains the child's, entered
     last; -1 for none (an orphan)."""
-    upto = np.searchsorted(up_entry, entry, side="right") - 1
+    upto = count_at_most(up_entry, entry)
+    upto -= 1
     return last_at_least(up_exit, upto, exit_)
+
+
+def count_at_most(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` (``values`` ascending). Values that span
+    fewer ticks than twice their number and the queries' (a target that resets often
+    sends the same few times again and again) are counted per tick once, and each query
+    reads its count: linear, where a binary search each is not."""
+    if len(values) == 0 or len(x) == 0:
+        return np.zeros(len(x), np.int64)
+    lo = int(values[0])
+    span = int(values[-1]) - lo + 1
+    if span > 2 * (len(values) + len(x)):
+        return np.searchsorted(values, x, side="right")
+    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
+    at = np.clip(x - lo, -1, span - 1)
+    out = counts[at]
+    out[at < 0] = 0  # below every value
+    return out
 
 
 def intern(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -255,26 +275,27 @@ class RecordReducer:
         calls, f_self, f_total, f_sum, self_sq, incl_sq = sums
         us = 1e6 / timer_freq
         us2 = us**2
-        rows = []
-        for fid in np.flatnonzero(calls).tolist():
-            fr = self.table.frames[fid]
-            c = int(calls[fid])
-            s = FunctionTotals(
-                fr.name,
-                fr.label,
-                c,
-                float(f_self[fid]) * us,
-                float(f_total[fid]) * us,
-                float(f_sum[fid]) * us / c,
+        # Column by column, each element as the scalar expression would give it.
+        fids = np.flatnonzero(calls)
+        c = calls[fids]
+        frames = self.table.frames
+        rows = [
+            (FunctionTotals(frames[f].name, frames[f].label, n_calls, s, t, m), ssq, isq)
+            for f, n_calls, s, t, m, ssq, isq in zip(
+                fids.tolist(),
+                c.tolist(),
+                (f_self[fids] * us).tolist(),
+                (f_total[fids] * us).tolist(),
+                (f_sum[fids] * us / c).tolist(),
+                (self_sq[fids] * us2).tolist(),
+                (incl_sq[fids] * us2).tolist(),
+                strict=True,
             )
-            rows.append((s, fid))
+        ]
         rows.sort(key=lambda r: (-r[0].self_us, -r[0].total_us, r[0].label))
-        stats = [s for s, _ in rows]
+        stats = [r[0] for r in rows]
         # In stats order, as the Profile's way builds it (a label met twice: the last wins).
-        spread = {
-            s.label: (float(self_sq[f]) * us2, s.mean_us * s.calls, float(incl_sq[f]) * us2)
-            for s, f in rows
-        }
+        spread = {s.label: (ssq, s.mean_us * s.calls, isq) for s, ssq, isq in rows}
         duration_us = float(self._t1 * us) - float(self._t0 * us)  # type: ignore[operator]
         return Reduced(n, duration_us, stats, spread)
 
@@ -288,7 +309,7 @@ class RecordReducer:
             del parts
             e, dur, frame = cols
             if len(e) > 1 and not bool(np.all(e[1:] >= e[:-1])):
-                order = np.argsort(e, kind="stable")
+                order = stable_order(e)
                 e, dur, frame = e[order], dur[order], frame[order]
                 del order
             lv = _Level(d, e, dur, frame)
@@ -304,6 +325,18 @@ class RecordReducer:
             del cols, e, dur, frame
         levels[-1].entry = _NONE
         return levels
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``. Keys within 2**16 of each other (a target that
+    resets often sends the same few times again and again) sort as 16-bit offsets, which
+    numpy radix-sorts in one linear pass, where merging many short runs is n log n."""
+    lo = int(keys.min())
+    span = int(keys.max()) - lo
+    if span < 1 << 16:
+        small = np.subtract(keys, lo).astype(np.uint8 if span < 1 << 8 else np.uint16)
+        return np.argsort(small, kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:
@@ -368,21 +401,32 @@ def _frame_sums(
         m = int(local.max(initial=-1)) + 1
         frame = st_frame[lv.first : lv.first + m]
         outer = ~nested[lv.first : lv.first + m]
-        fold = functools.partial(_fold, frame, n_frames)
-        calls += fold(np.bincount(local, minlength=m)).astype(np.int64)  # exact in float64
-        # One per-stack column at a time: a capture of unique stacks has as many.
         f_self, f_total, f_sum, self_sq, incl_sq = sums
-        incl = np.bincount(local, weights=durf, minlength=m)
+        direct = m * _PER_STACK > len(local)
+        if direct:
+            # About a stack per record (unique stacks): per-stack sums would cost what
+            # the records do, so the records are summed per frame. A frame with one stack
+            # sees the same additions in the same order; over several, all is exact.
+            key, size, fold = frame.astype(np.intp)[local], n_frames, _as_is
+            f_total += np.bincount(key, weights=np.where(outer[local], durf, 0.0), minlength=size)
+            local = _NONE
+        else:
+            key, size = local, m
+            fold = functools.partial(_fold, frame, n_frames)
+        calls += fold(np.bincount(key, minlength=size)).astype(np.int64)  # exact in float64
+        # One per-stack column at a time: a capture of unique stacks has as many.
+        incl = np.bincount(key, weights=durf, minlength=size)
         whole += float(incl.sum())
         f_sum += fold(incl)
-        f_total += fold(np.where(outer, incl, 0.0))
+        if not direct:
+            f_total += fold(np.where(outer, incl, 0.0))
         del incl
-        f_self += fold(np.bincount(local, weights=self_t, minlength=m))
+        f_self += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(self_t, self_t, out=self_t)
-        self_sq += fold(np.bincount(local, weights=self_t, minlength=m))
+        self_sq += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(durf, durf, out=durf)
-        incl_sq += fold(np.bincount(local, weights=durf, minlength=m))
-        del self_t, local
+        incl_sq += fold(np.bincount(key, weights=durf, minlength=size))
+        del self_t, local, key
         lv.dur = lv.local = lv.parent = _NONE  # done with: memory back
         durf = below_f
     # A frame with one stack has its sums from one bincount over the same records in
@@ -393,6 +437,10 @@ def _frame_sums(
         return None
     f_self, f_total, f_sum, self_sq, incl_sq = sums
     return calls, f_self, f_total, f_sum, self_sq, incl_sq
+
+
+def _as_is(sums: np.ndarray) -> np.ndarray:
+    return sums
 
 
 def _fold(frame: np.ndarray, n_frames: int, per_stack: np.ndarray) -> np.ndarray:

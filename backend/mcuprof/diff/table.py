@@ -8,11 +8,11 @@ address: addresses move between builds, names do not.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .stats import normal_interval, welch_interval
+from .stats import normal_intervals, welch_intervals
 
 Metric = Literal["self", "total"]
 Basis = Literal["mean", "share"]
@@ -118,7 +118,8 @@ class FunctionDelta:
 
     def change(self, metric: Metric, basis: Basis) -> float | None:
         """% change of the normalised metric: what the CI gate compares to its threshold."""
-        b, n = self._pair("value", metric, basis)
+        b = self.base.value(metric, basis) if self.base is not None else None
+        n = self.new.value(metric, basis) if self.new is not None else None
         return pct_change(b, n)
 
     def interval(
@@ -127,26 +128,7 @@ class FunctionDelta:
         """``confidence`` interval of the % change: Welch's t on the mean per call, or a
         normal interval on the share. None when either side has under ``min_calls``
         calls (nothing to tell noise from) or the base is zero."""
-        b, n = self.base, self.new
-        if b is None or n is None or min(b.calls, n.calls) < max(min_calls, 2):
-            return None
-        vb, vn = b.value(metric, basis), n.value(metric, basis)
-        if not vb or vn is None:
-            return None
-        if basis == "mean":
-            lo, hi = welch_interval(
-                vb,
-                b.variance(metric) or 0.0,
-                b.calls,
-                vn,
-                n.variance(metric) or 0.0,
-                n.calls,
-                confidence,
-            )
-        else:
-            se = math.hypot(b.share_se(metric) or 0.0, n.share_se(metric) or 0.0)
-            lo, hi = normal_interval(vn - vb, se, confidence)
-        return lo / vb * 100.0, hi / vb * 100.0
+        return function_intervals([self], metric, basis, confidence, min_calls)[0]
 
     def growth_us(self, metric: Metric, basis: Basis) -> float | None:
         """The change in µs: per call (mean), or the share change expressed in µs of the
@@ -177,6 +159,49 @@ class FunctionDelta:
         b, n = self._pair("calls_per_s")
         out["calls_per_s"] = _entry(b, n)
         return out
+
+
+def function_intervals(
+    deltas: Sequence[FunctionDelta],
+    metric: Metric,
+    basis: Basis,
+    confidence: float,
+    min_calls: int,
+) -> list[tuple[float, float] | None]:
+    """``FunctionDelta.interval`` of each of ``deltas``, their t quantiles found together."""
+    welch: list[tuple[float, float, int, float, float, int]] = []
+    share: list[tuple[float, float]] = []
+    plan: list[tuple[str, float] | None] = []  # per delta: which list, and its base value
+    for d in deltas:
+        b, n = d.base, d.new
+        if b is None or n is None or min(b.calls, n.calls) < max(min_calls, 2):
+            plan.append(None)
+            continue
+        vb, vn = b.value(metric, basis), n.value(metric, basis)
+        if not vb or vn is None:
+            plan.append(None)
+            continue
+        if basis == "mean":
+            bv, nv = b.variance(metric) or 0.0, n.variance(metric) or 0.0
+            welch.append((vb, bv, b.calls, vn, nv, n.calls))
+            plan.append(("mean", vb))
+        else:
+            share.append(
+                (vn - vb, math.hypot(b.share_se(metric) or 0.0, n.share_se(metric) or 0.0))
+            )
+            plan.append(("share", vb))
+    found = {
+        "mean": iter(welch_intervals(welch, confidence)),
+        "share": iter(normal_intervals(share, confidence)),
+    }
+    out: list[tuple[float, float] | None] = []
+    for step in plan:
+        if step is None:
+            out.append(None)
+            continue
+        lo, hi = next(found[step[0]])
+        out.append((lo / step[1] * 100.0, hi / step[1] * 100.0))
+    return out
 
 
 def _pct_present(d: FunctionDelta, b: float, n: float) -> float | None:
@@ -211,10 +236,10 @@ def function_deltas(
         b, n = base.get(key), new.get(key)
         out.append(
             FunctionDelta(
-                key=key,
-                name=(n or b).name,  # type: ignore[union-attr]
-                base=None if b is None else _side(b, base_span, bsp.get(key)),
-                new=None if n is None else _side(n, new_span, nsp.get(key)),
+                key,
+                (n or b).name,  # type: ignore[union-attr]
+                None if b is None else _side(b, base_span, bsp.get(key)),
+                None if n is None else _side(n, new_span, nsp.get(key)),
             )
         )
     return out
