@@ -3,7 +3,8 @@ as the link feeds it, on the regular, reset and unique shapes of bench/scale.py.
 
 Prints, per shape and store (records in RAM, or on disk as the dashboard keeps them):
 records/s of the adds up to 0.5M, 1M and 1.5M records, and the median ms per add over the
-last 50 adds before each mark (does an add cost more as the records held grow?), then a
+last 50 adds before each mark (does an add cost more as the records held grow?) and the
+longest add so far (one that merges what earlier adds staged), then a
 query (folded + function stats) at the end. The regular shape is the baseline of the
 same run. Asserts nothing about time.
 
@@ -75,7 +76,11 @@ def run(recs: np.ndarray, store: str, batch: int, marks: list[int], query_every:
         if marks and done >= marks[0]:
             took = time.perf_counter() - start
             last = statistics.median(times[-50:]) * 1e3
-            out.append(f"{marks[0] / 1e6:.1f}M {marks[0] / took / 1e6:5.2f}M/s {last:6.2f} ms/add")
+            worst = max(times) * 1e3
+            out.append(
+                f"{marks[0] / 1e6:.1f}M {marks[0] / took / 1e6:5.2f}M/s {last:6.2f} ms/add "
+                f"(max {worst:.0f})"
+            )
             marks = marks[1:]
     t = time.perf_counter()
     p.folded()
