@@ -199,7 +199,7 @@ def test_resident_pages_are_dropped_and_a_window_touches_only_its_range(monkeypa
     p = Profile(spill=spill)
     for i in range(0, len(recs), 50_000):
         p.add(recs[i : i + 50_000])
-    p.folded()
+        p.folded()  # read between adds, as the dashboard does (adds merge at reads)
     stored = spill.disk_bytes
     assert stored > 4 << 20 and len(spill.own) > 0
     # After each call what it touched leaves the process (the data stays in the file).

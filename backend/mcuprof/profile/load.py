@@ -106,6 +106,7 @@ def load_chunks(
     flush()
     if builder is not None:
         builder.finish()
+    profile.settle()  # the records in the levels (on disk with spill), none left staged
     if progress is not None:
         progress(total, total, profile.n_records)
     return LoadResult(profile, metadata, decoder.stats)

@@ -18,6 +18,11 @@ from .timebase import place
 
 Window = tuple[float, float] | None
 _CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least this often
+# Records an add may leave staged (not yet merged into the levels) until a read: a batch
+# entered before the records held merges into the middle of the levels and re-parents
+# what it may contain, work that grows with the records held; staged, that work is done
+# once per read (or per this many records), not once per add.
+_STAGE = 1 << 18
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,7 +82,10 @@ class Profile:
         self._aggregated = 0  # n_records at the aggregator's last update
         self._addrs = AddressTable(symbols)
         self.timer_freq = int(timer_freq) if timer_freq else DEFAULT_TIMER_FREQ
-        self.levels: dict[int, Level] = {}
+        self._levels: dict[int, Level] = {}
+        # Added but not yet in the levels: (entry, duration, address id, depth) per add.
+        self._staged: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._n_staged = 0
         self.n_records = 0
         self.generation = 0
         self._last_exit: int | None = None
@@ -142,6 +150,12 @@ class Profile:
     # ------------------------------------------------------------------ frames
 
     @property
+    def levels(self) -> dict[int, Level]:
+        """The records per depth, staged adds merged in first (see ``add``)."""
+        self.settle()
+        return self._levels
+
+    @property
     def frames(self) -> list[Frame]:
         return self._addrs.frames
 
@@ -159,15 +173,22 @@ class Profile:
     @property
     def nbytes(self) -> int:
         """Bytes held in RAM for the records: the store (capacity included), the address
-        table and the aggregator's stack id per record (columns on disk excluded)."""
-        store = sum(lv.nbytes for lv in self.levels.values())
-        return store + self._addrs.nbytes + self.aggregator.nbytes
+        table and the aggregator's stack id per record (columns on disk excluded), and
+        the records staged by ``add`` and not yet merged."""
+        store = sum(lv.nbytes for lv in self._levels.values())
+        staged = sum(a.nbytes for batch in self._staged for a in batch)
+        return store + staged + self._addrs.nbytes + self.aggregator.nbytes
 
     # ------------------------------------------------------------------ ingest
 
     @_locked
     def add(self, records: np.ndarray) -> None:
-        """Append records (RECORD_DTYPE or any array with its fields), in stream order."""
+        """Append records (RECORD_DTYPE or any array with its fields), in stream order.
+
+        Time and addresses are taken in at once; the records themselves are staged and
+        merged into the levels (with their parents) at the next read of ``levels``, or
+        once _STAGE records wait: a reconstruction does not depend on how the records
+        were split into adds, so one merge of many adds equals the adds one by one."""
         recs = np.asarray(records)
         if recs.dtype != RECORD_DTYPE:
             recs = recs.astype(RECORD_DTYPE)
@@ -178,27 +199,14 @@ class Profile:
         self.aggregator.check(lo)
         self._t0 = lo if self._t0 is None else min(self._t0, lo)
         self._t1 = hi if self._t1 is None else max(self._t1, hi)
+        # Interned now, per add, so frame ids come in the order of the adds.
         addr = self._addrs.ids(recs["func_addr"])
-        depth = recs["depth"]
-        new_pos: dict[int, np.ndarray] = {}
-        min_entry: dict[int, int] = {}
-        for idx in _by_depth(depth):
-            d = int(depth[idx[0]])
-            level = self.levels.get(d)
-            if level is None:
-                level = self.levels[d] = Level(self.spill)
-            e = entry[idx]
-            pos, points = level.insert(e, dur[idx], addr[idx])
-            below = self.levels.get(d + 1)
-            if points is not None and below is not None:
-                below.shift_parents(points)
-            new_pos[d] = pos
-            min_entry[d] = int(e.min())
-        todo = {d for d in new_pos if d > 0} | {d + 1 for d in min_entry if d + 1 in self.levels}
-        for d in sorted(todo):
-            self._reparent(d, new_pos.get(d), min_entry.get(d - 1))
+        self._staged.append((entry, dur, addr, recs["depth"].copy()))
+        self._n_staged += k
         self.n_records += k
         self._changed()
+        if self._n_staged >= _STAGE:
+            self._settle()
         if self.spill is not None and self.n_records - self._aggregated >= _CATCH_UP:
             # Keep the aggregates' tail short even when nobody asks (a page with no
             # flame graph open): the first query after a long backlog would otherwise
@@ -208,22 +216,62 @@ class Profile:
             stacks(self)
             release_free_memory()
 
-    def _reparent(self, d: int, fresh: np.ndarray | None, up_min_entry: int | None) -> None:
+    def settle(self) -> None:
+        """Merge what ``add`` staged into the levels now (reads of ``levels`` do it)."""
+        if self._staged:
+            self._settle()
+
+    @_locked
+    def _settle(self) -> None:
+        """Merge the staged records into the levels and re-parent what they may change."""
+        staged, self._staged, self._n_staged = self._staged, [], 0
+        if not staged:
+            return
+        if len(staged) == 1:
+            entry, dur, addr, depth = staged[0]
+        else:
+            entry, dur, addr, depth = (np.concatenate(c) for c in zip(*staged, strict=True))
+        del staged
+        levels = self._levels
+        new_pos: dict[int, np.ndarray] = {}
+        span: dict[int, tuple[int, int]] = {}
+        for idx in _by_depth(depth):
+            d = int(depth[idx[0]])
+            level = levels.get(d)
+            if level is None:
+                level = levels[d] = Level(self.spill)
+            e = entry[idx]
+            du = dur[idx]
+            pos, points = level.insert(e, du, addr[idx])
+            below = levels.get(d + 1)
+            if points is not None and below is not None:
+                below.shift_parents(points)
+            new_pos[d] = pos
+            span[d] = int(e.min()), int((e + du).max())
+        todo = {d for d in new_pos if d > 0} | {d + 1 for d in span if d + 1 in levels}
+        for d in sorted(todo):
+            self._reparent(d, new_pos.get(d), span.get(d - 1))
+
+    def _reparent(self, d: int, fresh: np.ndarray | None, up_span: tuple[int, int] | None) -> None:
         """Recompute parents at depth d for every record whose answer may have changed:
-        the new ones, and (when depth d-1 got records entered at E or later) those
-        entered at E or later, since only they can be contained by the newcomers."""
-        level = self.levels[d]
-        if up_min_entry is None:
+        the new ones, and (when depth d-1 got records entered from E, exiting by X)
+        those entered in [E, X], since only they can be contained by the newcomers."""
+        level = self._levels[d]
+        if up_span is None:
             targets = fresh
         else:
-            start = int(np.searchsorted(level.entry, up_min_entry, side="left"))
-            if fresh is None or len(fresh) == 0 or int(fresh.min()) >= start:
-                targets = np.arange(start, level.n)
-            else:
-                targets = np.union1d(np.arange(start, level.n), fresh)
+            entries = level.entry
+            start = int(np.searchsorted(entries, up_span[0], side="left"))
+            stop = int(np.searchsorted(entries, up_span[1], side="right"))
+            targets = np.arange(start, stop)
+            if fresh is not None and len(fresh):
+                # ``fresh`` is ascending: the new records outside [start, stop) go either side.
+                a, b = np.searchsorted(fresh, (start, stop))
+                if a or b < len(fresh):
+                    targets = np.concatenate([fresh[:a], targets, fresh[b:]])
         if targets is None or len(targets) == 0:
             return
-        up = self.levels.get(d - 1)
+        up = self._levels.get(d - 1)
         parent = level.parent
         if up is None:
             parent[targets] = -1
@@ -241,7 +289,7 @@ class Profile:
         spill = None if self.spill is None else Spill(self.spill.dir)
         snap = Profile(None, self.timer_freq, spill)
         snap._addrs = self._addrs.copy()
-        snap.levels = {d: lv.copy(spill) for d, lv in self.levels.items()}
+        snap._levels = {d: lv.copy(spill) for d, lv in self.levels.items()}
         snap.n_records = self.n_records
         snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
         if spill is not None:
