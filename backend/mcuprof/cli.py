@@ -10,13 +10,57 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import os
 import sys
 from collections.abc import Sequence
 
 from . import __version__, commands
 from .console import TerminalText, for_terminal
 from .errors import UserError
+
+
+def _modules() -> list[str]:
+    """The command modules, by a listing of the package's directory: pkgutil would
+    import inspect (and more) on every run for the same answer."""
+    names = set()
+    for folder in commands.__path__:
+        for entry in os.listdir(folder):
+            stem, dot, ext = entry.partition(".")
+            if dot and ext in ("py", "pyc") and stem.isidentifier() and not stem.startswith("_"):
+                names.add(stem)
+    return sorted(names)
+
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it (COLUMNS first)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, told the terminal's width: left to find it, argparse
+    imports shutil (and with it bz2, lzma, fnmatch) on every run, help shown or not."""
+
+    def __init__(self, prog: str, **kwargs: object) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _columns() - 2
+        super().__init__(prog, **kwargs)  # type: ignore[arg-type]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Subcommands' parsers use that formatter unless their command picks another."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
 
 def _command_names(argv: Sequence[str] | None, names: list[str]) -> list[str]:
@@ -32,12 +76,12 @@ def build_parser(
     argv: Sequence[str] | None = None, *, all_commands: bool = True
 ) -> argparse.ArgumentParser:
     """The parser; ``all_commands=False`` registers only the command ``argv`` names."""
-    parser = argparse.ArgumentParser(
-        prog="mcuprof", description="Live profiler for microcontroller firmware."
-    )
+    parser = _Parser(prog="mcuprof", description="Live profiler for microcontroller firmware.")
     parser.add_argument("--version", action="version", version=f"mcuprof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    every = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
+    every = _modules()
     for name in every if all_commands else _command_names(argv, every):
         module = importlib.import_module(f"{commands.__name__}.{name}")
         module.register(sub)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+
 
 from ..capture import iter_capture
 from ..console import load_elf
@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize_chunks(chunks, size, elf_build_id, progress)
     progress.finish()
     if args.json:
+        import json  # only here: a module less to import on every other run
+
         print(json.dumps(summary))
     else:
         print(format_summary(args.capture, size, summary, elf_note))

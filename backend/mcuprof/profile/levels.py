@@ -203,7 +203,7 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
     jj = j[pending]
     # A sane trace resolves in the first step; overlapping same-depth records (corrupt
     # streams, device resets) walk back a few more, and the rest fall to a block search.
-    for _ in range(_STEPS):
+    for step in range(_STEPS):
         if len(pending) == 0:
             return result
         ok = entry[jj] + dur[jj] >= c_exit[pending]
@@ -211,6 +211,12 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
         pending = pending[~ok]
         jj = jj[~ok] - 1
         alive = jj >= 0
+        if step == 0 and len(pending):
+            # No record up to the end of the candidate's block exits late enough: an
+            # orphan (a target that resets sends calls without their callers), with no
+            # walk back through the records before it.
+            reach = np.maximum.accumulate(up.block_max)
+            alive &= reach[np.maximum(jj, 0) // _BLOCK] >= c_exit[pending]
         pending, jj = pending[alive], jj[alive]
     # Chunks bound the (children x block) gather below to a few MB.
     for k in range(0, len(pending), _CHUNK):

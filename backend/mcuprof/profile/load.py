@@ -66,7 +66,9 @@ def load_chunks(
     # In RAM, a Builder stages the records as they come and parents them once at the end
     # (the same profile as the adds below, without their temporaries or re-parenting);
     # it ends a batch where they would add, so frame ids come in the same order.
-    builder = Builder(profile) if spill is None else None
+    # A record takes RECORD_SIZE bytes of the capture, plus framing: ``total`` bounds the
+    # records, so the builder's columns are sized once (untouched pages cost no RSS).
+    builder = Builder(profile, total // RECORD_SIZE) if spill is None else None
     batch: list[np.ndarray] = []
     pending = done = 0
 

@@ -376,7 +376,8 @@ class Profile:
         return self._cache[key]
 
 
-_PIECE = 1 << 16  # records unwrapped and split by depth at a time (bounded temporaries)
+_PIECE = 1 << 16  # records unwrapped, or parented, at a time (bounded temporaries)
+_IDS = 1 << 20  # records whose address ids are looked up at a time
 
 
 def _distinct(raw: np.ndarray) -> np.ndarray:
@@ -390,146 +391,145 @@ def _distinct(raw: np.ndarray) -> np.ndarray:
     return (np.flatnonzero(seen) + lo).astype(np.uint32)
 
 
-def _raw(group: list[_Staged]) -> np.ndarray:
-    """The raw addresses staged since each depth's mark, as one array."""
-    parts = [s.addr.view(np.uint32)[s.mark : s.n] for s in group]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+def _is_sorted(a: np.ndarray) -> bool:
+    return len(a) < 2 or bool(np.all(a[1:] >= a[:-1]))
 
 
-class _Staged:
-    """One depth's records as they arrive, in stream order: the columns a Level will own.
-    They grow in place (``ndarray.resize``: realloc, which moves large blocks by
-    remapping pages), so growth never holds the old and new copies at once. ``addr``
-    holds raw addresses (as uint32 bits) from ``mark`` on, until the batch's end."""
+def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(entry[perm], perm)`` for the stable sort of ``entry`` (int64; equal entries keep
+    their order, as Level.insert's merge keeps them). ``entry`` is consumed.
 
-    __slots__ = ("addr", "dur", "entry", "in_order", "mark", "n")
-
-    def __init__(self) -> None:
-        self.entry = np.empty(0, np.int64)
-        self.dur = np.empty(0, np.uint32)
-        self.addr = np.empty(0, np.int32)
-        self.n = self.mark = 0
-        self.in_order = True
-
-    def append(self, entry: np.ndarray, dur: np.ndarray, raw: np.ndarray) -> None:
-        n, k = self.n, len(entry)
-        if n + k > len(self.entry):
-            cap = max(n + k, int(len(self.entry) * 1.5) + 64)
-            for a in (self.entry, self.dur, self.addr):
-                a.resize(cap, refcheck=False)  # nothing else refers to these arrays
-        if self.in_order:
-            self.in_order = (n == 0 or int(entry[0]) >= int(self.entry[n - 1])) and bool(
-                np.all(entry[1:] >= entry[:-1])
-            )
-        self.entry[n : n + k] = entry
-        self.dur[n : n + k] = dur
-        self.addr.view(np.uint32)[n : n + k] = raw
-        self.n = n + k
-
-    def level(self) -> Level:
-        n = self.n
-        for a in (self.entry, self.dur, self.addr):
-            a.resize(n, refcheck=False)  # trimmed in place
-        entry, dur, addr = self.entry, self.dur, self.addr
-        self.entry = self.dur = self.addr = None  # type: ignore[assignment]
-        if not self.in_order:
-            # Equal entries keep stream order, as Level.insert's merge keeps them.
-            order = np.argsort(entry, kind="stable")
-            entry = entry[order]  # one column at a time: each old one goes at once
-            dur = dur[order]
-            addr = addr[order]
-            del order
-        return Level.of(entry, dur, addr)
+    When (entry - min) and the position fit in 63 bits together, the position breaks
+    ties inside one key, so an unstable sort of distinct keys does it: numpy's SIMD
+    quicksort, several times faster than its stable (merge) sort on the saw-tooth a
+    target that keeps resetting makes. Otherwise the stable argsort."""
+    n = len(entry)
+    lo = int(entry.min())
+    bits = max(1, (n - 1).bit_length())
+    if (int(entry.max()) - lo).bit_length() + bits > 63:
+        perm = np.argsort(entry, kind="stable")
+        return entry[perm], perm
+    key = np.subtract(entry, lo, out=entry)
+    key <<= bits
+    for a in range(0, n, _IDS):  # the positions, without a whole-length arange
+        key[a : a + _IDS] |= np.arange(a, min(n, a + _IDS), dtype=np.int64)
+    key.sort()
+    perm = key & ((1 << bits) - 1)
+    key >>= bits
+    key += lo
+    return key, perm
 
 
 class Builder:
     """A new in-RAM Profile from records in stream order, built as one ``Profile.add`` of
     them all would build it, but without holding the records twice or re-parenting: the
-    records are only unwrapped and staged per depth as they come, and each depth is
-    sorted (when time went back) and parented once, at ``finish``, a piece at a time.
+    records are unwrapped into whole-capture columns as they come (sized once from
+    ``capacity``, the most records expected, when known), then at ``finish`` split by
+    depth with one stable radix sort of the depths, each depth sorted by entry when time
+    went back, and parented a piece at a time.
 
     ``end_batch`` marks where ``Profile.add`` would have been called: addresses are
     interned per batch, so frame ids come out in the same order as with those adds."""
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, capacity: int = 0) -> None:
         if profile.n_records or profile.spill is not None:
             raise ValueError("Builder fills an empty in-RAM profile")
         self.profile = profile
-        self._staged: dict[int, _Staged] = {}
         self.n_records = 0
+        self._mark = 0  # records whose addresses are interned
+        self._cap = 0
+        self._entry = np.empty(0, np.int64)
+        self._dur = np.empty(0, np.uint32)
+        self._raw = np.empty(0, np.uint32)
+        self._depth = np.empty(0, np.uint16)
+        self._reserve(capacity)
+
+    def _reserve(self, need: int) -> None:
+        if need <= self._cap:
+            return
+        cap = max(need, int(self._cap * 1.5) + 1024)
+        if self._cap == 0:
+            # np.empty: pages the records never reach cost address space, not RSS.
+            self._entry = np.empty(cap, np.int64)
+            self._dur = np.empty(cap, np.uint32)
+            self._raw = np.empty(cap, np.uint32)
+            self._depth = np.empty(cap, np.uint16)
+        else:
+            for a in (self._entry, self._dur, self._raw, self._depth):
+                a.resize(cap, refcheck=False)  # nothing else refers to these arrays
+        self._cap = cap
 
     def add(self, records: np.ndarray) -> None:
         recs = np.asarray(records)
         if recs.dtype != RECORD_DTYPE:
             recs = recs.astype(RECORD_DTYPE)
-        for start in range(0, len(recs), _PIECE):
-            self._add(recs[start : start + _PIECE])
-
-    def _add(self, recs: np.ndarray) -> None:
+        self._reserve(self.n_records + len(recs))
         p = self.profile
-        entry, dur, p._last_exit, lo, hi = place(recs, p._last_exit)
-        p._t0 = lo if p._t0 is None else min(p._t0, lo)
-        p._t1 = hi if p._t1 is None else max(p._t1, hi)
-        raw = recs["func_addr"]
-        depth = recs["depth"]
-        for idx in _by_depth(depth):
-            d = int(depth[idx[0]])
-            stage = self._staged.get(d)
-            if stage is None:
-                stage = self._staged[d] = _Staged()
-            stage.append(entry[idx], dur[idx], raw[idx])
-        self.n_records += len(recs)
+        at = self.n_records
+        for start in range(0, len(recs), _PIECE):
+            piece = recs[start : start + _PIECE]
+            k = len(piece)
+            entry, dur, p._last_exit, lo, hi = place(piece, p._last_exit)
+            p._t0 = lo if p._t0 is None else min(p._t0, lo)
+            p._t1 = hi if p._t1 is None else max(p._t1, hi)
+            self._entry[at : at + k] = entry
+            self._dur[at : at + k] = dur
+            self._raw[at : at + k] = piece["func_addr"]
+            self._depth[at : at + k] = piece["depth"]
+            at += k
+        self.n_records = at
 
     def end_batch(self) -> None:
-        """Intern the addresses staged since the last call, as one ``add`` would: the
+        """Intern the addresses added since the last call, as one ``add`` would: the
         batch's new addresses get ids in ascending order."""
-        groups = self._groups()
-        if not groups:
-            return
-        addrs = self.profile._addrs
-        distinct = [_distinct(_raw(group)) for group in groups]
-        addrs.ids(np.unique(np.concatenate(distinct)) if len(distinct) > 1 else distinct[0])
-        for group in groups:
-            ids = addrs.ids(_raw(group))  # all known now: a lookup
-            at = 0
-            for s in group:
-                k = s.n - s.mark
-                s.addr[s.mark : s.n] = ids[at : at + k]
-                at += k
-                s.mark = s.n
-
-    def _groups(self) -> list[list[_Staged]]:
-        """The depths with addresses to intern, grouped up to a piece of records each:
-        a deep chain's thousands of small depths take a few calls, not one each."""
-        groups: list[list[_Staged]] = []
-        size = _PIECE * 4
-        for s in self._staged.values():
-            k = s.n - s.mark
-            if k == 0:
-                continue
-            if not groups or size + k > _PIECE * 4:
-                groups.append([])
-                size = 0
-            groups[-1].append(s)
-            size += k
-        return groups
+        n = self.n_records
+        if n > self._mark:
+            self.profile._addrs.ids(_distinct(self._raw[self._mark : n]))
+            self._mark = n
 
     def finish(self) -> Profile:
         self.end_batch()
         p = self.profile
-        if self.n_records:
+        n = self.n_records
+        if n:
             p.aggregator.check(p.t0_ticks)
-        for d in sorted(self._staged):
-            level = p.levels[d] = self._staged.pop(d).level()
-            up = p.levels.get(d - 1)
+        entry, dur, raw, depth = (a[:n] for a in (self._entry, self._dur, self._raw, self._depth))
+        self._entry = self._dur = self._raw = self._depth = np.empty(0)
+        self._cap = 0
+        ids = raw.view(np.int32)  # every address is interned: ids replace them in place
+        for lo in range(0, n, _IDS):
+            ids[lo : lo + _IDS] = p._addrs.ids(raw[lo : lo + _IDS])
+        del raw
+        # Each depth's records in stream order, then by entry where time went back.
+        # One column at a time, each gathered for every depth before its whole-capture
+        # array goes: the temporaries stay one column's worth.
+        where: dict[int, np.ndarray] = {}
+        entries: dict[int, np.ndarray] = {}
+        for idx in _by_depth(depth) if n else []:
+            d = int(depth[idx[0]])
+            e = entry[idx]
+            if not _is_sorted(e):
+                e, perm = sort_entries(e)
+                idx = idx[perm]
+                del perm
+            where[d], entries[d] = idx, e
+        del depth, entry
+        present = sorted(where)
+        durs = {d: dur[where[d]] for d in present}
+        del dur
+        addrs = {d: ids[where.pop(d)] for d in present}
+        del ids
+        for d in present:
+            level = p._levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
+            up = p._levels.get(d - 1)
             if d > 0 and up is not None:
-                parent, entry, dur = level.parent, level.entry, level.dur
+                parent, lv_entry, lv_dur = level.parent, level.entry, level.dur
                 for lo in range(0, level.n, _PIECE):
-                    c_entry = entry[lo : lo + _PIECE]
+                    c_entry = lv_entry[lo : lo + _PIECE]
                     parent[lo : lo + _PIECE] = find_parents(
-                        up, c_entry, c_entry + dur[lo : lo + _PIECE]
+                        up, c_entry, c_entry + lv_dur[lo : lo + _PIECE]
                     )
-        p.n_records += self.n_records
+        p.n_records += n
         self.n_records = 0
         p._changed()
         return p

@@ -32,10 +32,11 @@ class CaptureSpan:
         if not batch:
             return
         recs = concat_records(batch)
-        exits = unwrap_exits(recs["entry_time"], recs["duration"], self._last_exit)
+        dur = recs["duration"]
+        exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
         self._last_exit = int(exits[-1])
-        lo = int((exits - recs["duration"].astype("int64")).min())
         hi = int(exits.max())
+        lo = int(np.subtract(exits, dur, out=exits).min())  # entries, in place
         self._lo = lo if self._lo is None else min(self._lo, lo)
         self._hi = hi if self._hi is None else max(self._hi, hi)
 

@@ -20,18 +20,25 @@ def unwrap_exits(
     these are the first records of the stream (the first exit is taken as it is).
     """
     # uint32 arithmetic wraps modulo 2**32 by itself, and a wrapped step read as int32 is
-    # the signed step (back when >= 2**31): a pass or two instead of six int64 ones.
-    raw = entry.astype(np.uint32) + duration.astype(np.uint32, copy=False)
-    if len(raw) == 0:
-        return raw.astype(np.int64)
+    # the signed step (back when >= 2**31): four passes, reading the (strided) record
+    # fields in place, instead of copying them out first.
+    n = len(entry)
+    if n == 0:
+        return np.empty(0, np.int64)
+    e = entry if entry.dtype == np.uint32 else entry.astype(np.uint32)
+    d = duration if duration.dtype == np.uint32 else duration.astype(np.uint32)
+    raw = np.add(e, d)
     if last_exit is None:
         last_exit = int(raw[0])
-    step = np.diff(raw, prepend=np.uint32(last_exit & (_WRAP - 1))).view(np.int32)
+    step = np.empty(n, np.uint32)
+    step[0] = (int(raw[0]) - last_exit) & (_WRAP - 1)
+    np.subtract(raw[1:], raw[:-1], out=step[1:])
+    del raw
     # Widen first, then sum in place: cumsum with dtype= casts element by element
     # through a buffer, ten times slower than the two plain passes.
-    out = step.astype(np.int64)
+    out = step.view(np.int32).astype(np.int64)
+    out[0] += last_exit  # the base rides in the first step: no pass to add it
     np.cumsum(out, out=out)
-    out += np.int64(last_exit)
     return out
 
 
