@@ -31,7 +31,7 @@ def summarize_chunks(
 ) -> dict[str, Any]:
     """``summarize`` over a capture read piece by piece (``total`` bytes in all): memory
     stays that of one chunk, whatever the capture's length."""
-    decoder = ResponseDecoder(batch=True)
+    decoder = ResponseDecoder(batch=True, merge=False)  # arrays, as cut: no joining copy
     span = CaptureSpan()
     done = 0
     for chunk in chunks:

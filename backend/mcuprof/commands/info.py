@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 from ..capture import iter_capture
 from ..console import load_elf
 from ..progress import ReadProgress

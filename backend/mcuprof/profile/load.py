@@ -59,7 +59,8 @@ def load_chunks(
     the raw bytes are never held whole. Records are added to the profile ``step`` bytes at
     a time (default: ``total / _ADDS``, at least _CHUNK), whatever the size of the pieces."""
     profile = Profile(symbols, spill=spill)  # spill: records on disk (profile/columns.py)
-    decoder = ResponseDecoder(batch=True)  # arrays, not an event per packet
+    # Arrays, not an event per packet; left as cut (the builder copies them anyway).
+    decoder = ResponseDecoder(batch=True, merge=False)
     metadata: Metadata | None = None
     if step is None:
         step = max(_CHUNK, -(-total // _ADDS))

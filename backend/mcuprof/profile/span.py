@@ -9,6 +9,8 @@ import numpy as np
 from ..protocol import Metadata, ProfileData
 from .timebase import concat_records, timer_freq_or_default, unwrap_exits
 
+_ALONE = 1 << 12  # records: an array this long is unwrapped alone
+
 
 class CaptureSpan:
     """First entry to last exit, unwrapped in stream order (CLARIFICATIONS), in µs at the
@@ -21,17 +23,31 @@ class CaptureSpan:
         self._hi: int | None = None
 
     def feed(self, events: Iterable[object]) -> None:
-        # Unwrapping is the same in one call as packet by packet, so the records of
-        # every packet given are unwrapped together (a packet holds ~20 records).
-        batch: list[np.ndarray] = []
+        # Unwrapping is the same in one call as packet by packet: large arrays (runs of
+        # packets) are unwrapped as they are, small ones (packets between other events)
+        # joined first, so the numpy calls stay few whatever the mix.
+        small: list[np.ndarray] = []
+        held = 0
         for event in events:
             if isinstance(event, Metadata):
                 self.metadata = event
             elif isinstance(event, ProfileData) and len(event.records):
-                batch.append(event.records)
-        if not batch:
-            return
-        recs = concat_records(batch)
+                recs = event.records
+                if len(recs) >= _ALONE:
+                    if small:
+                        self._add(concat_records(small))
+                        small, held = [], 0
+                    self._add(recs)
+                    continue
+                small.append(recs)
+                held += len(recs)
+                if held >= _ALONE:
+                    self._add(concat_records(small))
+                    small, held = [], 0
+        if small:
+            self._add(concat_records(small))
+
+    def _add(self, recs: np.ndarray) -> None:
         dur = recs["duration"]
         exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
         self._last_exit = int(exits[-1])

@@ -35,6 +35,10 @@ _TAIL = struct.Struct("<HB")
 _EMPTY = np.empty(0, dtype=RECORD_DTYPE)
 # Below this many packets in a row, per-packet checks cost less than numpy set-up.
 _RUN_MIN = 4
+# Fed bytes taken straight from the caller's data: at least this many, and at most about
+# _DIRECT_BYTES per run (the run's temporaries are a few times its size).
+_DIRECT_MIN = 1 << 12
+_DIRECT_BYTES = 1 << 22
 # Frozen dataclasses refuse attribute assignment; building events through the slot
 # descriptors skips the generated __init__, which costs more than the rest of a packet.
 _set_records = ProfileData.records.__set__  # type: ignore[attr-defined]
@@ -135,14 +139,17 @@ class ResponseDecoder:
     With ``batch=True``, PROFILE_DATA packets that follow each other come out as one
     ProfileData event holding all their records, in the same order: whole-capture
     readers (``info``, ``export``) want arrays, not an event per ~20 records. Counters
-    are the same either way.
+    are the same either way. With ``merge=False`` as well, such a run may come as a few
+    events (as it was cut: thousands of packets each), for readers that take the
+    records piece by piece anyway and would only pay for the copy that joins them.
     """
 
-    def __init__(self, batch: bool = False) -> None:
+    def __init__(self, batch: bool = False, merge: bool = True) -> None:
         self._buf = bytearray()
         self.stats = LinkStats()
         self.max_buffered = 0
         self.batch = batch
+        self.merge = merge
 
     @property
     def buffered(self) -> int:
@@ -153,13 +160,24 @@ class ResponseDecoder:
         view = memoryview(data).cast("B")
         self.stats.bytes += len(view)
         start = 0
-        while start < len(view):
-            room = MAX_PACKET_SIZE - len(self._buf)
-            self._buf += view[start : start + room]
+        end = len(view)
+        buf = self._buf
+        while start < end:
+            if not buf and end - start >= _DIRECT_MIN:
+                # Nothing held back: packets that lie whole in ``data`` are taken from it
+                # in runs of thousands, without passing through the buffer.
+                took = self._take_direct(view, start, events)
+                if took:
+                    start += took
+                    continue
+            room = MAX_PACKET_SIZE - len(buf)
+            if buf:
+                room = min(room, _to_complete(buf))  # the held packet, then direct again
+            buf += view[start : start + room]
             start += room
-            self.max_buffered = max(self.max_buffered, len(self._buf))
+            self.max_buffered = max(self.max_buffered, len(buf))
             self._parse(events, eof=False)
-        return _merged(events) if self.batch else events
+        return _merged(events) if self.batch and self.merge else events
 
     def close(self) -> list[ResponseEvent]:
         """End of stream: no more bytes will come, so a header still waiting for its
@@ -169,7 +187,7 @@ class ResponseDecoder:
         waits for bytes that may never come, and nothing is decoded twice."""
         events: list[ResponseEvent] = []
         self._parse(events, eof=True)
-        return _merged(events) if self.batch else events
+        return _merged(events) if self.batch and self.merge else events
 
     def _parse(self, out: list[ResponseEvent], eof: bool) -> None:
         # The hot loop: one pass over the buffer, counters kept in locals, and the
@@ -269,14 +287,49 @@ class ResponseDecoder:
         self, buf: bytearray, first: int, size: int, pending: list[int | ResponseEvent]
     ) -> int:
         """Take the packets that follow the valid one at ``first`` back to back with the
-        same header: framing checked for all of them at once in numpy, records cut with
-        one copy; only the CRC stays a call per packet. Returns how many were taken; the
-        first packet that differs or fails is left to the byte-wise path."""
+        same header (see ``_run``). Returns how many were taken; the first packet that
+        differs or fails is left to the byte-wise path."""
         start = first + size
         m = (len(buf) - start) // size
-        data = bytes(buf[start : start + m * size])
-        block = np.frombuffer(data, np.uint8).reshape(m, size)
+        data = buf[start : start + m * size]  # one copy (bytes() of it would be a second)
         header = np.frombuffer(bytes(buf[first : first + 8]), np.uint8)
+        return self._run(data, 0, m, size, header, pending)
+
+    def _take_direct(self, view: memoryview, start: int, out: list[ResponseEvent]) -> int:
+        """Bytes taken from ``view`` at ``start`` (where the stream stands, nothing
+        buffered): a run of valid version-1 PROFILE_DATA packets back to back with the
+        same header, each one checked as the byte-wise path checks it (header, length
+        from the count, end marker, CRC), so the events and counters are the same."""
+        if view[start] != 0xAA or view[start + 1] != 0x55 or view[start + 2] != 5:
+            return 0
+        length = view[start + 3] | (view[start + 4] << 8)
+        count = view[start + 6] | (view[start + 7] << 8)
+        if view[start + 5] != PROFILE_DATA_VERSION or count * RECORD_SIZE + 3 != length:
+            return 0
+        size = RESPONSE_OVERHEAD + length
+        m = min((len(view) - start) // size, max(_RUN_MIN, _DIRECT_BYTES // size))
+        if m < _RUN_MIN:
+            return 0
+        header = np.frombuffer(view, np.uint8, 8, start)
+        pending: list[int | ResponseEvent] = []
+        taken = self._run(view[start : start + m * size], 0, m, size, header, pending)
+        out += pending  # type: ignore[arg-type]
+        return taken * size
+
+    def _run(
+        self,
+        data: bytes | bytearray | memoryview,
+        at: int,
+        m: int,
+        size: int,
+        header: np.ndarray,
+        pending: list[int | ResponseEvent],
+    ) -> int:
+        """Of the ``m`` packets of ``size`` bytes at ``at`` in ``data``, take those before
+        the first that does not start with ``header`` or fails its end marker or CRC:
+        framing checked for all of them at once in numpy, records cut with one copy; only
+        the CRC stays a call per packet. Returns how many were taken."""
+        block = np.frombuffer(data, np.uint8, m * size, at).reshape(m, size)
         framed = (block[:, :8] == header).all(axis=1) & (block[:, size - 1] == RESPONSE_END)
         taken = m if framed.all() else int(framed.argmin())
         body = size - 3
@@ -284,7 +337,7 @@ class ResponseDecoder:
         # is the cheapest way to make 10^4 calls, and the sent values compare as a list.
         sent = (block[:taken, body] | (block[:taken, body + 1].astype(np.uint16) << 8)).tolist()
         crc = _crc16
-        got = [crc(data[o : o + body]) for o in range(0, taken * size, size)]
+        got = [crc(data[o : o + body]) for o in range(at, at + taken * size, size)]
         if got != sent:
             taken = next(i for i, (g, s) in enumerate(zip(got, sent, strict=True)) if g != s)
         if taken:
@@ -313,17 +366,17 @@ class ResponseDecoder:
     ) -> None:
         records = _EMPTY
         if starts:
-            # One copy of the bytes that hold records, then a mask that keeps only the
-            # record blocks: one slice assignment per packet, none per record.
+            # Only the record bytes of each packet, joined: the packets may lie far apart
+            # (a run taken in between them), and their span can be the whole buffer.
             counts = [c for c in pending if type(c) is int]
-            first = starts[0]
-            raw = np.frombuffer(bytes(buf[first : starts[-1] + counts[-1] * RECORD_SIZE]), np.uint8)
-            if len(starts) > 1:
-                keep = np.zeros(len(raw), dtype=bool)
-                for offset, count in zip(starts, counts, strict=True):
-                    keep[offset - first : offset - first + count * RECORD_SIZE] = True
-                raw = raw[keep]
-            records = raw.view(RECORD_DTYPE)
+            size = RECORD_SIZE
+            if len(starts) == 1:
+                blob = bytes(buf[starts[0] : starts[0] + counts[0] * size])
+            else:
+                blob = b"".join(
+                    [buf[o : o + c * size] for o, c in zip(starts, counts, strict=True)]
+                )
+            records = np.frombuffer(blob, RECORD_DTYPE)
             records.flags.writeable = False
             self.stats.records += len(records)
             self.stats.packets["profile_data"] += len(starts)
@@ -367,6 +420,15 @@ class ResponseDecoder:
         else:
             profiling, overflows, captured, usage = _STATUS.unpack_from(buf, p + 5)
             pending.append(Status(bool(profiling), overflows, captured, usage))
+
+
+def _to_complete(buf: bytearray) -> int:
+    """Bytes to add to a held-back tail so that the packet it starts is whole (a header's
+    worth when its length is not known yet): the next feed then starts on a packet
+    boundary and can take its packets directly."""
+    if len(buf) < 5 or buf[0] != 0xAA or buf[1] != 0x55:
+        return max(1, 8 - len(buf))
+    return max(1, RESPONSE_OVERHEAD + (buf[3] | (buf[4] << 8)) - len(buf))
 
 
 def _merged(events: list[ResponseEvent]) -> list[ResponseEvent]:
