@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..profile import Profile, Window
-from ..profile.aggregate import UNKNOWN_ID, sums
+from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
+from ..profile.incremental import sort_with_order, unique_inverse, unique_pairs
 from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
@@ -90,7 +91,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
     # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    o = np.argsort(rank[callers - ROOT_ID], kind="stable")
+    o = sort_with_order(rank[callers - ROOT_ID], own=True)[1]  # stable
     callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
     callees = callees[o] - ROOT_ID
     counts = counts[o]
@@ -178,11 +179,16 @@ class _EdgeRows:
         self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
         self.first = 0  # row index of buf's first row
         self.used = 0  # bytes of buf handed out
+        self.grid = np.empty(0, np.uint8)  # row_bytes' grid, reused chunk after chunk
 
     def _fill(self) -> None:
         a = self.first = self.done
         b = min(self.n, a + self.CHUNK)
-        self.buf, lengths = row_bytes(b - a, self.rows(slice(a, b)))
+        parts = self.rows(slice(a, b))
+        width = sum(len(p) if isinstance(p, bytes) else p.width for p in parts)
+        if len(self.grid) < (b - a) * width:
+            self.grid = np.empty((b - a) * width, np.uint8)
+        self.buf, lengths = row_bytes(b - a, parts, self.grid)
         self.ends = np.cumsum(lengths)
         self.used = 0
 
@@ -202,9 +208,46 @@ class _EdgeRows:
 def _edges(
     profile: Profile, window: Window
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(caller frame, callee frame, calls, inclusive ticks) per distinct pair; orphans are
-    called by "[unknown]", and root-level calls and "[unknown]" by "[root]". Computed one
-    depth at a time, so only one level's temporaries are alive at once."""
+    """(caller frame, callee frame, calls, inclusive ticks) per distinct pair, sorted by
+    (caller, callee); orphans are called by "[unknown]", and root-level calls and
+    "[unknown]" by "[root]"."""
+    if window is None and profile.t1_ticks < 2**53:
+        return _stack_edges(profile)
+    return _record_edges(profile, window)
+
+
+def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_edges`` of the whole capture from the interned stacks' sums: a stack is one
+    caller/callee pair (its parent's frame, its own), so no pass over the records. The
+    costs are whole ticks below 2**53, which float64 sums exactly in any order: the
+    same numbers as adding record by record."""
+    st = stacks(profile)
+    s = sums(profile)
+    calls = s.calls
+    sid = np.flatnonzero(calls)
+    parent = st.parent[sid]
+    # A stack under "[unknown]" (stack 0) is an orphan's: its "[unknown]" is called by
+    # [root] as often, for as long.
+    orphan = sid[parent == 0]
+    caller = np.where(parent < 0, ROOT_ID, st.frame[np.maximum(parent, 0)])
+    del parent
+    caller = np.concatenate([caller, np.full(len(orphan), ROOT_ID, caller.dtype)])
+    callee = np.concatenate([st.frame[sid], np.full(len(orphan), UNKNOWN_ID, st.frame.dtype)])
+    sid = np.concatenate([sid, orphan])
+    del orphan
+    callers, callees, inv = unique_pairs(caller, callee)
+    del caller, callee
+    n = np.bincount(inv, weights=calls[sid], minlength=len(callers)).astype(np.int64)
+    c = np.bincount(inv, weights=s.total[sid], minlength=len(callers))
+    return callers, callees, n, c
+
+
+def _record_edges(
+    profile: Profile, window: Window
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_edges`` record by record (a window cuts calls, so its costs are not whole ticks
+    and their sums depend on the order), one depth at a time, so only one level's
+    temporaries are alive at once."""
     lo = hi = 0.0
     if window is not None:
         a, b = sorted(window)
@@ -250,7 +293,7 @@ def _edges(
         callee -= ROOT_ID
         key |= callee
         del callee
-        uniq, inv = _unique(key)
+        uniq, inv = unique_inverse(key, own=True)
         del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
@@ -258,27 +301,8 @@ def _edges(
     if not keys:
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
-    uniq, inv = _unique(np.concatenate(keys))
+    uniq, inv = unique_inverse(np.concatenate(keys), own=True)
     del keys
     n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
     c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
     return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
-
-
-def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_inverse=True) with an int32 inverse and each temporary
-    freed once used: on a capture where every call has a caller/callee pair of its own,
-    the pairs are about as many as the records."""
-    order = np.argsort(key)
-    key = key[order]
-    first = np.empty(len(key), bool)
-    first[:1] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    uniq = key[first]
-    del key
-    rank = np.cumsum(first, dtype=np.int32)
-    del first
-    rank -= 1
-    inv = np.empty(len(rank), np.int32)
-    inv[order] = rank
-    return uniq, inv

@@ -50,13 +50,45 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does, with half its
-    temporaries: each is freed once used, and the inverse is int32 (ids are)."""
-    key = pst.astype(np.int64)
+    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does."""
+    hi, lo, inv = unique_pairs(pst, frame)
+    return pair_keys(hi, lo), inv
+
+
+def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (hi, lo) pairs of two integer columns, sorted by hi then lo (int64
+    each), and each row's pair number (int32): np.unique over the pairs numbered
+    densely, (hi - min) * span(lo) + (lo - min), so that the sort has few bits to move."""
+    if len(hi) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)
+    h0, l0 = int(hi.min()), int(lo.min())
+    width = int(lo.max()) - l0 + 1
+    code = hi.astype(np.int64)
+    code -= h0
+    code *= width
+    code += lo
+    code -= l0
+    uniq, inv = unique_inverse(code, own=True)
+    del code
+    h, low = np.divmod(uniq, width)
+    h += h0
+    low += l0
+    return h, low, inv
+
+
+def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """(hi << 32) | lo as int64, for ``lo`` non-negative and below 2**32."""
+    key = hi.astype(np.int64)
     key <<= 32
-    key |= frame
-    order = np.argsort(key)
-    key = key[order]  # sorted
+    key |= lo
+    return key
+
+
+def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) with half its temporaries: each is freed
+    once used, and the inverse is int32 (ids are). ``own``: ``key`` (int64) may be
+    sorted in place, sparing a copy."""
+    key, order = sort_with_order(key, own)
     first = np.empty(len(key), bool)
     first[:1] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
@@ -68,6 +100,29 @@ def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.n
     inv = np.empty(len(rank), np.int32)
     inv[order] = rank
     return uniq, inv
+
+
+def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted ``key``, the positions it came from): np.argsort and a gather, or, when
+    the keys' range and their positions fit in 63 bits together, one np.sort of the
+    keys with their positions in the low bits (several times faster than argsort, and
+    stable: equal keys keep their order). ``own``: ``key`` (int64) may be overwritten."""
+    n = len(key)
+    if n:
+        lo, hi = int(key.min()), int(key.max())
+        pos_bits = max(1, (n - 1).bit_length())
+        if (hi - lo).bit_length() + pos_bits <= 63:
+            packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
+            packed -= lo
+            packed <<= pos_bits
+            packed |= np.arange(n, dtype=np.int64)
+            packed.sort()
+            order = packed & ((1 << pos_bits) - 1)
+            packed >>= pos_bits
+            packed += lo
+            return packed, order
+    order = np.argsort(key)
+    return key[order], order
 
 
 def _split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

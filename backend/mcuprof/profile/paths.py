@@ -390,11 +390,8 @@ class StackNames:
             live = cur >= 0
             rows, cur = rows[live], cur[live]
         widths = [int(lens[names[:, k]].max()) for k in range(depth)]
-        digits = None
-        if values is not None:
-            digits = PaddedInts(values)
-            words = len(digits.formats())
-        total = sum(widths) + (depth - 1) + (2 + 8 * words if values is not None else 1)
+        digits = None if values is None else PaddedInts(values)
+        total = sum(widths) + (depth - 1) + (1 if digits is None else 2 + digits.width)
         grid = np.zeros((n, total), np.uint8)
         off = 0
         for k, w in enumerate(widths):
@@ -408,9 +405,8 @@ class StackNames:
         if digits is not None:
             grid[:, off] = ord(" ")
             off += 1
-            block = grid[:, off : off + 8 * words].view("<u8")
-            digits.fill([block[:, j] for j in range(words)])
-            off += 8 * words
+            digits.write(grid, off)
+            off += digits.width
         grid[:, off] = ord("\n")
         flat = grid.reshape(-1)
         return str(memoryview(flat[flat != 0]), "utf-8")
