@@ -241,7 +241,10 @@ class Aggregator:
                 up = self.stack_of.get(d - 1)
                 if up is not None:
                     has = p >= 0
-                    pst[has] = up.a[p[has]]
+                    if has.all():  # no orphans: a plain gather
+                        np.take(up.a, p, out=pst)
+                    else:
+                        pst[has] = up.a[p[has]]
             ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
             # In RAM the column is the copy to keep; on disk, ids stay the one read.
@@ -273,6 +276,7 @@ class Aggregator:
             self.f_min.v,
             self.f_max.v,
         )
+        by_stack = (self.st_frame.v, nested)
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
@@ -310,7 +314,7 @@ class Aggregator:
                     if i == 0 and ALONE * len(cols[0]) >= size:
                         # What add_parts would do with it (times here are whole ticks),
                         # done now so one depth's columns are alive at a time, not all.
-                        kept.add(*cols)
+                        kept.add(*cols, by_stack=by_stack)
                     else:  # copied when short: a view would keep the depth's columns
                         cut = len(cols[0]) < len(sid)
                         parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
@@ -319,7 +323,7 @@ class Aggregator:
             del sid, fid, outer, dur, self_t, entry  # before the next depth's are made
         # Whole ticks: durations, less the sum of the children's (exact in float64).
         # The sums are the kept ones plus the tail's (with_tail): exact in any order.
-        kept.add_parts(parts[0], whole=True)
+        kept.add_parts(parts[0], whole=True, by_stack=by_stack)
         del parts[0]
         sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
         self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start
