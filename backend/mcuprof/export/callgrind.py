@@ -18,7 +18,8 @@ import numpy as np
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
-from ..profile.incremental import sort_with_order, unique_inverse, unique_pairs
+from ..profile.incremental import unique_inverse, unique_pairs
+from ..profile.paths import sort_with_order
 from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
@@ -223,23 +224,40 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     same numbers as adding record by record."""
     st = stacks(profile)
     s = sums(profile)
-    calls = s.calls
-    sid = np.flatnonzero(calls)
-    parent = st.parent[sid]
-    # A stack under "[unknown]" (stack 0) is an orphan's: its "[unknown]" is called by
-    # [root] as often, for as long.
-    orphan = sid[parent == 0]
+    n_st = st.size
+    parent = st.parent[1:]  # stack 0 is "[unknown]", never a call of its own
     caller = np.where(parent < 0, ROOT_ID, st.frame[np.maximum(parent, 0)])
+    orphan = parent == 0  # an orphan's "[unknown]" is called by [root] as often, as long
     del parent
-    caller = np.concatenate([caller, np.full(len(orphan), ROOT_ID, caller.dtype)])
-    callee = np.concatenate([st.frame[sid], np.full(len(orphan), UNKNOWN_ID, st.frame.dtype)])
-    sid = np.concatenate([sid, orphan])
-    del orphan
-    callers, callees, inv = unique_pairs(caller, callee)
-    del caller, callee
-    n = np.bincount(inv, weights=calls[sid], minlength=len(callers)).astype(np.int64)
-    c = np.bincount(inv, weights=s.total[sid], minlength=len(callers))
-    return callers, callees, n, c
+    callers, callees, inv = unique_pairs(caller, st.frame[1:])
+    del caller
+    # Per stack, its pair (the last number: no pair, for stack 0): the sums' ``by``
+    # reads the per-stack sums without copying them.
+    pair = np.empty(n_st, np.int32)
+    pair[0] = none = len(callers)
+    pair[1:] = inv
+    del inv
+    counts = s.by(0, pair, none + 1)[:none]
+    costs = s.by(1, pair, none + 1)[:none]
+    if orphan.any():
+        pair[1:][~orphan] = none
+        pair[1:][orphan] = none + 1
+        extra = (s.by(0, pair, none + 2)[none + 1], s.by(1, pair, none + 2)[none + 1])
+        lo, hi = np.searchsorted(callers, [ROOT_ID, ROOT_ID + 1])  # [root]'s pairs
+        at = int(lo) + int(np.searchsorted(callees[lo:hi], UNKNOWN_ID))
+        if at < len(callers) and callers[at] == ROOT_ID and callees[at] == UNKNOWN_ID:
+            counts[at] += extra[0]
+            costs[at] += extra[1]
+        else:
+            callers = np.insert(callers, at, ROOT_ID)
+            callees = np.insert(callees, at, UNKNOWN_ID)
+            counts = np.insert(counts, at, extra[0])
+            costs = np.insert(costs, at, extra[1])
+    del pair, orphan
+    keep = counts > 0  # pairs of stacks with no calls (none in a whole capture) are not shown
+    if not keep.all():
+        callers, callees, counts, costs = callers[keep], callees[keep], counts[keep], costs[keep]
+    return callers, callees, counts.astype(np.int64), costs
 
 
 def _record_edges(

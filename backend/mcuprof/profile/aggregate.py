@@ -340,23 +340,27 @@ class Tally:
         stack_nested: np.ndarray,
     ) -> None:
         n_fr = len(self.f_calls)
-        lo, hi = int(stack.min()), int(stack.max()) + 1  # a depth's stacks: a narrow range
-        local = stack - lo if lo else stack
-        calls = np.bincount(local, minlength=hi - lo)
-        total = np.bincount(local, weights=inclusive, minlength=hi - lo)
-        self_t = np.bincount(local, weights=exclusive, minlength=hi - lo)
-        del local
-        self.calls[lo:hi] += calls
-        self.total[lo:hi] += total
-        self.self_[lo:hi] += self_t
+        # A depth's stacks: ids in [lo, hi), counted up to hi (no shifted copy of the ids)
+        lo, hi = int(stack.min()), int(stack.max()) + 1
         fr = np.maximum(stack_frame[lo:hi], 0)  # stack 0 ("[unknown]", frame -1) has no calls
-        self.f_calls += np.bincount(fr, weights=calls, minlength=n_fr).astype(np.int64)
-        self.f_self += np.bincount(fr, weights=self_t, minlength=n_fr)
-        self.f_sum += np.bincount(fr, weights=total, minlength=n_fr)
+        # One per-stack sum at a time: on a capture where every call has its own stack,
+        # each is as long as the records.
+        add = np.bincount(stack, minlength=hi)[lo:]
+        self.calls[lo:hi] += add
+        self.f_calls += np.bincount(fr, weights=add, minlength=n_fr).astype(np.int64)
+        del add
+        add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
+        self.self_[lo:hi] += add
+        self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
+        del add
+        add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
+        self.total[lo:hi] += add
+        self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
         nested = stack_nested[lo:hi]
         if nested.any():
-            total[nested] = 0.0  # inside an outer call of the same frame: counted there
-        self.f_total += np.bincount(fr, weights=total, minlength=n_fr)
+            add[nested] = 0.0  # inside an outer call of the same frame: counted there
+        self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
+        del add, fr
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
