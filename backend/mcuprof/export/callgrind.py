@@ -51,7 +51,12 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
     release_free_memory()  # the pairs' temporaries, before the rows' are made
-    used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
+    # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
+    mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
+    mark[np.flatnonzero(s.f_calls) - ROOT_ID] = True
+    mark[callers - ROOT_ID] = True
+    used = (np.flatnonzero(mark) + ROOT_ID).tolist()
+    del mark
     out(
         "# callgrind format\n"
         "version: 1\n"
