@@ -55,8 +55,8 @@ class PaddedInts:
     suffix: bytes = b""
 
     def __post_init__(self) -> None:
-        top = int(self.values.max()) if len(self.values) else 0
-        self.digits = len(str(top))
+        self.top = int(self.values.max()) if len(self.values) else 0
+        self.digits = len(str(self.top))
         self.width = self.digits + len(self.suffix)
 
     def write(self, grid: np.ndarray, at: int, length: np.ndarray | None = None) -> None:
@@ -64,7 +64,7 @@ class PaddedInts:
         one's length added to ``length`` (when given)."""
         x = np.asarray(self.values, np.int64)
         w = self.digits
-        wide = len(x) and int(x.max()) >= 1 << 32
+        wide = self.top >= 1 << 32
         rest = x.astype(np.uint64 if wide else np.uint32)  # 32-bit division is faster
         ten = rest.dtype.type(10)
         if length is not None:

@@ -381,7 +381,7 @@ class StackNames:
         level = self._level.a[pids]
         depth = int(level.max())
         # names[i, k]: the name id at level k + 1 of line i, -1 (the empty row) past its end
-        names = np.full((n, depth), len(lens) - 1, np.int64)
+        names = np.full((n, depth), len(lens) - 1, np.int32)
         rows = np.arange(n)
         cur = pids
         while len(rows):
