@@ -168,10 +168,45 @@ def _check_held(recs: np.ndarray, cut: int) -> bool:
 @settings(max_examples=200, deadline=None)
 @given(keys=st.lists(st.integers(-(2**40), 2**40), max_size=80))
 def test_callgrind_pairs_unique_equals_numpy(keys) -> None:
-    from mcuprof.export.callgrind import _unique
+    from mcuprof.profile.incremental import unique_inverse as _unique
 
     k = np.array(keys, np.int64)
     want, want_inv = np.unique(k, return_inverse=True)
     uniq, inv = _unique(k.copy())
     assert uniq.tolist() == want.tolist()
+    assert inv.tolist() == want_inv.reshape(-1).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60),
+    small=st.lists(st.integers(-50, 50), max_size=60),
+)
+def test_sort_with_order_is_a_stable_argsort(keys, small) -> None:
+    """Packed (small range) or not (the whole int64 range): a stable argsort's order."""
+    from mcuprof.profile.paths import sort_with_order
+
+    for k in (np.array(keys, np.int64), np.array(small, np.int64)):
+        want = np.argsort(k, kind="stable")
+        got_keys, got = sort_with_order(k.copy(), own=True)
+        assert got_keys.tolist() == k[want].tolist()
+        span = max(k.tolist(), default=0) - min(k.tolist(), default=0)  # Python ints
+        if len(set(k.tolist())) == len(k) or span < 2**40:
+            assert got.tolist() == want.tolist()  # packed: stable
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(-3, 2**31 - 1), st.integers(-3, 2**31 - 1)), max_size=60)
+)
+def test_unique_pairs_equals_numpy(pairs) -> None:
+    from mcuprof.profile.incremental import unique_pairs
+
+    hi = np.array([p[0] for p in pairs], np.int32)
+    lo = np.array([p[1] for p in pairs], np.int32)
+    want, want_inv = np.unique(
+        np.array(pairs, np.int64).reshape(-1, 2), axis=0, return_inverse=True
+    )
+    h, lw, inv = unique_pairs(hi, lo)
+    assert list(zip(h.tolist(), lw.tolist(), strict=True)) == [tuple(r) for r in want.tolist()]
     assert inv.tolist() == want_inv.reshape(-1).tolist()

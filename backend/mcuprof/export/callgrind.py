@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..profile import Profile, Window
-from ..profile.aggregate import UNKNOWN_ID, sums
+from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
+from ..profile.incremental import unique_inverse, unique_pairs
+from ..profile.paths import sort_with_order
 from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
@@ -49,7 +51,12 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
     release_free_memory()  # the pairs' temporaries, before the rows' are made
-    used = np.union1d(np.flatnonzero(s.f_calls), callers).tolist()
+    # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
+    mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
+    mark[np.flatnonzero(s.f_calls) - ROOT_ID] = True
+    mark[callers - ROOT_ID] = True
+    used = (np.flatnonzero(mark) + ROOT_ID).tolist()
+    del mark
     out(
         "# callgrind format\n"
         "version: 1\n"
@@ -90,7 +97,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
     # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    o = np.argsort(rank[callers - ROOT_ID], kind="stable")
+    o = sort_with_order(rank[callers - ROOT_ID], own=True)[1]  # stable
     callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
     callees = callees[o] - ROOT_ID
     counts = counts[o]
@@ -178,11 +185,16 @@ class _EdgeRows:
         self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
         self.first = 0  # row index of buf's first row
         self.used = 0  # bytes of buf handed out
+        self.grid = np.empty(0, np.uint8)  # row_bytes' grid, reused chunk after chunk
 
     def _fill(self) -> None:
         a = self.first = self.done
         b = min(self.n, a + self.CHUNK)
-        self.buf, lengths = row_bytes(b - a, self.rows(slice(a, b)))
+        parts = self.rows(slice(a, b))
+        width = sum(len(p) if isinstance(p, bytes) else p.width for p in parts)
+        if len(self.grid) < (b - a) * width:
+            self.grid = np.empty((b - a) * width, np.uint8)
+        self.buf, lengths = row_bytes(b - a, parts, self.grid)
         self.ends = np.cumsum(lengths)
         self.used = 0
 
@@ -202,9 +214,63 @@ class _EdgeRows:
 def _edges(
     profile: Profile, window: Window
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(caller frame, callee frame, calls, inclusive ticks) per distinct pair; orphans are
-    called by "[unknown]", and root-level calls and "[unknown]" by "[root]". Computed one
-    depth at a time, so only one level's temporaries are alive at once."""
+    """(caller frame, callee frame, calls, inclusive ticks) per distinct pair, sorted by
+    (caller, callee); orphans are called by "[unknown]", and root-level calls and
+    "[unknown]" by "[root]"."""
+    if window is None and profile.t1_ticks < 2**53:
+        return _stack_edges(profile)
+    return _record_edges(profile, window)
+
+
+def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_edges`` of the whole capture from the interned stacks' sums: a stack is one
+    caller/callee pair (its parent's frame, its own), so no pass over the records. The
+    costs are whole ticks below 2**53, which float64 sums exactly in any order: the
+    same numbers as adding record by record."""
+    st = stacks(profile)
+    s = sums(profile)
+    n_st = st.size
+    parent = st.parent[1:]  # stack 0 is "[unknown]", never a call of its own
+    caller = np.where(parent < 0, ROOT_ID, st.frame[np.maximum(parent, 0)])
+    orphan = parent == 0  # an orphan's "[unknown]" is called by [root] as often, as long
+    del parent
+    callers, callees, inv = unique_pairs(caller, st.frame[1:])
+    del caller
+    # Per stack, its pair (the last number: no pair, for stack 0): the sums' ``by``
+    # reads the per-stack sums without copying them.
+    pair = np.empty(n_st, np.int32)
+    pair[0] = none = len(callers)
+    pair[1:] = inv
+    del inv
+    counts = s.by(0, pair, none + 1)[:none]
+    costs = s.by(1, pair, none + 1)[:none]
+    if orphan.any():
+        pair[1:][~orphan] = none
+        pair[1:][orphan] = none + 1
+        extra = (s.by(0, pair, none + 2)[none + 1], s.by(1, pair, none + 2)[none + 1])
+        lo, hi = np.searchsorted(callers, [ROOT_ID, ROOT_ID + 1])  # [root]'s pairs
+        at = int(lo) + int(np.searchsorted(callees[lo:hi], UNKNOWN_ID))
+        if at < len(callers) and callers[at] == ROOT_ID and callees[at] == UNKNOWN_ID:
+            counts[at] += extra[0]
+            costs[at] += extra[1]
+        else:
+            callers = np.insert(callers, at, ROOT_ID)
+            callees = np.insert(callees, at, UNKNOWN_ID)
+            counts = np.insert(counts, at, extra[0])
+            costs = np.insert(costs, at, extra[1])
+    del pair, orphan
+    keep = counts > 0  # pairs of stacks with no calls (none in a whole capture) are not shown
+    if not keep.all():
+        callers, callees, counts, costs = callers[keep], callees[keep], counts[keep], costs[keep]
+    return callers, callees, counts.astype(np.int64), costs
+
+
+def _record_edges(
+    profile: Profile, window: Window
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_edges`` record by record (a window cuts calls, so its costs are not whole ticks
+    and their sums depend on the order), one depth at a time, so only one level's
+    temporaries are alive at once."""
     lo = hi = 0.0
     if window is not None:
         a, b = sorted(window)
@@ -250,7 +316,7 @@ def _edges(
         callee -= ROOT_ID
         key |= callee
         del callee
-        uniq, inv = _unique(key)
+        uniq, inv = unique_inverse(key, own=True)
         del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
@@ -258,27 +324,8 @@ def _edges(
     if not keys:
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
-    uniq, inv = _unique(np.concatenate(keys))
+    uniq, inv = unique_inverse(np.concatenate(keys), own=True)
     del keys
     n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
     c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
     return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
-
-
-def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_inverse=True) with an int32 inverse and each temporary
-    freed once used: on a capture where every call has a caller/callee pair of its own,
-    the pairs are about as many as the records."""
-    order = np.argsort(key)
-    key = key[order]
-    first = np.empty(len(key), bool)
-    first[:1] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    uniq = key[first]
-    del key
-    rank = np.cumsum(first, dtype=np.int32)
-    del first
-    rank -= 1
-    inv = np.empty(len(rank), np.int32)
-    inv[order] = rank
-    return uniq, inv

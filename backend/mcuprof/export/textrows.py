@@ -22,77 +22,99 @@ def prebuilt(strings: list[bytes]) -> np.ndarray:
 
 @dataclass
 class Prebuilt:
-    """rows.Table with its table built beforehand (``prebuilt``)."""
+    """``table[index]`` per row (a table made by ``prebuilt``), cut to the longest of
+    the rows' strings: a long string that a chunk does not use costs it nothing."""
 
     table: np.ndarray
     index: np.ndarray
 
-    def formats(self) -> list[str]:
-        return [self.table.dtype.str.lstrip("|")]
+    def __post_init__(self) -> None:
+        raw = self.table.view(np.uint8).reshape(len(self.table), -1)
+        # NULs are dropped from the text: a string counts its other bytes
+        self._kept = np.count_nonzero(raw, axis=1)
+        self._end = (raw != 0).shape[1] - np.argmax((raw != 0)[:, ::-1], axis=1)
+        self._end[self._kept == 0] = 0
+        self.width = int(self._end[self.index].max()) if len(self.index) else 0
 
-    def fill(self, fields: list[np.ndarray]) -> None:
-        fields[0][...] = self.table[self.index]
+    def write(self, grid: np.ndarray, at: int, length: np.ndarray) -> None:
+        w = self.width
+        if w:
+            raw = self.table.view(np.uint8).reshape(len(self.table), -1)
+            cut = np.ascontiguousarray(raw[:, :w]).view(f"V{w}")[:, 0]
+            grid[:, at : at + w].view(f"V{w}")[:, 0] = cut[self.index]
+        length += self._kept[self.index]
 
 
 @dataclass
 class PaddedInts:
-    """Non-negative integers (< 2**63) as ``str(int)`` writes them, each left-aligned in
-    NUL-padded 64-bit words: the grid layout of ``row_bytes``, where NULs are dropped.
-    (rows.Ints writes packed rows of exact width instead.)"""
+    """Non-negative integers (< 2**63) as ``str(int)`` writes them, each left-aligned
+    in a NUL-padded column as wide as the longest: the grid layout of ``row_bytes``,
+    where NULs are dropped. (rows.Ints writes packed rows of exact width instead.)"""
 
     values: np.ndarray
     suffix: bytes = b""
 
-    def _digits(self) -> int:
-        top = int(self.values.max()) if len(self.values) else 0
-        return len(str(top))
+    def __post_init__(self) -> None:
+        self.top = int(self.values.max()) if len(self.values) else 0
+        self.digits = len(str(self.top))
+        self.width = self.digits + len(self.suffix)
 
-    def formats(self) -> list[str]:
-        words = -(-(self._digits() + len(self.suffix)) // 8)
-        return ["<u8"] * words
-
-    def fill(self, fields: list[np.ndarray]) -> None:
+    def write(self, grid: np.ndarray, at: int, length: np.ndarray | None = None) -> None:
+        """The numbers into columns [at, at + width) of the uint8 ``grid``, and each
+        one's length added to ``length`` (when given)."""
         x = np.asarray(self.values, np.int64)
-        w = self._digits()
-        chars = np.zeros((len(x), 8 * len(fields)), np.uint8)
-        wide = len(x) and int(x.max()) >= 1 << 32
+        w = self.digits
+        wide = self.top >= 1 << 32
         rest = x.astype(np.uint64 if wide else np.uint32)  # 32-bit division is faster
         ten = rest.dtype.type(10)
+        if length is not None:
+            length += 1 + len(self.suffix)
         for j in range(w):  # j-th digit from the right, at byte position w - 1 - j
             q = rest // ten
             d = (rest - q * ten).astype(np.uint8)
             d += ord("0")
             if j:  # no leading zeros: those bytes stay 0
-                d *= x >= _POW10[j]
-            chars[:, w - 1 - j] = d
+                more = x >= _POW10[j]
+                d *= more
+                if length is not None:
+                    length += more
+            grid[:, at + w - 1 - j] = d
             rest = q
         if self.suffix:
-            chars[:, w : w + len(self.suffix)] = np.frombuffer(self.suffix, np.uint8)
-        words = chars.view("<u8")
-        for k, field in enumerate(fields):
-            field[...] = words[:, k]
+            grid[:, at + w : at + w + len(self.suffix)] = np.frombuffer(self.suffix, np.uint8)
 
 
 GridPart = bytes | PaddedInts | Prebuilt
 
 
-def row_bytes(n: int, parts: list[GridPart]) -> tuple[np.ndarray, np.ndarray]:
+def row_bytes(
+    n: int, parts: list[GridPart], buf: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The ``n`` rows' bytes, one row after the other, and each row's length. As
-    ``rows.join_rows``, parts are left NUL-padded and text parts must hold no NUL."""
-    formats: list[str] = []
-    owners: list[int] = []
-    for i, part in enumerate(parts):
-        f = [f"S{len(part)}"] if isinstance(part, bytes) else part.formats()
-        formats += f
-        owners += [i] * len(f)
-    names = [f"f{k}" for k in range(len(formats))]
-    rows = np.zeros(n, np.dtype({"names": names, "formats": formats}))
-    for i, part in enumerate(parts):
-        fields = [rows[names[k]] for k in range(len(names)) if owners[k] == i]
-        if isinstance(part, bytes):
-            fields[0][...] = part
-        else:
-            part.fill(fields)
-    grid = rows.view(np.uint8).reshape(n, -1)
-    used = grid != 0
-    return grid[used], np.count_nonzero(used, axis=1)
+    ``rows.join_rows``, parts are left NUL-padded and text parts must hold no NUL.
+    ``buf`` (uint8, reused from one call to the next to spare page faults) holds the
+    grid when it is large enough."""
+    width = sum(len(p) if isinstance(p, bytes) else p.width for p in parts)
+    size = n * width
+    if buf is None or len(buf) < size:
+        buf = np.empty(size, np.uint8)  # every byte of the grid is written below
+    flat = buf[:size]
+    grid = flat.reshape(n, width)
+    # The constants first, all rows at once by doubling copies (a broadcast into
+    # narrow strided columns costs several times more); the columns go over them.
+    row = b"".join(p if isinstance(p, bytes) else b"\0" * p.width for p in parts)
+    fixed = sum(len(p) for p in parts if isinstance(p, bytes))
+    if size:
+        flat[:width] = np.frombuffer(row, np.uint8)
+        done = width
+        while done < size:
+            k = min(done, size - done)
+            flat[done : done + k] = flat[:k]
+            done += k
+    length = np.full(n, fixed, np.int64)
+    at = 0
+    for part in parts:
+        if not isinstance(part, bytes):
+            part.write(grid, at, length)
+        at += len(part) if isinstance(part, bytes) else part.width
+    return flat[flat != 0], length

@@ -304,10 +304,17 @@ class Tally:
         inclusive: np.ndarray,
         exclusive: np.ndarray,
         outermost: np.ndarray,
+        by_stack: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         """Count calls: their stack and frame ids, inclusive and self ticks, and which
-        are a frame's outermost call (so recursion adds to ``f_total`` once)."""
+        are a frame's outermost call (so recursion adds to ``f_total`` once).
+        ``by_stack``: each stack's frame and nested mark, given when every time is whole
+        ticks (whose float64 sums are exact in any order): the per-frame sums are then
+        those of the per-stack ones, a pass over the stacks instead of the records."""
         n_st, n_fr = len(self.calls), len(self.f_calls)
+        if by_stack is not None and len(stack):
+            self._add_by_stack(stack, frame, inclusive, exclusive, *by_stack)
+            return
         self.calls += np.bincount(stack, minlength=n_st)
         self.total += np.bincount(stack, weights=inclusive, minlength=n_st)
         self.self_ += np.bincount(stack, weights=exclusive, minlength=n_st)
@@ -323,7 +330,46 @@ class Tally:
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
-    def add_parts(self, parts: list[tuple[np.ndarray, ...]], whole: bool | None = None) -> None:
+    def _add_by_stack(
+        self,
+        stack: np.ndarray,
+        frame: np.ndarray,
+        inclusive: np.ndarray,
+        exclusive: np.ndarray,
+        stack_frame: np.ndarray,
+        stack_nested: np.ndarray,
+    ) -> None:
+        n_fr = len(self.f_calls)
+        # A depth's stacks: ids in [lo, hi), counted up to hi (no shifted copy of the ids)
+        lo, hi = int(stack.min()), int(stack.max()) + 1
+        fr = np.maximum(stack_frame[lo:hi], 0)  # stack 0 ("[unknown]", frame -1) has no calls
+        # One per-stack sum at a time: on a capture where every call has its own stack,
+        # each is as long as the records.
+        add = np.bincount(stack, minlength=hi)[lo:]
+        self.calls[lo:hi] += add
+        self.f_calls += np.bincount(fr, weights=add, minlength=n_fr).astype(np.int64)
+        del add
+        add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
+        self.self_[lo:hi] += add
+        self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
+        del add
+        add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
+        self.total[lo:hi] += add
+        self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
+        nested = stack_nested[lo:hi]
+        if nested.any():
+            add[nested] = 0.0  # inside an outer call of the same frame: counted there
+        self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
+        del add, fr
+        np.minimum.at(self.f_min, frame, inclusive)
+        np.maximum.at(self.f_max, frame, inclusive)
+
+    def add_parts(
+        self,
+        parts: list[tuple[np.ndarray, ...]],
+        whole: bool | None = None,
+        by_stack: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         """``add`` of several groups of calls, in time linear in their rows whatever their
         number: a group at least 1/ALONE as long as the tally is added alone (its
         O(stacks) cost is paid by its own rows, and no copy of it is made), the shorter
@@ -331,18 +377,19 @@ class Tally:
         Only when every time is whole ticks (no window cut), whose float64 sums are exact
         in any order: otherwise one pass in the given order, so results never depend on
         the grouping. ``whole`` says so when the caller knows (durations and what is left
-        of them after the children's)."""
+        of them after the children's); ``by_stack`` as for ``add``, used when whole."""
         size = len(self.calls) + len(self.f_calls)
         if whole is None:
             whole = all(_whole(p[2]) and _whole(p[3]) for p in parts)
         small = []
         for part in parts:
             if whole and ALONE * len(part[0]) >= size:
-                self.add(*part)
+                self.add(*part, by_stack=by_stack)
             else:
                 small.append(part)
         if small:
-            self.add(*(np.concatenate(cols) for cols in zip(*small, strict=True)))
+            cols = (np.concatenate(c) for c in zip(*small, strict=True))
+            self.add(*cols, by_stack=by_stack if whole else None)
 
     def plus(self, other: Tally) -> Tally:
         return Tally(

@@ -19,6 +19,7 @@ import numpy as np
 from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
 from .paths import Grow as _Grow
+from .paths import sort_with_order
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -50,13 +51,48 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does, with half its
-    temporaries: each is freed once used, and the inverse is int32 (ids are)."""
-    key = pst.astype(np.int64)
+    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does."""
+    key, lo, inv = unique_pairs(pst, frame)
+    key <<= 32  # in place: the pairs' arrays are as long as the distinct stacks
+    key |= lo
+    return key, inv
+
+
+def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (hi, lo) pairs of two integer columns, sorted by hi then lo (int64
+    each), and each row's pair number (int32): np.unique over the pairs numbered
+    densely, (hi - min) * span(lo) + (lo - min), so that the sort has few bits to move."""
+    if len(hi) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)
+    h0, l0 = int(hi.min()), int(lo.min())
+    width = int(lo.max()) - l0 + 1
+    code = hi.astype(np.int64)
+    code -= h0
+    code *= width
+    code += lo
+    code -= l0
+    uniq, inv = unique_inverse(code, own=True)
+    del code
+    h = uniq // width
+    low = np.remainder(uniq, width, out=uniq)
+    h += h0
+    low += l0
+    return h, low, inv
+
+
+def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """(hi << 32) | lo as int64, for ``lo`` non-negative and below 2**32."""
+    key = hi.astype(np.int64)
     key <<= 32
-    key |= frame
-    order = np.argsort(key)
-    key = key[order]  # sorted
+    key |= lo
+    return key
+
+
+def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(key, return_inverse=True) with half its temporaries: each is freed
+    once used, and the inverse is int32 (ids are). ``own``: ``key`` (int64) may be
+    sorted in place, sparing a copy."""
+    key, order = sort_with_order(key, own)
     first = np.empty(len(key), bool)
     first[:1] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
@@ -186,7 +222,10 @@ class Aggregator:
                 up = self.stack_of.get(d - 1)
                 if up is not None:
                     has = p >= 0
-                    pst[has] = up.a[p[has]]
+                    if has.all():  # no orphans: a plain gather
+                        np.take(up.a, p, out=pst)
+                    else:
+                        pst[has] = up.a[p[has]]
             ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
             arr[c : lv.n] = ids
             # In RAM the column is the copy to keep; on disk, ids stay the one read.
@@ -218,6 +257,7 @@ class Aggregator:
             self.f_min.v,
             self.f_max.v,
         )
+        by_stack = (self.st_frame.v, nested)
         # Gathered over all depths and counted once: a count per depth would cost
         # O(stacks) each, quadratic in a deep chain.
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
@@ -255,7 +295,7 @@ class Aggregator:
                     if i == 0 and ALONE * len(cols[0]) >= size:
                         # What add_parts would do with it (times here are whole ticks),
                         # done now so one depth's columns are alive at a time, not all.
-                        kept.add(*cols)
+                        kept.add(*cols, by_stack=by_stack)
                     else:  # copied when short: a view would keep the depth's columns
                         cut = len(cols[0]) < len(sid)
                         parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
@@ -264,7 +304,7 @@ class Aggregator:
             del sid, fid, outer, dur, self_t, entry  # before the next depth's are made
         # Whole ticks: durations, less the sum of the children's (exact in float64).
         # The sums are the kept ones plus the tail's (with_tail): exact in any order.
-        kept.add_parts(parts[0], whole=True)
+        kept.add_parts(parts[0], whole=True, by_stack=by_stack)
         del parts[0]
         sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
         self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start

@@ -381,7 +381,7 @@ class StackNames:
         level = self._level.a[pids]
         depth = int(level.max())
         # names[i, k]: the name id at level k + 1 of line i, -1 (the empty row) past its end
-        names = np.full((n, depth), len(lens) - 1, np.int64)
+        names = np.full((n, depth), len(lens) - 1, np.int32)
         rows = np.arange(n)
         cur = pids
         while len(rows):
@@ -390,11 +390,8 @@ class StackNames:
             live = cur >= 0
             rows, cur = rows[live], cur[live]
         widths = [int(lens[names[:, k]].max()) for k in range(depth)]
-        digits = None
-        if values is not None:
-            digits = PaddedInts(values)
-            words = len(digits.formats())
-        total = sum(widths) + (depth - 1) + (2 + 8 * words if values is not None else 1)
+        digits = None if values is None else PaddedInts(values)
+        total = sum(widths) + (depth - 1) + (1 if digits is None else 2 + digits.width)
         grid = np.zeros((n, total), np.uint8)
         off = 0
         for k, w in enumerate(widths):
@@ -408,9 +405,8 @@ class StackNames:
         if digits is not None:
             grid[:, off] = ord(" ")
             off += 1
-            block = grid[:, off : off + 8 * words].view("<u8")
-            digits.fill([block[:, j] for j in range(words)])
-            off += 8 * words
+            digits.write(grid, off)
+            off += digits.width
         grid[:, off] = ord("\n")
         flat = grid.reshape(-1)
         return str(memoryview(flat[flat != 0]), "utf-8")
@@ -504,7 +500,7 @@ class StackNames:
                 o = np.arange(len(key), dtype=np.int32)  # (parent, name) order, often byte order
                 del key
             else:
-                o = np.argsort(key, kind="stable")
+                o = sort_with_order(key, own=True)[1]
                 del key
                 o = o.astype(np.int32)
             size = np.ones(size_all, np.int32)
@@ -542,7 +538,30 @@ class StackNames:
 
 
 def _stable(key: np.ndarray) -> np.ndarray:
-    return np.argsort(key, kind="stable").astype(np.int32)
+    return sort_with_order(key)[1].astype(np.int32)
+
+
+def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted ``key``, the positions it came from): np.argsort and a gather, or, when
+    the keys' range and their positions fit in 63 bits together, one np.sort of the
+    keys with their positions in the low bits (several times faster than argsort, and
+    stable: equal keys keep their order). ``own``: ``key`` (int64) may be overwritten."""
+    n = len(key)
+    if n:
+        lo, hi = int(key.min()), int(key.max())
+        pos_bits = max(1, (n - 1).bit_length())
+        if (hi - lo).bit_length() + pos_bits <= 63:
+            packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
+            packed -= lo
+            packed <<= pos_bits
+            packed |= np.arange(n, dtype=np.int64)
+            packed.sort()
+            order = packed & ((1 << pos_bits) - 1)
+            packed >>= pos_bits
+            packed += lo
+            return packed, order
+    order = np.argsort(key)
+    return key[order], order
 
 
 class _Strings:
