@@ -9,7 +9,6 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from .rows import Scratch
@@ -19,6 +18,26 @@ _DEPTH = 3  # chunks waiting at most: memory stays a few chunks of text
 WORKERS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 3))
 
 Job = Callable[[Scratch], Any]  # formats one chunk into the scratch it is given: bytes-like
+
+
+class _Chunk:
+    """A job, the scratch it runs with and, once ``done`` is set, its text or error."""
+
+    __slots__ = ("done", "error", "job", "scratch", "text")
+
+    def __init__(self, job: Job, scratch: Scratch) -> None:
+        self.job, self.scratch = job, scratch
+        self.done = threading.Event()
+        self.text: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.text = self.job(self.scratch)
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            self.done.set()
 
 
 class Sink:
@@ -36,36 +55,38 @@ class Sink:
     def __init__(self, out: Callable[[bytes], Any], workers: int = WORKERS) -> None:
         self._out = out
         self._workers = max(1, workers)
-        self._queue: queue.Queue[tuple[bytearray, int] | tuple[Future, Scratch] | None]
+        self._queue: queue.Queue[tuple[bytearray, int] | _Chunk | None]
         self._queue = queue.Queue(_DEPTH + self._workers)
         # One buffer per queue slot, one being written, one being filled; last in,
         # first out, so that a writer keeping up needs two of them only.
         self._free: queue.LifoQueue[bytearray] = queue.LifoQueue()
         for _ in range(_DEPTH + 2):
             self._free.put(bytearray())
-        # A scratch per worker, one being written, one waiting to be: few chunks' text.
+        # A scratch per worker and one being written (writing a chunk is quicker than
+        # formatting one): memory stays a few chunks' text.
         self._scratch: queue.LifoQueue[Scratch] = queue.LifoQueue()
-        for _ in range(self._workers + 2):
+        for _ in range(self._workers + 1):
             self._scratch.put(Scratch())
-        self._pool: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue[_Chunk | None] = queue.SimpleQueue()
+        self._pool: list[threading.Thread] = []  # started on the first ``run``
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="export-writer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not None:
-            if isinstance(item[0], Future):
-                future, scratch = item
-                try:
-                    data = future.result()
-                    if self._error is None:
-                        with memoryview(data) as view:
+            if isinstance(item, _Chunk):
+                item.done.wait()
+                if item.error is not None and self._error is None:
+                    self._error = item.error
+                if self._error is None:
+                    try:
+                        with memoryview(item.text) as view:
                             self._out(view)
-                    del data
-                except BaseException as exc:
-                    if self._error is None:
+                    except BaseException as exc:
                         self._error = exc
-                self._scratch.put(scratch)
+                item.text = None
+                self._scratch.put(item.scratch)
                 continue
             buf, n = item
             if self._error is None:
@@ -75,6 +96,10 @@ class Sink:
                 except BaseException as exc:
                     self._error = exc
             self._free.put(buf)
+
+    def _work(self) -> None:
+        while (chunk := self._jobs.get()) is not None:
+            chunk.run()
 
     def write(self, data: bytes | memoryview) -> None:
         if self._error is not None:
@@ -94,13 +119,16 @@ class Sink:
         with a job running at the same time), and what it returns (bytes-like, valid
         until its scratch is reused) written in the jobs' order, after what was written
         before. Jobs must not depend on each other's results."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="export-format")
+        while len(self._pool) < self._workers:
+            worker = threading.Thread(target=self._work, name="export-format", daemon=True)
+            worker.start()
+            self._pool.append(worker)
         for job in jobs:
             if self._error is not None:
                 break
-            scratch = self._scratch.get()  # blocks while every set is in use
-            self._queue.put((self._pool.submit(job, scratch), scratch))
+            chunk = _Chunk(job, self._scratch.get())  # blocks while every set is in use
+            self._jobs.put(chunk)
+            self._queue.put(chunk)
         if self._error is not None:
             self.close()
 
@@ -108,9 +136,11 @@ class Sink:
         if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        for _ in self._pool:
+            self._jobs.put(None)
+        for worker in self._pool:
+            worker.join()
+        self._pool = []
         if self._error is not None:
             error, self._error = self._error, None
             raise error
