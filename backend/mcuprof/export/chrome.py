@@ -23,7 +23,7 @@ from .sink import emit
 
 PID = 1
 TID = 1
-_CHUNK = 1 << 15  # events formatted and written at a time
+_CHUNK = 1 << 14  # events formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 

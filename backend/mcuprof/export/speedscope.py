@@ -22,7 +22,7 @@ from .sink import emit
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_CHUNK = 1 << 15  # calls whose events are formatted and written at a time
+_CHUNK = 1 << 14  # calls whose events (twice as many) are formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
