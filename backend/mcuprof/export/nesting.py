@@ -22,6 +22,7 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
 from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
+from . import sink
 
 
 @dataclass
@@ -262,7 +263,7 @@ class _Moved:
 def _each(fn: Callable[[slice], None], slices: list[slice]) -> None:
     """``fn`` on each slice, half of them on a second thread (numpy releases the GIL in
     its loops, so two cores share the work); its error, if any, raised here."""
-    if len(slices) < 2:
+    if len(slices) < 2 or sink.WORKERS < 2:
         for sl in slices:
             fn(sl)
         return

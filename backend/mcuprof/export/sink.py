@@ -14,8 +14,19 @@ from typing import Any
 from .rows import Scratch
 
 _DEPTH = 3  # chunks waiting at most: memory stays a few chunks of text
-# Formatting threads: one per core, up to 3 (beyond that memory bandwidth is the limit).
-WORKERS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 3))
+
+
+def _threads() -> int:
+    """Formatting threads: $MCUPROF_EXPORT_THREADS, else one per core up to 3 (beyond
+    that memory bandwidth is the limit)."""
+    told = os.environ.get("MCUPROF_EXPORT_THREADS", "")
+    if told.strip().isdigit():
+        return max(1, int(told))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, 3))
+
+
+WORKERS = _threads()
 
 Job = Callable[[Scratch], Any]  # formats one chunk into the scratch it is given: bytes-like
 
