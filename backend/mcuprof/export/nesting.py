@@ -290,8 +290,9 @@ def _each(fn: Callable[[slice], None], slices: list[slice]) -> None:
 _SLICE = 1 << 16  # rows per step: temporaries below the mmap threshold (1 MB) reuse heap pages
 
 
-def _slices(n: int) -> list[slice]:
-    return [slice(k, min(k + _SLICE, n)) for k in range(0, n, _SLICE)]
+def _slices(n: int, step: int = 0) -> list[slice]:
+    step = step or _SLICE
+    return [slice(k, min(k + step, n)) for k in range(0, n, step)]
 
 
 def _sane_children(child: Level, parent: Level) -> bool:
@@ -505,7 +506,8 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
             if out_size is not None:
                 out_size[at] = sz[rows]
 
-        _each(place, _slices(lv.n))
+        # Half slices on two threads: the temporaries of two at once weigh one slice's.
+        _each(place, _slices(lv.n, max(1, _SLICE // 2) if sink.WORKERS > 1 else _SLICE))
         del place, sz
         mv.shift = mv.dur = None  # the flags serve the next depth
     del pos, pos_up
