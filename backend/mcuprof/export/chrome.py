@@ -46,7 +46,8 @@ def write(
     window: Window = None,
 ) -> None:
     """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
-    calls' arrays and one chunk of text)."""
+    calls' arrays and a few chunks of text). Through a ``Sink``'s ``write`` the chunks
+    are formatted on its worker threads (see ``emit``)."""
     c = calls(profile, window, sizes=False)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [

@@ -55,7 +55,8 @@ def write(
     window: Window = None,
 ) -> None:
     """The document (ASCII), written piece by piece to ``out``: memory stays bounded by
-    the calls' arrays (about 20 bytes per call) and one chunk of text."""
+    the calls' arrays (about 20 bytes per call) and a few chunks of text. Through a
+    ``Sink``'s ``write`` the chunks are formatted on its worker threads (see ``emit``)."""
     c = calls(profile, window)
     n = len(c)
     to_us = 1e6 / profile.timer_freq
