@@ -62,7 +62,8 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
 @given(rows=st.lists(record_st, min_size=1, max_size=60), repeats=st.integers(1, 4))
 def test_slices_of_two_rows(rows, repeats) -> None:
     """The checks and the clamp run slice by slice: slices of two rows, so every run of
-    siblings and every running maximum crosses slice boundaries."""
+    siblings and every running maximum crosses slice boundaries (and the calls are placed
+    by two threads, a slice each in turn)."""
     p = Profile()
     p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
     _same_in_small_slices(p)

@@ -15,6 +15,7 @@ from mcuprof import __version__
 from mcuprof.export import chrome, speedscope
 from mcuprof.export.frames import frame_file_line, frame_name
 from mcuprof.export.nesting import nested_calls
+from mcuprof.export.sink import Sink
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 
@@ -179,5 +180,39 @@ def test_small_chunks_equal_the_plain_documents(rows, resets, chunk) -> None:
     try:
         assert speedscope.render(p) == speedscope_reference(p)
         assert chrome.render(p) == chrome_reference(p)
+    finally:
+        speedscope._CHUNK, chrome._CHUNK = old
+
+
+def _through_workers(module, p: Profile, workers: int, window=None) -> str:
+    """What ``export.write`` writes: chunks formatted on ``workers`` threads at once."""
+    got: list[bytes] = []
+    sink = Sink(lambda b: got.append(bytes(b)), workers=workers)
+    try:
+        module.write(p, sink.write, window=window)
+    finally:
+        sink.close()
+    return b"".join(got).decode("ascii")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(record_st, min_size=0, max_size=40),
+    freq=freq_st,
+    resets=st.integers(1, 3),
+    chunk=st.integers(1, 6),
+    workers=st.integers(1, 3),
+)
+def test_chunks_formatted_on_workers_equal_the_plain_documents(
+    rows, freq, resets, chunk, workers
+) -> None:
+    """Each chunk is a job of its own (the calls open across it are worked out before):
+    run on several threads at once, the document is the same."""
+    p = _profile(rows, freq, resets)
+    old = speedscope._CHUNK, chrome._CHUNK
+    speedscope._CHUNK = chrome._CHUNK = chunk
+    try:
+        assert _through_workers(speedscope, p, workers) == speedscope_reference(p)
+        assert _through_workers(chrome, p, workers) == chrome_reference(p)
     finally:
         speedscope._CHUNK, chrome._CHUNK = old

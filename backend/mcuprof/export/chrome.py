@@ -10,18 +10,20 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..profile import Profile, Window
 from .frames import frame_name
-from .nesting import calls
+from .nesting import Calls, calls
 from .rows import Ints, Scratch, Table, render_rows, whole_floats
+from .sink import emit
 
 PID = 1
 TID = 1
-_CHUNK = 1 << 15  # events formatted and written at a time
+_CHUNK = 1 << 14  # events formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -44,7 +46,8 @@ def write(
     window: Window = None,
 ) -> None:
     """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
-    calls' arrays and one chunk of text)."""
+    calls' arrays and a few chunks of text). Through a ``Sink``'s ``write`` the chunks
+    are formatted on its worker threads (see ``emit``)."""
     c = calls(profile, window, sizes=False)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
@@ -64,32 +67,45 @@ def write(
             f'"pid":{PID},"tid":{TID},'
         )
     table = Table([b"," + p.encode("ascii") if p else b"" for p in prefix], np.zeros(0, np.int64))
+    table.widths()  # its cache filled before the jobs share it
     # Whole-number times in ticks of a 1 MHz timer are the text itself (as floats the
     # duration is end − start exactly); others go through floats, formatted with array
     # operations when whole, else one by one: the text is the same.
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
-    scratch = Scratch()
-    for k in range(0, len(c), _CHUNK):
-        part = slice(k, k + _CHUNK)
-        slot = c.frame[part].astype(np.intp)  # indexes twice: converted once
-        slot += 1
-        if ticks_are_us:
-            ts_col: Ints | None = Ints(c.start[part], b".0")
-            dur_col: Ints | None = Ints(c.dur[part], b".0")
-        else:
-            ts = c.start[part].astype(np.float64) * to_us
-            dur = c.ends(part).astype(np.float64) * to_us - ts
-            ts_col, dur_col = whole_floats(ts), whole_floats(dur)
-        if ts_col is not None and dur_col is not None:
-            rows = Table(table.strings, slot)
-            rows._cache = table._cache  # the strings' arrays, built once
-            parts = [rows, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
-            out(memoryview(render_rows(len(slot), parts, scratch)))
-            continue
-        text = ",".join(
-            f'{prefix[s]}"ts":{t!r},"dur":{du!r}}}'
-            for s, t, du in zip(slot.tolist(), ts.tolist(), dur.tolist(), strict=True)
-        )
-        out(("," + text).encode("ascii"))
+    text = partial(_text, c, table, prefix, to_us, ticks_are_us)
+    emit(out, (partial(text, k, min(k + _CHUNK, len(c))) for k in range(0, len(c), _CHUNK)))
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
     out(f'],"displayTimeUnit":"ms","otherData":{other}}}'.encode("ascii"))
+
+
+def _text(
+    c: Calls,
+    table: Table,
+    prefix: list[str],
+    to_us: float,
+    ticks_are_us: bool,
+    k0: int,
+    k1: int,
+    scratch: Scratch,
+) -> np.ndarray | bytes:
+    """The events of calls ``k0`` to ``k1``, each after a comma (a job: see ``emit``)."""
+    part = slice(k0, k1)
+    slot = c.frame[part].astype(np.intp)  # indexes twice: converted once
+    slot += 1
+    if ticks_are_us:
+        ts_col: Ints | None = Ints(c.start[part], b".0")
+        dur_col: Ints | None = Ints(c.dur[part], b".0")
+    else:
+        ts = c.start[part].astype(np.float64) * to_us
+        dur = c.ends(part).astype(np.float64) * to_us - ts
+        ts_col, dur_col = whole_floats(ts), whole_floats(dur)
+    if ts_col is not None and dur_col is not None:
+        rows = Table(table.strings, slot)
+        rows._cache = table._cache  # the strings' arrays, built once
+        parts = [rows, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
+        return render_rows(len(slot), parts, scratch)
+    text = ",".join(
+        f'{prefix[s]}"ts":{t!r},"dur":{du!r}}}'
+        for s, t, du in zip(slot.tolist(), ts.tolist(), dur.tolist(), strict=True)
+    )
+    return ("," + text).encode("ascii")

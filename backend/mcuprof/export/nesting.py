@@ -12,7 +12,8 @@ can derive (depths come from the subtree sizes, chunk by chunk).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
 from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
+from . import sink
 
 
 @dataclass
@@ -258,11 +260,39 @@ class _Moved:
         return lo, lo + self.dur[rows]
 
 
+def _each(fn: Callable[[slice], None], slices: list[slice]) -> None:
+    """``fn`` on each slice, half of them on a second thread (numpy releases the GIL in
+    its loops, so two cores share the work); its error, if any, raised here."""
+    if len(slices) < 2 or sink.WORKERS < 2:
+        for sl in slices:
+            fn(sl)
+        return
+    error: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            for sl in slices[1::2]:
+                fn(sl)
+        except BaseException as exc:
+            error.append(exc)
+
+    thread = threading.Thread(target=other, name="nesting")
+    thread.start()
+    try:
+        for sl in slices[::2]:
+            fn(sl)
+    finally:
+        thread.join()
+    if error:
+        raise error[0]
+
+
 _SLICE = 1 << 16  # rows per step: temporaries below the mmap threshold (1 MB) reuse heap pages
 
 
-def _slices(n: int) -> list[slice]:
-    return [slice(k, min(k + _SLICE, n)) for k in range(0, n, _SLICE)]
+def _slices(n: int, step: int = 0) -> list[slice]:
+    step = step or _SLICE
+    return [slice(k, min(k + step, n)) for k in range(0, n, step)]
 
 
 def _sane_children(child: Level, parent: Level) -> bool:
@@ -460,7 +490,9 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
             roots.positions(i, pos)
         pos_up = pos
         mv = moved[i]
-        for sl in _slices(lv.n):
+        sz = size[i]
+
+        def place(sl: slice, lv=lv, mv=mv, pos=pos, sz=sz) -> None:
             rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
             at = pos[rows].astype(np.intp)  # one conversion for the four scatters
             frames = profile.frame_ids(lv, sl.start, sl.stop)
@@ -472,8 +504,11 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
                 start[at] = lv.entry[rows] - t0 + mv.shift[rows]
                 dur[at] = mv.dur[rows]
             if out_size is not None:
-                out_size[at] = size[i][rows]
-            del at, rows
+                out_size[at] = sz[rows]
+
+        # Half slices on two threads: the temporaries of two at once weigh one slice's.
+        _each(place, _slices(lv.n, max(1, _SLICE // 2) if sink.WORKERS > 1 else _SLICE))
+        del place, sz
         mv.shift = mv.dur = None  # the flags serve the next depth
     del pos, pos_up
     release_free_memory()  # the temporaries' pages, before the writers' chunks

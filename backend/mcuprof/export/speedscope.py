@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,11 @@ from ..profile import Profile, Window
 from .frames import frame_file_line, frame_name
 from .nesting import Calls, calls
 from .rows import Chars, Ints, Scratch, render_rows, whole_floats
+from .sink import emit
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_CHUNK = 1 << 15  # calls whose events are formatted and written at a time
+_CHUNK = 1 << 14  # calls whose events (twice as many) are formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -53,7 +55,8 @@ def write(
     window: Window = None,
 ) -> None:
     """The document (ASCII), written piece by piece to ``out``: memory stays bounded by
-    the calls' arrays (about 20 bytes per call) and one chunk of text."""
+    the calls' arrays (about 20 bytes per call) and a few chunks of text. Through a
+    ``Sink``'s ``write`` the chunks are formatted on its worker threads (see ``emit``)."""
     c = calls(profile, window)
     n = len(c)
     to_us = 1e6 / profile.timer_freq
@@ -102,97 +105,106 @@ def write(
     # scaled to µs as floats, formatted with array operations when whole, else one by
     # one (floats' repr is valid JSON).
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
-    lead = 1
-    scratch = Scratch()
-    for kind, frame, at in _events(c, rank, scratch):
-        if ticks_are_us:
-            at_col: Ints | None = Ints(at, b".0")
-        else:
-            at = at.astype(np.float64) * to_us
-            at_col = whole_floats(at)
-        if at_col is not None:
-            row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', at_col]
-            text = render_rows(len(kind), [*row, b"}"], scratch)
-            out(memoryview(text)[lead:])
-        else:
-            out(
-                (
-                    ("," if not lead else "")
-                    + ",".join(
-                        f'{{"type":"{chr(op)}","frame":{fi},"at":{t!r}}}'
-                        for op, fi, t in zip(
-                            kind.tolist(), frame.tolist(), at.tolist(), strict=True
-                        )
-                    )
-                ).encode("ascii")
-            )
-        lead = 0
+    text = partial(_text, c, rank, to_us, ticks_are_us)
+    emit(out, (partial(text, p0, p1, carry) for p0, p1, carry in _chunks(c)))
     out(b"]" + tail.encode("ascii"))
 
 
-def _events(
-    c: Calls, rank: np.ndarray, scratch: Scratch
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
-    order, one chunk of calls at a time. A call's subtree holds ``size`` calls, so its
-    close is 2·size − 1 events after its open; the opens of a chunk fall after the
-    closes of the calls that end before them. The calls still open when a chunk ends
-    (at most the depth) are carried over, with their close's place in the document."""
+def _chunks(c: Calls) -> Iterator[tuple[int, int, np.ndarray]]:
+    """The chunks of calls (first, end) and the calls still open when each begins (the
+    enclosing chain, outermost first): those whose subtree of ``size`` calls ends after
+    the chunk's first call."""
     n = len(c)
-    carry_q = np.zeros(0, np.int64)  # where each open call's subtree ends (a call index)
-    carry_g = np.zeros(0, np.int64)  # its close's index among all events
-    carry_f = np.zeros(0, np.int32)
-    carry_e = c.ends(slice(0, 0))
-    local = np.arange(min(_CHUNK, n) + 1, dtype=np.int64)
+    carry = np.zeros(0, np.int64)
     for p0 in range(0, n, _CHUNK):
         p1 = min(p0 + _CHUNK, n)
-        m = p1 - p0
-        e0 = 2 * p0 - len(carry_q)  # the first event of the chunk: the open of p0
-        x = local[:m]
-        s = c.size[p0:p1].astype(np.int64)
-        # closed[k]: calls closed before the open of local call k (subtrees ending by it).
-        ends_at = x + s
-        np.minimum(ends_at, m + 1, out=ends_at)
-        counts = np.bincount(ends_at, minlength=m + 2)
-        del ends_at
-        if len(carry_q):
-            np.add.at(counts, np.minimum(carry_q - p0, m + 1), 1)
-        closed = np.cumsum(counts)
-        del counts
-        size = m + int(closed[m])
-        # One slot past the end takes the closes that fall in later chunks.
-        kind = scratch.take("kind", (size + 1,))
-        kind.fill(ord("C"))
-        frame = scratch.take("frame", (size + 1,), np.int32)
-        at = scratch.take("at", (size + 1,), c.start.dtype)
-        opens = closed[:m]
-        opens += x
-        kind[opens] = ord("O")
-        f = np.take(rank, c.frame[p0:p1] + 1)
-        frame[opens] = f
-        at[opens] = c.start[p0:p1]
-        ends = c.ends(slice(p0, p1))
-        s *= 2
-        s -= 1
-        s += opens  # each call's close
-        del opens
-        left = np.flatnonzero(s >= size)  # closed in a later chunk
-        later = s[left]
-        later += e0
-        np.minimum(s, size, out=s)
-        frame[s] = f
-        at[s] = ends
-        if len(carry_g):
-            i = carry_g - e0
-            shut = i < size
-            frame[i[shut]] = carry_f[shut]
-            at[i[shut]] = carry_e[shut]
-            still = ~shut
-            carry_q, carry_g = carry_q[still], carry_g[still]
-            carry_f, carry_e = carry_f[still], carry_e[still]
-        if len(left):
-            carry_q = np.concatenate([carry_q, left + p0 + c.size[p0 + left]])
-            carry_g = np.concatenate([carry_g, later])
-            carry_f = np.concatenate([carry_f, f[left]])
-            carry_e = np.concatenate([carry_e, ends[left]])
-        yield kind[:size], frame[:size], at[:size]
+        yield p0, p1, carry
+        q = np.arange(p0 - p1, 0, dtype=np.int64)  # call − p1
+        q += c.size[p0:p1]
+        left = np.flatnonzero(q > 0)
+        left += p0
+        if len(carry):
+            carry = carry[carry + c.size[carry] > p1]
+        carry = np.concatenate([carry, left]) if len(carry) else left
+
+
+def _text(
+    c: Calls,
+    rank: np.ndarray,
+    to_us: float,
+    ticks_are_us: bool,
+    p0: int,
+    p1: int,
+    carry: np.ndarray,
+    scratch: Scratch,
+) -> np.ndarray | memoryview | bytes:
+    """The events of chunk ``p0``..``p1`` as text, each after a comma but the document's
+    first (a job: see ``emit``)."""
+    kind, frame, at = _events(c, rank, p0, p1, carry, scratch)
+    lead = 1 if p0 == 0 else 0
+    if ticks_are_us:
+        at_col: Ints | None = Ints(at, b".0")
+    else:
+        at = at.astype(np.float64) * to_us
+        at_col = whole_floats(at)
+    if at_col is not None:
+        row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', at_col]
+        return memoryview(render_rows(len(kind), [*row, b"}"], scratch))[lead:]
+    text = ",".join(
+        f'{{"type":"{chr(op)}","frame":{fi},"at":{t!r}}}'
+        for op, fi, t in zip(kind.tolist(), frame.tolist(), at.tolist(), strict=True)
+    )
+    return (text if lead else "," + text).encode("ascii")
+
+
+def _events(
+    c: Calls, rank: np.ndarray, p0: int, p1: int, carry: np.ndarray, scratch: Scratch
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
+    order, from the open of call ``p0`` to that of ``p1`` (or the end): a call's subtree
+    holds ``size`` calls, so its close is 2·size − 1 events after its open; the opens of
+    the chunk fall after the closes of the calls that end before them. ``carry`` are the
+    calls open before ``p0`` (``_chunks``): the k-th opened 2·j − k events into the
+    document (j earlier opens, j − k closes), and their closes in the chunk are placed
+    from that."""
+    m = p1 - p0
+    size_c = c.size[carry].astype(np.int64)
+    e0 = 2 * p0 - len(carry)  # the first event of the chunk: the open of p0
+    x = np.arange(m, dtype=np.int64)
+    s = c.size[p0:p1].astype(np.int64)
+    # closed[k]: calls closed before the open of local call k (subtrees ending by it).
+    ends_at = x + s
+    np.minimum(ends_at, m + 1, out=ends_at)
+    counts = np.bincount(ends_at, minlength=m + 2)
+    del ends_at
+    if len(carry):
+        np.add.at(counts, np.minimum(carry + size_c - p0, m + 1), 1)
+    closed = np.cumsum(counts)
+    del counts
+    size = m + int(closed[m])
+    # One slot past the end takes the closes that fall in later chunks.
+    kind = scratch.take("kind", (size + 1,))
+    kind.fill(ord("C"))
+    frame = scratch.take("frame", (size + 1,), np.int32)
+    at = scratch.take("at", (size + 1,), c.start.dtype)
+    opens = closed[:m]
+    opens += x
+    kind[opens] = ord("O")
+    f = np.take(rank, c.frame[p0:p1] + 1)
+    frame[opens] = f
+    at[opens] = c.start[p0:p1]
+    s *= 2
+    s -= 1
+    s += opens  # each call's close
+    del opens
+    np.minimum(s, size, out=s)
+    frame[s] = f
+    at[s] = c.ends(slice(p0, p1))
+    if len(carry):
+        g = 2 * carry - np.arange(len(carry)) + 2 * size_c - 1  # their closes' events
+        g -= e0
+        shut = g < size
+        i = g[shut]
+        frame[i] = np.take(rank, c.frame[carry[shut]] + 1)
+        at[i] = c.ends(carry[shut])
+    return kind[:size], frame[:size], at[:size]
