@@ -141,6 +141,25 @@ def test_count_at_most_is_searchsorted(values, queries, scale):
     assert count_at_most(v, x).tolist() == want.tolist()
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    values=st.lists(st.integers(-20, 200), max_size=300),
+    queries=st.lists(st.integers(-40, 240), max_size=300),
+    scale=st.sampled_from([1, 7, 1000, 10**9]),
+    window=st.sampled_from([1, 2, 5, 64]),
+)
+def test_ascending_queries_are_searched_as_searchsorted(
+    values, queries, scale, window, monkeypatch_module
+):
+    # queries in order are searched per window of values (small windows: many of them)
+    monkeypatch_module.setattr(red, "_WINDOW", window)
+    v = np.sort(np.array(values, np.int64) * scale)
+    x = np.sort(np.array(queries, np.int64) * scale)
+    want = np.searchsorted(v, x, side="right")
+    assert count_at_most(v, x, ascending=True).tolist() == want.tolist()
+    assert red._search_ascending(v, x).tolist() == want.tolist()
+
+
 @st.composite
 def streams(draw):
     rows = _calls(draw, 120)

@@ -7,7 +7,7 @@ import argparse
 import fnmatch
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..console import load_elf, warn
 from ..diff import FunctionDelta, ProfileDiff
@@ -16,11 +16,15 @@ from ..diff.reduce import Reduced
 from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source
 from ..diff.table import function_intervals
 from ..errors import UserError
+from ..profile.frames import AddressTable
 from ..progress import ReadProgress
 from ..protocol import Metadata
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
-from ..symbols import SymbolTable, check_build_id
+from ..symbols.buildid import check_build_id
+
+if TYPE_CHECKING:
+    from ..symbols import SymbolTable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -105,18 +109,23 @@ def parse_confidence(text: str) -> float:
     return value / 100.0
 
 
-def _symbols(elf_path: str | None, source: Source) -> SymbolTable:
+def _symbols(elf_path: str | None, source: Source) -> SymbolTable | None:
+    """The capture's symbols; None without an ELF (frames are then raw addresses, as with
+    an empty table, and the ELF parser is never imported)."""
     if elf_path:
         return load_elf(elf_path)
     if source.elf is not None:
+        from ..symbols import SymbolTable
+
         return SymbolTable.from_elf_bytes(source.elf, source.elf_name or "session ELF")
-    return SymbolTable.empty()
+    return None
 
 
 def _describe(
-    src: Source, cap: Reduced, meta: Metadata | None, symbols: SymbolTable
+    src: Source, cap: Reduced, meta: Metadata | None, symbols: SymbolTable | None
 ) -> dict[str, Any]:
-    check = check_build_id(meta.elf_build_id if meta else None, symbols.build_id)
+    build_id = symbols.build_id if symbols is not None else None
+    check = check_build_id(meta.elf_build_id if meta else None, build_id)
     return {
         "source": src.label,
         "session_id": src.session_id,
@@ -124,7 +133,7 @@ def _describe(
         "duration_us": cap.duration_us,
         "metadata": metadata_to_dict(meta),
         "build_check": {"state": check.state, "message": check.message},
-        "symbols": len(symbols.functions),
+        "symbols": len(symbols.functions) if symbols is not None else 0,
     }
 
 
@@ -157,10 +166,16 @@ def run(args: argparse.Namespace) -> int:
     progress = ReadProgress("reading captures")
     both = base_src.size + new_src.size
     folded = bool(args.diff_folded or args.diff_svg)  # per stack: only when written
+    # One build's addresses are resolved and named once for both captures.
+    tables = (AddressTable(base_syms),) * 2 if same else (None, None)
     # One capture at a time: each is reduced to its per-function sums, and its records
     # are gone, before the other is read (the memory peak is one capture's).
     base_cap, base_meta = reduce_source(
-        base_src, base_syms, folded=folded, progress=lambda d, _t, r: progress(d, both, r)
+        base_src,
+        base_syms,
+        folded=folded,
+        progress=lambda d, _t, r: progress(d, both, r),
+        table=tables[0],
     )
     base_bytes, base_recs = base_src.size, base_cap.n_records
     new_cap, new_meta = reduce_source(
@@ -168,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         new_syms,
         folded=folded,
         progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
+        table=tables[1],
     )
     progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):

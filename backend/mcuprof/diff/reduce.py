@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -32,9 +32,9 @@ _BLOCK = 256  # values per block in ``last_at_least``'s block maxima
 _PER_STACK = 4  # records per stack under which a depth is summed per frame directly
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionTotals:
-    """The fields of ``profile.FunctionStat`` a comparison reads (see ``StatLike``)."""
+class FunctionTotals(NamedTuple):
+    """The fields of ``profile.FunctionStat`` a comparison reads (see ``StatLike``); a
+    NamedTuple, quick to make by the thousand."""
 
     name: str
     label: str
@@ -158,26 +158,50 @@ def parents(
     """Position of each child's parent among the records one level up (sorted by entry)
     per CLARIFICATIONS: the record whose [entry, exit] contains the child's, entered
     last; -1 for none (an orphan)."""
-    upto = count_at_most(up_entry, entry)
+    upto = count_at_most(up_entry, entry, ascending=True)
     upto -= 1
     return last_at_least(up_exit, upto, exit_)
 
 
-def count_at_most(values: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` (``values`` ascending). Values that span
-    fewer ticks than twice their number and the queries' (a target that resets often
-    sends the same few times again and again) are counted per tick once, and each query
-    reads its count: linear, where a binary search each is not."""
+def count_at_most(values: np.ndarray, x: np.ndarray, ascending: bool = False) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` (``values`` ascending; ``ascending``:
+    so are the queries). Values that span fewer ticks than twice their number and the
+    queries' (a target that resets often sends the same few times again and again) are
+    counted per tick once, and each query reads its count: linear, where a binary search
+    each is not."""
     if len(values) == 0 or len(x) == 0:
         return np.zeros(len(x), np.int64)
     lo = int(values[0])
     span = int(values[-1]) - lo + 1
     if span > 2 * (len(values) + len(x)):
+        if ascending:
+            return _search_ascending(values, x)
         return np.searchsorted(values, x, side="right")
     counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
     at = np.clip(x - lo, -1, span - 1)
     out = counts[at]
     out[at < 0] = 0  # below every value
+    return out
+
+
+_WINDOW = 1 << 12  # ascending queries searched per window of the values they fall in
+
+
+def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` for ascending ``x``: each run of
+    _WINDOW queries is searched only among the values between its first and last
+    query's answers (fewer steps, in cache), the runs' bounds in one search."""
+    n = len(x)
+    if n <= 2 * _WINDOW:
+        return np.searchsorted(values, x, side="right")
+    starts = np.arange(0, n, _WINDOW)
+    lo = np.searchsorted(values, x[starts], side="right").tolist()
+    hi = np.searchsorted(values, x[np.minimum(starts + _WINDOW, n) - 1], side="right").tolist()
+    out = np.empty(n, np.int64)
+    for s, a, b in zip(starts.tolist(), lo, hi, strict=True):
+        part = out[s : s + _WINDOW]
+        part[:] = np.searchsorted(values[a:b], x[s : s + _WINDOW], side="right")
+        part += a
     return out
 
 
@@ -228,6 +252,7 @@ class _Level:
     dur: np.ndarray  # uint32 ticks
     frame: np.ndarray  # int32 frame id
     parent: np.ndarray | None = None  # position one level up, -1 for none
+    exit: np.ndarray | None = None  # entry + dur, while the level below is placed
     local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first
     first: int = 0  # stack id of the depth's first stack
 
@@ -237,8 +262,11 @@ class RecordReducer:
     order, in any split), computed without one: records are split by depth as they
     come (16 bytes each), and the call tree is rebuilt once, at ``finish``."""
 
-    def __init__(self, symbols: Any) -> None:
-        self.table = AddressTable(symbols)
+    def __init__(self, symbols: Any, table: AddressTable | None = None) -> None:
+        # ``table``: one shared with another capture read with the same symbols, so that
+        # each address is resolved and named once (ids are only a capture's keys: stats
+        # come out in their own order, by time and label).
+        self.table = AddressTable(symbols) if table is None else table
         self.n_records = 0
         self._last_exit: int | None = None
         self._t0: int | None = None
@@ -315,15 +343,15 @@ class RecordReducer:
             lv = _Level(d, e, dur, frame)
             up = levels[-1] if levels and levels[-1].depth == d - 1 else None
             if up is not None:
-                lv.parent = parents(
-                    up.entry, up.entry + up.dur, lv.entry, lv.entry + lv.dur
-                ).astype(np.int32)
-                up.entry = _NONE  # only the level below asks for entries
-            elif levels:
-                levels[-1].entry = _NONE
+                if up.exit is None:
+                    up.exit = up.entry + up.dur
+                lv.exit = lv.entry + lv.dur  # kept for the level below
+                lv.parent = parents(up.entry, up.exit, lv.entry, lv.exit).astype(np.int32)
+            if levels:  # only the level below asks for entries and exits
+                levels[-1].entry, levels[-1].exit = _NONE, None
             levels.append(lv)
             del cols, e, dur, frame
-        levels[-1].entry = _NONE
+        levels[-1].entry, levels[-1].exit = _NONE, None
         return levels
 
 

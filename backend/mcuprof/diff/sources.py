@@ -8,13 +8,16 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..capture import iter_capture
 from ..errors import UserError
 from ..protocol import DEFAULT_TIMER_FREQ, Metadata, ProfileData, ResponseDecoder
-from ..store import SessionStore
 from .reduce import RecordReducer, Reduced, reduce_profile
+
+if TYPE_CHECKING:
+    from ..profile.frames import AddressTable
+    from ..store import SessionStore
 
 _SESSION = re.compile(r"(?:session:|#)?(\d{1,18})")
 _CHUNK = 1 << 22
@@ -72,10 +75,16 @@ def resolve_source(text: str, open_store: StoreOpener) -> Source:
 
 
 def reduce_source(
-    src: Source, symbols: Any, *, folded: bool = False, progress: Progress | None = None
+    src: Source,
+    symbols: Any,
+    *,
+    folded: bool = False,
+    progress: Progress | None = None,
+    table: AddressTable | None = None,
 ) -> tuple[Reduced, Metadata | None]:
     """A capture of any kind (MiniProfiler, QS: told from its first bytes) reduced to
-    what a comparison reads; its records are gone when this returns."""
+    what a comparison reads; its records are gone when this returns. ``table``: an
+    address table (of ``symbols``) to share with another capture's reduction."""
     from ..sources import MiniProfilerSource, peek_kind
 
     kind, chunks = peek_kind(src.chunks())
@@ -83,7 +92,7 @@ def reduce_source(
         # Folded stacks come from the profile's aggregates, as every export's do.
         return _by_profile(kind, chunks, src.size, symbols, folded, progress)
     decoder = ResponseDecoder(batch=True)
-    reducer = RecordReducer(symbols)
+    reducer = RecordReducer(symbols, table)
     metadata: Metadata | None = None
 
     def take(events: list[object]) -> None:
@@ -138,6 +147,8 @@ class StoreOpener:
 
     def __call__(self) -> SessionStore:
         if self._store is None:
+            from ..store import SessionStore  # (SQLite: only when a session id is read)
+
             self._store = SessionStore(self.data_dir, autoflush=False)
         return self._store
 

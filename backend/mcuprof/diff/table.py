@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .stats import normal_intervals, welch_intervals
 
@@ -28,13 +27,14 @@ class StatLike(Protocol):
     total_us: float
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(NamedTuple):
     """One function in one capture; ``profiled_us`` is the capture's summed self time
     (every µs spent in some recorded function), ``duration_us`` its wall-clock span.
     The spread per call: ``self_sq`` is the sum of squared self times, ``incl_sum`` and
     ``incl_sq`` the sum and the sum of squares of every call's inclusive time (``total_us``
-    counts a recursive function's nested calls once, so it is not ``incl_sum``)."""
+    counts a recursive function's nested calls once, so it is not ``incl_sum``).
+    (A NamedTuple: immutable, and made ten times faster than a frozen dataclass, which
+    counts with thousands of functions.)"""
 
     calls: int
     self_us: float
@@ -91,8 +91,7 @@ def pct_change(base: float | None, new: float | None) -> float | None:
     return (new - base) / base * 100.0
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionDelta:
+class FunctionDelta(NamedTuple):
     key: str  # the label both captures are matched on
     name: str
     base: Side | None  # None: the function does not appear in the base capture
