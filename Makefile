@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HTTP_PORT ?= 8000
+# Test workers (pytest-xdist): most tests wait on subprocesses, sockets, QEMU or Chromium,
+# so two overlap well even on two cores. Whole files go to one worker, so each module's
+# fixtures (a Chromium, a built profile) are made once. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 
 .PHONY: run test lint format sysdeps bench firmware clean
 
@@ -30,7 +34,7 @@ sysdeps:
 test: $(VENV)/.test-stamp sysdeps
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/ruff format --check backend tests bench
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.test-stamp
 	$(BIN)/ruff check backend tests bench

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, built_once
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -24,3 +27,21 @@ def chromium() -> Iterator[Browser]:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+def _make_firmware(build_dir: Path) -> None:
+    done = subprocess.run(
+        ["make", "-C", str(ROOT / "firmware"), f"BUILD_DIR={build_dir}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"firmware build failed:\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.fixture(scope="session")
+def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both demo firmwares (mcuprof-demo.elf, mcuprof-qsdemo.elf) built from source with
+    `make -C firmware`, once per run (needs arm-none-eabi-gcc: a missing cross compiler
+    fails here, it is never skipped)."""
+    return built_once(tmp_path_factory, "firmware-build", _make_firmware)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mcuprof.qemu import free_port
 
@@ -29,7 +33,33 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Served", "free_port", "running_serve"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Served", "built_once", "free_port", "running_serve"]
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    build: Callable[[Path], None],
+) -> Path:
+    """A directory that ``build`` fills once per test run, however many workers run it.
+
+    Under pytest-xdist each worker has its own basetemp inside the run's; the workers
+    share the run's directory, and the first to take the lock builds while the others
+    wait and reuse its output. A failed build is not marked as built, so the next worker
+    that needs it starts afresh (and fails as loudly).
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    out = base / name
+    with (base / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / ".built").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            (out / ".built").touch()
+    return out
 
 
 @dataclass

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import built_once
+
 # --import-mode=importlib keeps test dirs off sys.path; the helper module has a
 # unique name so it cannot collide with another directory's helpers.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,19 +26,25 @@ from mcuprof_fwhost import (
 
 @pytest.fixture(scope="session")
 def library_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("mcuprof-host") / "libmcuprof.so"
     defines = [
         f"-DMCUPROF_RING_SIZE={RING_SIZE}u",
         f"-DMCUPROF_MAX_RECORDS_PER_PACKET={MAX_RPP}u",
         f"-DMCUPROF_MAX_DEPTH={MAX_DEPTH}u",
     ]
-    return build_library(out, *defines)
+    out = built_once(  # once per run, shared by pytest-xdist workers
+        tmp_path_factory, "mcuprof-host", lambda d: build_library(d / "libmcuprof.so", *defines)
+    )
+    return out / "libmcuprof.so"
 
 
 @pytest.fixture(scope="session")
 def disabled_library_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("mcuprof-host-off") / "libmcuprof_off.so"
-    return build_library(out, "-DMCUPROF_ENABLE=0")
+    out = built_once(
+        tmp_path_factory,
+        "mcuprof-host-off",
+        lambda d: build_library(d / "libmcuprof_off.so", "-DMCUPROF_ENABLE=0"),
+    )
+    return out / "libmcuprof_off.so"
 
 
 @pytest.fixture

@@ -37,7 +37,6 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 WINDOWS = 30  # MON_STAT records to capture: one per 10 samples, 100 samples/s
 AOS = {"l_blinky", "l_button", "l_monitor"}
 # QS-RX record ids (QSPY's numbering) and the target's answers.
@@ -54,16 +53,11 @@ def sample_value(k: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def qs_elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    build_dir = tmp_path_factory.mktemp("qs-firmware-build")
-    done = subprocess.run(
-        ["make", "-C", str(ROOT / "firmware"), "qsdemo", f"BUILD_DIR={build_dir}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, f"QS firmware build failed:\n{done.stdout}\n{done.stderr}"
-    return build_dir / "mcuprof-qsdemo.elf"
+def qs_elf(firmware_build: Path) -> Path:
+    """The QS demo from the run's one `make -C firmware` (tests/conftest.py)."""
+    elf = firmware_build / "mcuprof-qsdemo.elf"
+    assert elf.is_file()
+    return elf
 
 
 def read_until(

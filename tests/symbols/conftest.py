@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from tests.helpers import built_once
 
 from mcuprof.symbols import SymbolTable
 
@@ -51,20 +52,22 @@ def _build_arm(out: Path) -> Path:
     return elf
 
 
-@pytest.fixture(scope="session")
-def elfs(tmp_path_factory: pytest.TempPathFactory) -> Elfs:
-    out = tmp_path_factory.mktemp("elfs")
+def _build_all(out: Path) -> None:
     arm = _build_arm(out)
     nodebug = out / "arm-nodebug.elf"
     run(["arm-none-eabi-objcopy", "--remove-section=.debug_*", str(arm), str(nodebug)])
-    stripped = out / "arm-stripped.elf"
-    run(["arm-none-eabi-strip", "--strip-all", str(arm), "-o", str(stripped)])
+    run(["arm-none-eabi-strip", "--strip-all", str(arm), "-o", str(out / "arm-stripped.elf")])
     notext = out / "arm-notext.elf"
     run(["arm-none-eabi-objcopy", "--rename-section", ".text=.code", str(arm), str(notext)])
-    host = out / "host.elf"
     sources = [str(SRC / s) for s in ["main.c", "util_a.c", "util_b.c", "app.cpp", "zero_x86.s"]]
-    run(["gcc", "-g", "-O1", "-fno-exceptions", "-fno-rtti", *sources, "-o", str(host)])
-    return Elfs(arm, nodebug, stripped, notext, host)
+    run(["gcc", "-g", "-O1", "-fno-exceptions", "-fno-rtti", *sources, "-o", str(out / "host.elf")])
+
+
+@pytest.fixture(scope="session")
+def elfs(tmp_path_factory: pytest.TempPathFactory) -> Elfs:
+    out = built_once(tmp_path_factory, "elfs", _build_all)  # once per run, shared by workers
+    names = ["arm.elf", "arm-nodebug.elf", "arm-stripped.elf", "arm-notext.elf", "host.elf"]
+    return Elfs(*(out / name for name in names))
 
 
 @pytest.fixture(scope="session")
