@@ -264,6 +264,11 @@ class QSSimDevice:
 
     # ------------------------------------------------------------ time and the wire
 
+    def power_up(self) -> None:
+        """Start the board's clock now (see SimDevice.power_up)."""
+        if self._t == 0.0:
+            self._t0 = self._clock()
+
     def _advance(self) -> None:
         now = self._clock() - self._t0
         while now - self._t >= QUANTUM_S:

@@ -163,6 +163,8 @@ class TcpSimServer(_Server):
                         self._client, _ = self._listen.accept()
                         self._client.setblocking(False)
                         self._client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                        if self.connections == 0:
+                            self.device.power_up()
                         self.connections += 1
                         continue
                 if self.connections == 0:

@@ -342,6 +342,13 @@ class SimDevice:
             self.commands.append(event.command)
             self._handle(event.command, event.payload)
 
+    def power_up(self) -> None:
+        """Start the device's clock now: a board behind a TCP server runs from the first
+        connection, so a host that connects late gets no catch-up burst and ``unplug``
+        counts from then. Only before any device time has passed."""
+        if self._t == 0.0:
+            self._t0 = self._clock()
+
     def poll(self) -> bytes:
         """Bytes the device has put on the wire since the last call."""
         if not self.unplugged:
