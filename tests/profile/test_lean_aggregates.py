@@ -184,7 +184,7 @@ def test_callgrind_pairs_unique_equals_numpy(keys) -> None:
 )
 def test_sort_with_order_is_a_stable_argsort(keys, small) -> None:
     """Packed (small range) or not (the whole int64 range): a stable argsort's order."""
-    from mcuprof.profile.paths import sort_with_order
+    from mcuprof.profile.incremental import sort_with_order
 
     for k in (np.array(keys, np.int64), np.array(small, np.int64)):
         want = np.argsort(k, kind="stable")
