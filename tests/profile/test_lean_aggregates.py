@@ -184,7 +184,7 @@ def test_callgrind_pairs_unique_equals_numpy(keys) -> None:
 )
 def test_sort_with_order_is_a_stable_argsort(keys, small) -> None:
     """Packed (small range) or not (the whole int64 range): a stable argsort's order."""
-    from mcuprof.profile.paths import sort_with_order
+    from mcuprof.profile.incremental import sort_with_order
 
     for k in (np.array(keys, np.int64), np.array(small, np.int64)):
         want = np.argsort(k, kind="stable")
@@ -210,3 +210,29 @@ def test_unique_pairs_equals_numpy(pairs) -> None:
     h, lw, inv = unique_pairs(hi, lo)
     assert list(zip(h.tolist(), lw.tolist(), strict=True)) == [tuple(r) for r in want.tolist()]
     assert inv.tolist() == want_inv.reshape(-1).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n_st=st.integers(1, 12),
+    n_fr=st.integers(1, 6),
+    rows=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 50), st.integers(0, 50))),
+    seed=st.integers(0, 2**16),
+)
+def test_tally_by_stack_equals_by_record(n_st, n_fr, rows, seed) -> None:
+    """Whole ticks: the per-frame sums made from the per-stack ones equal those counted
+    record by record (recursion: nested stacks' time is left out of f_total)."""
+    rng = np.random.default_rng(seed)
+    stack_frame = rng.integers(0, n_fr, n_st).astype(np.int32)
+    stack_frame[0] = -1  # "[unknown]": never a call's stack
+    nested = rng.random(n_st) < 0.3
+    rows = [r for r in rows if 0 < r[0] < n_st]
+    sid = np.array([r[0] for r in rows], np.int32)
+    incl = np.array([float(r[1] + r[2]) for r in rows])
+    excl = np.array([float(r[1]) for r in rows])
+    fid = stack_frame[sid]
+    a, b = Tally.zeros(n_st, n_fr), Tally.zeros(n_st, n_fr)
+    a.add(sid, fid, incl, excl, ~nested[sid])
+    b.add(sid, fid, incl, excl, ~nested[sid], by_stack=(stack_frame, nested))
+    for k, v in vars(a).items():
+        assert getattr(b, k).tolist() == v.tolist(), k

@@ -19,7 +19,6 @@ import numpy as np
 from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
 from .paths import Grow as _Grow
-from .paths import sort_with_order
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -104,6 +103,29 @@ def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.n
     inv = np.empty(len(rank), np.int32)
     inv[order] = rank
     return uniq, inv
+
+
+def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted ``key``, the positions it came from): np.argsort and a gather, or, when
+    the keys' range and their positions fit in 63 bits together, one np.sort of the
+    keys with their positions in the low bits (several times faster than argsort, and
+    stable: equal keys keep their order). ``own``: ``key`` (int64) may be overwritten."""
+    n = len(key)
+    if n:
+        lo, hi = int(key.min()), int(key.max())
+        pos_bits = max(1, (n - 1).bit_length())
+        if (hi - lo).bit_length() + pos_bits <= 63:
+            packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
+            packed -= lo
+            packed <<= pos_bits
+            packed |= np.arange(n, dtype=np.int64)
+            packed.sort()
+            order = packed & ((1 << pos_bits) - 1)
+            packed >>= pos_bits
+            packed += lo
+            return packed, order
+    order = np.argsort(key)
+    return key[order], order
 
 
 def _split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

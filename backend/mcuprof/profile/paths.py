@@ -500,7 +500,7 @@ class StackNames:
                 o = np.arange(len(key), dtype=np.int32)  # (parent, name) order, often byte order
                 del key
             else:
-                o = sort_with_order(key, own=True)[1]
+                o = np.argsort(key, kind="stable")
                 del key
                 o = o.astype(np.int32)
             size = np.ones(size_all, np.int32)
@@ -538,30 +538,7 @@ class StackNames:
 
 
 def _stable(key: np.ndarray) -> np.ndarray:
-    return sort_with_order(key)[1].astype(np.int32)
-
-
-def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted ``key``, the positions it came from): np.argsort and a gather, or, when
-    the keys' range and their positions fit in 63 bits together, one np.sort of the
-    keys with their positions in the low bits (several times faster than argsort, and
-    stable: equal keys keep their order). ``own``: ``key`` (int64) may be overwritten."""
-    n = len(key)
-    if n:
-        lo, hi = int(key.min()), int(key.max())
-        pos_bits = max(1, (n - 1).bit_length())
-        if (hi - lo).bit_length() + pos_bits <= 63:
-            packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
-            packed -= lo
-            packed <<= pos_bits
-            packed |= np.arange(n, dtype=np.int64)
-            packed.sort()
-            order = packed & ((1 << pos_bits) - 1)
-            packed >>= pos_bits
-            packed += lo
-            return packed, order
-    order = np.argsort(key)
-    return key[order], order
+    return np.argsort(key, kind="stable").astype(np.int32)
 
 
 class _Strings:
