@@ -160,6 +160,25 @@ def test_t_quantiles_equal_the_scalar_reference(p, df_list):
     assert same(stats.t_quantile(p, df_list[0]), got[0])
 
 
+@given(
+    probs,
+    st.lists(st.tuples(dfs, st.integers(-60, 60), st.floats(-50.0, 50.0)), min_size=1, max_size=90),
+)
+@settings(max_examples=60, deadline=None)
+def test_t_below_is_the_scalar_comparison(p, rows):
+    # points at and a few ulps around each df's quantile (where numpy's exp and logs can
+    # not tell the side of p), and anywhere: as many as the numpy path takes, and fewer
+    df = np.array([min(d, 1e7) for d, _, _ in rows])
+    q = np.array([ref_t_quantile(p, d) for d in df.tolist()])
+    near = np.array([k for _, k, _ in rows], np.float64)
+    far = np.array([v for _, _, v in rows])
+    t = np.where(np.abs(near) < 40, q + near * np.spacing(q), far)
+    lnorm = np.array([stats._lnorm(d / 2.0, 0.5) for d in df.tolist()])
+    got = stats._t_below(t, df, lnorm, p)
+    want = [ref_t_cdf(ti, di) < p for ti, di in zip(t.tolist(), df.tolist(), strict=True)]
+    assert got.tolist() == want
+
+
 @given(st.floats(-50.0, 50.0), dfs)
 @settings(max_examples=200, deadline=None)
 def test_t_cdf_equals_the_scalar_reference(t, df):

@@ -255,6 +255,7 @@ class _Level:
     exit: np.ndarray | None = None  # entry + dur, while the level below is placed
     local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first
     first: int = 0  # stack id of the depth's first stack
+    n_stacks: int = 0  # the depth's stacks (every one has records)
 
 
 class RecordReducer:
@@ -388,7 +389,7 @@ def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:
         p, f, local = intern(pst, lv.frame)
         lv.local = local.astype(np.int32)  # 4 bytes a record while the others wait
         del local
-        lv.first, lv.frame = count, _NONE
+        lv.first, lv.n_stacks, lv.frame = count, len(p), _NONE
         st_parent.append(p)
         st_frame.append(f)
         count += len(p)
@@ -426,7 +427,7 @@ def _frame_sums(
         else:
             self_t = durf.copy()
         local = lv.local.astype(np.intp)
-        m = int(local.max(initial=-1)) + 1
+        m = lv.n_stacks
         frame = st_frame[lv.first : lv.first + m]
         outer = ~nested[lv.first : lv.first + m]
         f_self, f_total, f_sum, self_sq, incl_sq = sums

@@ -141,6 +141,64 @@ def _t_cdf(t: np.ndarray, df: np.ndarray, lnorm: np.ndarray) -> np.ndarray:
     return np.where(t >= 0, 1.0 - tail, tail)
 
 
+_SURE = 1e-12  # relative error allowed per exp/log term of numpy's against the C library's
+
+
+def _t_below(t: np.ndarray, df: np.ndarray, lnorm: np.ndarray, p: float) -> np.ndarray:
+    """``_t_cdf(t, df, lnorm) < p`` per element, all the bisection asks. The continued
+    fractions are numpy's, as in ``_betai_many``; the factor in front of them is first
+    taken with numpy's exp and logs (all elements at once), which settles every element
+    whose CDF is farther from p than the two can differ (an ulp or so per function:
+    _SURE is a thousand times that); the C library's, as the scalar code uses them,
+    settle the rest (the last steps of a bisection), so the answers are the scalar code's."""
+    if len(t) < _VECTOR:
+        return _t_cdf(t, df, lnorm) < p
+    x = df / (df + t * t)
+    live = np.flatnonzero((x > 0.0) & (x < 1.0))  # the others (and NaN): as _t_cdf does
+    below = np.zeros(len(t), bool)
+    settled = np.zeros(len(t), bool)
+    if len(live):
+        a, x, k, tl = df[live] / 2.0, x[live], lnorm[live], t[live]
+        b = np.full(len(live), 0.5)
+        direct = x < (a + 1.0) / (a + b + 2.0)
+        i, j = np.flatnonzero(direct), np.flatnonzero(~direct)
+        cf = np.empty(len(live))  # the continued fraction, and what it is divided by
+        cf[i] = _betacf_many(a[i], b[i], x[i])
+        cf[j] = _betacf_many(b[j], a[j], 1.0 - x[j])
+        over = np.where(direct, a, b)
+
+        def cdf_of(front: np.ndarray, at: np.ndarray) -> np.ndarray:
+            term = front * cf[at] / over[at]
+            tail = 0.5 * np.where(direct[at], term, 1.0 - term)
+            return np.where(tl[at] >= 0, 1.0 - tail, tail)
+
+        la, lb = a * np.log(x), b * np.log1p(-x)
+        ln = k + la + lb
+        every = np.arange(len(live))
+        guess = np.exp(ln)
+        cdf = cdf_of(guess, every)
+        # the term's error: its own times that of ln and exp; then two roundings
+        err = np.abs(guess * cf / over) * _SURE * (1.0 + np.abs(la) + np.abs(lb)) + 1e-15
+        sure = (np.abs(cdf - p) > err) & (ln > -700.0) & np.isfinite(cdf)
+        below[live[sure]] = cdf[sure] < p
+        settled[live] = True
+        rest = np.flatnonzero(~sure)
+        if len(rest):
+            front = np.array(
+                [
+                    math.exp(kk + ai * math.log(xi) + 0.5 * math.log1p(-xi))
+                    for kk, ai, xi in zip(
+                        k[rest].tolist(), a[rest].tolist(), x[rest].tolist(), strict=True
+                    )
+                ]
+            )
+            below[live[rest]] = cdf_of(front, rest) < p
+    other = np.flatnonzero(~settled)
+    if len(other):
+        below[other] = _t_cdf(t[other], df[other], lnorm[other]) < p
+    return below
+
+
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom."""
     return _t_cdf_1(t, df, _lnorm(df / 2.0, 0.5))
@@ -161,7 +219,7 @@ def _bisect(p: float, df: np.ndarray) -> np.ndarray:
     hi = np.ones(len(df))
     grow = np.arange(len(df))
     while len(grow):  # double each upper bound until its CDF reaches p
-        below = _t_cdf(hi[grow], df[grow], lnorm[grow]) < p
+        below = _t_below(hi[grow], df[grow], lnorm[grow], p)
         grow = grow[below]
         hi[grow] *= 2.0
     lo = np.zeros(len(df))
@@ -171,7 +229,7 @@ def _bisect(p: float, df: np.ndarray) -> np.ndarray:
         if len(live) == 0:
             break
         mid = 0.5 * (lo[live] + hi[live])
-        below = _t_cdf(mid, df[live], lnorm[live]) < p
+        below = _t_below(mid, df[live], lnorm[live], p)
         lo[live[below]] = mid[below]
         lo_seen[live[below]] = True
         hi[live[~below]] = mid[~below]
