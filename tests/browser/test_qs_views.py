@@ -217,7 +217,10 @@ def test_live_log_follows_new_lines_and_shows_target_strings_as_text(qs_app: App
     (line,) = visible_lines(pg)
     assert line.startswith(f"0099000000 AO-Post  Sdr=NULL,Obj={MARKUP},Evt<Sig=EAT_SIG,")
     # It is a queue in the margins too: a table row and a plot trace, as text.
-    expect(pg.locator("#qs-margins-table tbody tr", has_text=MARKUP)).to_have_count(1)
+    # The margins refresh on their own poll: a loaded machine may need more than 5 s.
+    expect(pg.locator("#qs-margins-table tbody tr", has_text=MARKUP)).to_have_count(
+        1, timeout=15000
+    )
     # (Plotly reads markup in trace names: the name it gets is escaped.)
     pg.wait_for_function(
         "() => document.querySelector('#qs-margins-plot').data"

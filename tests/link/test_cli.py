@@ -131,7 +131,9 @@ def test_record_refuses_bad_ports_in_one_line(port: str, tmp_path: Path) -> None
 
 
 def test_record_keeps_what_arrived_when_the_device_vanishes(tmp_path: Path) -> None:
-    sim, where = _simulate("--tcp", "0", "--rate", "2000", "--baud", "921600", "-O", "unplug=1.5")
+    # The device vanishes 5 s after the simulator boots: `mcuprof record` has to start and
+    # connect before then, which on a loaded machine can take more than a second or two.
+    sim, where = _simulate("--tcp", "0", "--rate", "2000", "--baud", "921600", "-O", "unplug=5")
     try:
         cap = tmp_path / "cap.bin"
         res = _record(where, cap, "--baud", "921600")

@@ -92,10 +92,23 @@ def test_unplugged_device_keeps_the_data_and_marks_the_session(idle_client: Test
     )
     assert state["connected"] is False
     assert state["health"]["profile_records"] >= 50  # what arrived is kept
-    log = idle_client.get("/api/log").json()["entries"]
-    assert any(e["level"] == "error" and "disconnected" in e["message"] for e in log)
-    sessions = idle_client.get("/api/sessions").json()["sessions"]
-    assert sessions[0]["status"] == "interrupted"
+    # The link announces the state before it logs the reason and the store marks the
+    # session, so a reader can see "disconnected" a moment before either: wait for them.
+    wait_for(
+        lambda: any(
+            e["level"] == "error" and "disconnected" in e["message"]
+            for e in idle_client.get("/api/log").json()["entries"]
+        ),
+        "the disconnect in the log",
+    )
+    sessions = wait_for(
+        lambda: (
+            (got := idle_client.get("/api/sessions").json()["sessions"])[0]["status"]
+            == "interrupted"
+            and got
+        ),
+        "the session marked interrupted",
+    )
     # Its length is the capture's own time span, as the stored bytes give it.
     raw = idle_client.get(f"/api/sessions/{sessions[0]['id']}/raw").content
     assert sessions[0]["duration_us"] == pytest.approx(summarize(raw)["duration_us"], abs=1)
