@@ -19,7 +19,7 @@ _DEPTH = 3  # chunks waiting at most: memory stays a few chunks of text
 def _threads() -> int:
     """Formatting threads: $MCUPROF_EXPORT_THREADS, else one. On the 2-core development
     machine a thread per core gained no wall time (chunks of 16k calls are numpy calls
-    short enough that the GIL is handed back and forth) and cost 5-15% more CPU."""
+    short enough that the GIL is handed back and forth) and cost up to 19% more CPU."""
     told = os.environ.get("MCUPROF_EXPORT_THREADS", "")
     if told.strip().isdigit():
         return max(1, int(told))
