@@ -32,9 +32,9 @@ def test_run_check_equals_the_check_per_packet(
     size: int, bodies: list[bytes], flips: list[tuple[int, int, int]], end: int
 ) -> None:
     """Packets of ``size`` bytes back to back (body, CRC little-endian, end byte), some
-    with bytes flipped anywhere but the end byte (the caller checks that one): the one-pass check says yes
-    exactly when every packet's own CRC is right. Several wrong packets may cancel out
-    with chance 2^-16, which these examples do not hit."""
+    with bytes flipped anywhere but the end byte (the caller checks that one): the
+    one-pass check says yes exactly when every packet's own CRC is right. Several wrong
+    packets may cancel out with chance 2^-16, which these examples do not hit."""
     run = bytearray()
     for body in bodies:
         b = body[: size - 3]
