@@ -91,7 +91,9 @@ def reduce_source(
     if kind != MiniProfilerSource.kind or folded:
         # Folded stacks come from the profile's aggregates, as every export's do.
         return _by_profile(kind, chunks, src.size, symbols, folded, progress)
-    decoder = ResponseDecoder(batch=True)
+    # Runs of packets as the decoder cuts them: the reducer takes records in any split,
+    # so joining them first would only be a copy.
+    decoder = ResponseDecoder(batch=True, merge=False)
     reducer = RecordReducer(symbols, table)
     metadata: Metadata | None = None
 
