@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import Profile, lod
+from mcuprof.profile.timeline import _distinct
 from mcuprof.protocol import RECORD_DTYPE
 
 
@@ -166,3 +167,12 @@ def test_levels_take_a_few_bytes_per_record() -> None:
     # 16 bytes per FAN records plus the tiers above, times 1.5 for growth slack.
     assert pyramid.nbytes <= 1.5 * 16 / (lod.FAN - 1) * n
     assert pyramid.tiers[-1].n == 1
+
+
+@given(st.lists(st.integers(-3, 60), max_size=200))
+def test_distinct_frames_equal_numpy_unique(values: list[int]) -> None:
+    ids = np.array(values, np.int64)
+    used, idx = _distinct(ids)
+    want_used, want_idx = np.unique(ids, return_inverse=True)
+    assert used.tolist() == want_used.tolist()
+    assert idx.tolist() == want_idx.reshape(-1).tolist()
