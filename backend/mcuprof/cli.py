@@ -9,6 +9,8 @@ Every failure the user can cause ends as one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import importlib
 import os
 import sys
@@ -89,26 +91,54 @@ def build_parser(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return _main(argv)[0]
+
+
+def run() -> None:
+    """The ``mcuprof`` command (console script and ``python -m mcuprof``): ``main``, then,
+    for the whole-capture commands, an exit that skips the interpreter's teardown
+    (freeing every array and module one by one: 40-60 ms of a 0.6 s export, measured)."""
+    code, quick = _main(None)
+    if quick:
+        _quick_exit(code)
+    sys.exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """The exit status, and whether the command asked for a quick exit (``quick_exit``
+    in its defaults: commands whose files are closed, and threads joined, when they
+    return)."""
     parser = build_parser(argv, all_commands=False)
     args = parser.parse_args(argv)
+    quick = bool(getattr(args, "quick_exit", False))
     if sys.stdout.isatty() and not isinstance(sys.stdout, TerminalText):
         sys.stdout = TerminalText(sys.stdout)  # type: ignore[assignment]
     try:
-        return int(args.func(args) or 0)
+        return int(args.func(args) or 0), quick
     except UserError as exc:
         print(f"mcuprof: error: {for_terminal(exc)}", file=sys.stderr)
-        return 2
+        return 2, quick
     except KeyboardInterrupt:
         print("mcuprof: interrupted", file=sys.stderr)
-        return 130
+        return 130, quick
     except BrokenPipeError:
-        return 0
+        return 0, quick
     except Exception as exc:  # the promise is one line, even for our own bugs
         print(
             f"mcuprof: internal error: {type(exc).__name__}: {for_terminal(exc)}", file=sys.stderr
         )
-        return 1
+        return 1, quick
+
+
+def _quick_exit(code: int) -> None:
+    """Exit now, as a normal exit would but for the teardown: what is buffered for
+    stdout and stderr is written and the atexit handlers run (logging's among them)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: as a normal exit
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

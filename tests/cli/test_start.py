@@ -57,3 +57,42 @@ def test_help_still_lists_every_command() -> None:
     ).stdout
     for name in ("compare", "export", "info", "record", "serve", "sessions", "simulate"):
         assert name in out
+
+
+def _capture(path: Path) -> Path:
+    import numpy as np
+
+    from mcuprof.protocol import RECORD_DTYPE, encode_profile_data
+
+    recs = np.zeros(3, RECORD_DTYPE)
+    recs["func_addr"] = [0x100, 0x200, 0x100]
+    recs["entry_time"] = [1, 0, 10]
+    recs["duration"] = [2, 5, 3]
+    recs["depth"] = [1, 0, 0]
+    path.write_bytes(encode_metadata(Metadata(1, 1_000_000, 0, "x")) + encode_profile_data(recs))
+    return path
+
+
+def test_quick_exit_writes_everything_and_keeps_the_status(tmp_path: Path) -> None:
+    """The whole-capture commands leave without the interpreter's teardown: what they
+    print to a pipe is all there, atexit handlers still run, and the status is theirs."""
+    cap = _capture(tmp_path / "cap.bin")
+    run = [sys.executable, "-m", "mcuprof"]
+    piped = subprocess.run([*run, "export", str(cap), "-f", "folded"], capture_output=True)
+    assert piped.returncode == 0
+    out = tmp_path / "out.folded"
+    subprocess.run([*run, "export", str(cap), "-f", "folded", "-o", str(out)], check=True)
+    assert piped.stdout == out.read_bytes() != b""
+    # An atexit handler registered by the command's run (here: through a wrapper).
+    probe = (
+        "import atexit, sys; from mcuprof import cli; "
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr)); "
+        "sys.argv = ['mcuprof', *sys.argv[1:]]; cli.run()"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, "info", str(cap)], capture_output=True)
+    assert done.returncode == 0
+    assert b"records       3" in done.stdout
+    assert done.stderr.strip().endswith(b"atexit ran")
+    bad = subprocess.run([*run, "info", str(tmp_path / "missing.bin")], capture_output=True)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(b"mcuprof: error: ") and bad.stderr.count(b"\n") == 1

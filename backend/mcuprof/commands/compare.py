@@ -88,7 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diff-folded", metavar="FILE", help="write two-column folded stacks")
     p.add_argument("--diff-svg", metavar="FILE", help="write a differential flame graph SVG")
     p.add_argument("--data-dir", help="session store directory (for session ids)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, quick_exit=True)
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:

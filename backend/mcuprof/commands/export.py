@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--qs-tick-hz", type=int, default=None, help="QS timestamp ticks per second (1000000)"
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, quick_exit=True)
 
 
 def _symbols(elf: str | None):

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--elf", help="firmware ELF, to check its build ID against the device's")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, quick_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

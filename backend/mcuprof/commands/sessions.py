@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="protocol of the capture (auto: told from its first bytes)",
     )
     a.add_argument("--json", action="store_true", help="print the new session as JSON")
-    a.set_defaults(func=run_import)
+    a.set_defaults(func=run_import, quick_exit=True)
 
     a = actions.add_parser("export", help="write a session's raw capture", parents=[common])
     a.add_argument("id", help="session id")
