@@ -114,14 +114,32 @@ class Scratch:
 
     def __init__(self) -> None:
         self._bufs: dict[str, np.ndarray] = {}
+        # Per block: its buffer, the template and how many rows (from the first) hold it.
+        self._rows: dict[str, tuple[np.ndarray, bytes, int]] = {}
 
     def take(self, key: str, shape: tuple[int, ...], dtype: type | str = np.uint8) -> np.ndarray:
         dt = np.dtype(dtype)
         nbytes = int(np.prod(shape)) * dt.itemsize
+        self._rows.pop(key, None)  # what it holds is the caller's from now on
         buf = self._bufs.get(key)
         if buf is None or len(buf) < nbytes:
             buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
         return buf[:nbytes].view(dt).reshape(shape)
+
+    def block(self, key: str, m: int, row: bytes) -> np.ndarray:
+        """``m`` rows of ``row`` (uint8, m × len(row)). The rows a block of the same
+        template held last time are left as they are: ``render_rows`` rewrites every
+        variable byte of every row and keeps the constants, so the next chunk of a
+        format (usually the same template) skips the fill."""
+        held_buf, held_row, held = self._rows.get(key, (None, b"", 0))
+        block = self.take(key, (m, len(row)))
+        if held_buf is not self._bufs[key] or held_row != row:
+            held = 0
+        if held < m:
+            _fill(block[held:], row)
+            held = m
+        self._rows[key] = (self._bufs[key], row, held)
+        return block
 
 
 def whole_floats(v: np.ndarray) -> Ints | None:
@@ -138,16 +156,30 @@ def whole_floats(v: np.ndarray) -> Ints | None:
     return Ints(v.astype(np.int64), b".0")
 
 
+_VIEWS: dict[tuple[str, int, int], np.dtype] = {}  # (format, column, row width): its dtype
+_TABLES: dict[tuple[int, int, int], np.ndarray] = {}  # (id of _T4/_CHAR_WORDS, k, prefix)
+
+
 def _field(block: np.ndarray, col: int, fmt: str) -> np.ndarray:
     """Column ``col`` of a (rows, width) uint8 block seen as one ``fmt`` per row."""
-    dt = np.dtype({"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": block.shape[1]})
+    key = (fmt, col, block.shape[1])
+    dt = _VIEWS.get(key)
+    if dt is None:  # a structured dtype costs ~10 µs to build: once per layout
+        if len(_VIEWS) > 4096:
+            _VIEWS.clear()
+        dt = _VIEWS[key] = np.dtype(
+            {"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": block.shape[1]}
+        )
     return block.view(dt)["a"][:, 0]
 
 
-def _store(block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.ndarray) -> None:
+def _store(
+    block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.ndarray, row: bytes
+) -> None:
     """Write ``k`` (1..4) bytes per row at ``col``: the last k bytes of ``words[index]``.
     With k < 4 the word is written 4 - k bytes earlier, over bytes that are either the
-    template's constants (put back from the word) or a column written after this one."""
+    template's constants (put back from the word: taken from ``row``, the template) or
+    a column written after this one."""
     # np.take: a third faster than indexing (which checks and converts the indices
     # through an iterator); the digits' indices are < 10,000 by construction.
     if k == 4:
@@ -155,8 +187,16 @@ def _store(block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.nda
         return
     lead = 4 - k
     if col >= lead:
-        prefix = int.from_bytes(block[0, col - lead : col].tobytes() + b"\0" * k, "little")
-        table = (words & np.uint32(_HIGH[k])) | np.uint32(prefix)
+        prefix = int.from_bytes(row[col - lead : col] + b"\0" * k, "little")
+        # 10,000 words for _T4: built once per constant before a column, not per chunk.
+        key = (id(words), k, prefix)
+        table = _TABLES.get(key) if words is _T4 or words is _CHAR_WORDS else None
+        if table is None:
+            table = (words & np.uint32(_HIGH[k])) | np.uint32(prefix)
+            if words is _T4 or words is _CHAR_WORDS:
+                if len(_TABLES) > 256:
+                    _TABLES.clear()
+                _TABLES[key] = table
         _field(block, col - lead, "<u4")[...] = np.take(table, index)
         return
     w = np.take(words, index)
@@ -164,16 +204,16 @@ def _store(block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.nda
         block[:, col + i] = (w >> np.uint32(8 * (lead + i))).astype(np.uint8)
 
 
-def _put_digits(block: np.ndarray, col: int, width: int, v: np.ndarray) -> None:
+def _put_digits(block: np.ndarray, col: int, width: int, v: np.ndarray, row: bytes) -> None:
     """The ``width``-digit numbers ``v`` (each exactly that long) at ``col``."""
     end = col + width
     ten4 = v.dtype.type(10_000)
     while end - col > 4:
         q = v // ten4
         r = v - q * ten4
-        _store(block, end - 4, 4, _T4, r)
+        _store(block, end - 4, 4, _T4, r, row)
         v, end = q, end - 4
-    _store(block, col, end - col, _T4, v)
+    _store(block, col, end - col, _T4, v, row)
 
 
 _CHAR_WORDS = np.arange(256, dtype=np.uint32) << np.uint32(24)
@@ -294,8 +334,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
     for idx, group_widths in groups:
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
-        block = scratch.take("block", (m, len(row)))
-        _fill(block, row)
+        block = scratch.block("block", m, row)
         it = iter(group_widths)
         per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]
         # Right to left: a short column's word may spill over bytes on its left.
@@ -304,7 +343,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 continue
             if isinstance(atom, Ints):
                 u = atom._unsigned()
-                _put_digits(block, col, w, u if idx is None else np.take(u, idx))
+                _put_digits(block, col, w, u if idx is None else np.take(u, idx), row)
             elif isinstance(atom, Table):
                 if w == 0:
                     continue
@@ -312,7 +351,8 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
             else:
                 values = np.asarray(atom.values, np.uint8)
-                _store(block, col, 1, _CHAR_WORDS, values if idx is None else np.take(values, idx))
+                v = values if idx is None else np.take(values, idx)
+                _store(block, col, 1, _CHAR_WORDS, v, row)
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(
