@@ -114,16 +114,15 @@ def test_one_scratch_for_chunk_after_chunk(chunks) -> None:
     """A scratch reused for chunk after chunk (its block keeps the last template, taller
     or shorter than the next chunk's, the same or another one) gives each chunk the text
     a fresh one gives, as the trace exports use it."""
-    strings = [b"", b"nm", b"xyz"]
+    strings = [b"", b"nm", b"xyz", b"q"]
     scratch = Scratch()
     for lead, rows in chunks:
         v = np.array([r[0] for r in rows], np.int64)
         idx = np.array([r[1] for r in rows], np.int64)
         chars = np.array([65 + r[1] for r in rows], np.uint8)
-        parts = [lead, Ints(v), b",", Chars(chars), Table(strings + [b"q"], idx), b"}"]
+        parts = [lead, Ints(v), b",", Chars(chars), Table(strings, idx), b"}"]
         got = render_rows(len(rows), parts, scratch).tobytes()
         want = b"".join(
-            lead + str(x).encode() + b"," + bytes([65 + i]) + (strings + [b"q"])[i] + b"}"
-            for x, i in rows
+            lead + str(x).encode() + b"," + bytes([65 + i]) + strings[i] + b"}" for x, i in rows
         )
         assert got == want

@@ -103,7 +103,8 @@ def nested_calls(profile: Profile, window: Window = None) -> Nested:
 @dataclass
 class Calls:
     """``nested_calls`` as arrays in pre-order: frame id (int16 or int32), start (ticks
-    from the capture start: int64, float64 with a window), duration (uint32 ticks, or
+    from the capture start: uint32 when every time fits, else int64; float64 with a
+    window), duration (uint32 ticks, or
     ``end`` float64 with a window) and subtree size (int32, the call itself included;
     None when not asked for)."""
 
@@ -437,7 +438,11 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
     else:
         wrappers, total = roots.place(size)
     frame = np.empty(total, frame_dtype(len(profile.frames)))
-    start = np.empty(total, np.int64)
+    # Clamping only moves a start later, and every end stays within end_max: 32 bits
+    # (half the memory of int64, and the writers' digits in 32-bit arithmetic) unless a
+    # capture spans more ticks.
+    low = min(int(lv.entry[0]) for lv in levels) - t0
+    start = np.empty(total, np.uint32 if low >= 0 and end_max < 1 << 32 else np.int64)
     dur = np.empty(total, np.uint32)
     out_size = np.empty(total, np.int32) if sizes else None
     if wrappers is not None:
