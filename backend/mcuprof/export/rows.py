@@ -108,6 +108,9 @@ class Chars:
 Part = bytes | Ints | Table | Chars
 
 
+_BLOCKS = 4  # templates whose blocks a scratch keeps filled
+
+
 class Scratch:
     """Arrays reused from one chunk to the next: a fresh one costs a page fault per 4 kB
     (large blocks come straight from mmap), about a quarter of the formatting time."""
@@ -116,6 +119,7 @@ class Scratch:
         self._bufs: dict[str, np.ndarray] = {}
         # Per block: its buffer, the template and how many rows (from the first) hold it.
         self._rows: dict[str, tuple[np.ndarray, bytes, int]] = {}
+        self._blocks: dict[bytes, str] = {}  # template -> its block's key, oldest use first
 
     def take(self, key: str, shape: tuple[int, ...], dtype: type | str = np.uint8) -> np.ndarray:
         dt = np.dtype(dtype)
@@ -126,11 +130,19 @@ class Scratch:
             buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
         return buf[:nbytes].view(dt).reshape(shape)
 
-    def block(self, key: str, m: int, row: bytes) -> np.ndarray:
-        """``m`` rows of ``row`` (uint8, m × len(row)). The rows a block of the same
-        template held last time are left as they are: ``render_rows`` rewrites every
-        variable byte of every row and keeps the constants, so the next chunk of a
-        format (usually the same template) skips the fill."""
+    def block(self, m: int, row: bytes) -> np.ndarray:
+        """``m`` rows of ``row`` (uint8, m × len(row)), in a block kept for that template
+        (a few are: a chunk's groups). The rows it held last time are left as they are:
+        ``render_rows`` rewrites every variable byte of every row and keeps the
+        constants, so the next chunk of a format (the same templates, mostly) skips the
+        fill."""
+        key = self._blocks.pop(row, None)
+        if key is None:
+            if len(self._blocks) < _BLOCKS:
+                key = f"block{len(self._blocks)}"
+            else:  # the least recently used template's block
+                key = self._blocks.pop(next(iter(self._blocks)))
+        self._blocks[row] = key
         held_buf, held_row, held = self._rows.get(key, (None, b"", 0))
         block = self.take(key, (m, len(row)))
         if held_buf is not self._bufs[key] or held_row != row:
@@ -334,7 +346,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
     for idx, group_widths in groups:
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
-        block = scratch.block("block", m, row)
+        block = scratch.block(m, row)
         it = iter(group_widths)
         per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]
         # Right to left: a short column's word may spill over bytes on its left.
