@@ -62,8 +62,9 @@ def write(
     to_us = 1e6 / profile.timer_freq
     # Frames in order of first appearance in the sequence.
     fids = appearance(c.frame, len(profile.frames))
-    rank = np.zeros(len(profile.frames) + 1, np.int32)
-    rank[fids + 1] = np.arange(len(fids), dtype=np.int32)
+    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
+    rank = np.zeros(len(profile.frames) + 1, np.uint32)
+    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
     frames: list[dict[str, Any]] = []
     for fid in fids.tolist():
         frame: dict[str, Any] = {"name": frame_name(profile, fid)}
@@ -185,7 +186,7 @@ def _events(
     # One slot past the end takes the closes that fall in later chunks.
     kind = scratch.take("kind", (size + 1,))
     kind.fill(ord("C"))
-    frame = scratch.take("frame", (size + 1,), np.int32)
+    frame = scratch.take("frame", (size + 1,), rank.dtype)
     at = scratch.take("at", (size + 1,), c.start.dtype)
     opens = closed[:m]
     opens += x
