@@ -169,7 +169,7 @@ def whole_floats(v: np.ndarray) -> Ints | None:
 
 
 _VIEWS: dict[tuple[str, int, int], np.dtype] = {}  # (format, column, row width): its dtype
-_TABLES: dict[tuple[int, int, int], np.ndarray] = {}  # (id of _T4/_CHAR_WORDS, k, prefix)
+_TABLES: dict[tuple[int, int], np.ndarray] = {}  # (k, prefix): _T4's words for _store
 
 
 def _field(block: np.ndarray, col: int, fmt: str) -> np.ndarray:
@@ -185,33 +185,28 @@ def _field(block: np.ndarray, col: int, fmt: str) -> np.ndarray:
     return block.view(dt)["a"][:, 0]
 
 
-def _store(
-    block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.ndarray, row: bytes
-) -> None:
-    """Write ``k`` (1..4) bytes per row at ``col``: the last k bytes of ``words[index]``.
+def _store(block: np.ndarray, col: int, k: int, index: np.ndarray, row: bytes) -> None:
+    """Write ``k`` (1..4) digits per row at ``col``: the last k bytes of ``_T4[index]``.
     With k < 4 the word is written 4 - k bytes earlier, over bytes that are either the
     template's constants (put back from the word: taken from ``row``, the template) or
     a column written after this one."""
     # np.take: a third faster than indexing (which checks and converts the indices
     # through an iterator); the digits' indices are < 10,000 by construction.
     if k == 4:
-        _field(block, col, "<u4")[...] = np.take(words, index)
+        _field(block, col, "<u4")[...] = np.take(_T4, index)
         return
     lead = 4 - k
     if col >= lead:
         prefix = int.from_bytes(row[col - lead : col] + b"\0" * k, "little")
-        # 10,000 words for _T4: built once per constant before a column, not per chunk.
-        key = (id(words), k, prefix)
-        table = _TABLES.get(key) if words is _T4 or words is _CHAR_WORDS else None
+        # 10,000 words: built once per constant before a column, not once per chunk.
+        table = _TABLES.get((k, prefix))
         if table is None:
-            table = (words & np.uint32(_HIGH[k])) | np.uint32(prefix)
-            if words is _T4 or words is _CHAR_WORDS:
-                if len(_TABLES) > 256:
-                    _TABLES.clear()
-                _TABLES[key] = table
+            if len(_TABLES) > 256:
+                _TABLES.clear()
+            table = _TABLES[k, prefix] = (_T4 & np.uint32(_HIGH[k])) | np.uint32(prefix)
         _field(block, col - lead, "<u4")[...] = np.take(table, index)
         return
-    w = np.take(words, index)
+    w = np.take(_T4, index)
     for i in range(k):
         block[:, col + i] = (w >> np.uint32(8 * (lead + i))).astype(np.uint8)
 
@@ -223,12 +218,12 @@ def _put_digits(block: np.ndarray, col: int, width: int, v: np.ndarray, row: byt
     while end - col > 4:
         q = v // ten4
         r = v - q * ten4
-        _store(block, end - 4, 4, _T4, r, row)
+        _store(block, end - 4, 4, r, row)
         v, end = q, end - 4
-    _store(block, col, end - col, _T4, v, row)
-
-
-_CHAR_WORDS = np.arange(256, dtype=np.uint32) << np.uint32(24)
+    if end - col == 1:  # one digit: its character straight into the column
+        np.add(v, ord("0"), out=block[:, col], casting="unsafe")
+        return
+    _store(block, col, end - col, v, row)
 
 
 def _template(atoms: list, widths: tuple[int, ...]) -> tuple[bytes, list[int]]:
@@ -363,8 +358,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
             else:
                 values = np.asarray(atom.values, np.uint8)
-                v = values if idx is None else np.take(values, idx)
-                _store(block, col, 1, _CHAR_WORDS, v, row)
+                block[:, col] = values if idx is None else np.take(values, idx)
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(
