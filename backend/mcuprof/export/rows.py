@@ -47,11 +47,12 @@ class Ints:
         if "u" not in self._cache:
             x = np.asarray(self.values)
             top = int(x.max()) if len(x) else 0
-            if len(x) and int(x.min()) < 0:
+            low = int(x.min()) if len(x) else 0
+            if low < 0:
                 raise ValueError("Ints: negative value")
             # 32-bit division and comparison are about twice as fast as 64-bit.
             self._cache["u"] = x.astype(np.uint32 if top < 1 << 32 else np.uint64, copy=False)
-            self._cache["top"] = top
+            self._cache["top"], self._cache["low"] = top, low
         return self._cache["u"]
 
     def widths(self) -> np.ndarray | int:
@@ -59,7 +60,7 @@ class Ints:
         (the usual case in a chunk of times: a min and a max instead of a pass per digit)."""
         u = self._unsigned()
         digits = len(str(self._cache["top"]))
-        if len(u) == 0 or len(str(int(u.min()))) == digits:
+        if len(u) == 0 or len(str(self._cache["low"])) == digits:
             return digits
         w = np.ones(len(u), np.uint8)
         for k in range(1, digits):
