@@ -12,6 +12,7 @@ what joining the formatted strings would give.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,7 +125,7 @@ class Scratch:
 
     def take(self, key: str, shape: tuple[int, ...], dtype: type | str = np.uint8) -> np.ndarray:
         dt = np.dtype(dtype)
-        nbytes = int(np.prod(shape)) * dt.itemsize
+        nbytes = math.prod(shape) * dt.itemsize  # np.prod: ~10 µs a call
         self._rows.pop(key, None)  # what it holds is the caller's from now on
         buf = self._bufs.get(key)
         if buf is None or len(buf) < nbytes:
