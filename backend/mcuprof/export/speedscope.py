@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
-from .frames import frame_file_line, frame_name
+from .frames import appearance, frame_file_line, frame_name
 from .nesting import Calls, calls
 from .rows import Chars, Ints, Scratch, render_rows, whole_floats
 from .sink import emit
@@ -30,22 +30,6 @@ def render(profile: Profile, name: str = "mcuprof capture", window: Window = Non
     buf = io.BytesIO()
     write(profile, buf.write, name=name, window=window)
     return buf.getvalue().decode("ascii")
-
-
-def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
-    """The frame ids of ``frame`` (-1 .. n_ids - 1) in order of first appearance: per
-    chunk, only the calls of frames not seen yet are looked at (usually none)."""
-    seen = np.zeros(n_ids + 1, bool)
-    found: list[np.ndarray] = []
-    for k in range(0, len(frame), _CHUNK):
-        part = frame[k : k + _CHUNK] + 1
-        new = np.flatnonzero(~seen[part])
-        if len(new):
-            ids, first = np.unique(part[new], return_index=True)
-            ids = ids[np.argsort(first, kind="stable")]
-            seen[ids] = True
-            found.append(ids - 1)
-    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def write(
