@@ -498,18 +498,23 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
         sz = size[i]
 
         def place(sl: slice, lv=lv, mv=mv, pos=pos, sz=sz) -> None:
+            # Values cast to the output's types before they are scattered: a scatter
+            # that casts as it goes takes half as long again as the cast and the scatter.
             rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
             at = pos[rows].astype(np.intp)  # one conversion for the four scatters
             frames = profile.frame_ids(lv, sl.start, sl.stop)
-            frame[at] = frames if mv.keep is None else frames[rows - sl.start]
+            frames = frames if mv.keep is None else frames[rows - sl.start]
+            frame[at] = frames.astype(frame.dtype, copy=False)
+            s = lv.entry[rows] - t0
             if mv.shift is None:
-                start[at] = lv.entry[rows] - t0
                 dur[at] = lv.dur[rows]
             else:
-                start[at] = lv.entry[rows] - t0 + mv.shift[rows]
+                s += mv.shift[rows]
                 dur[at] = mv.dur[rows]
+            start[at] = s.astype(start.dtype, copy=False)
+            del s
             if out_size is not None:
-                out_size[at] = sz[rows]
+                out_size[at] = sz[rows].astype(out_size.dtype, copy=False)
 
         # Half slices on two threads: the temporaries of two at once weigh one slice's.
         _each(place, _slices(lv.n, max(1, _SLICE // 2) if sink.WORKERS > 1 else _SLICE))
