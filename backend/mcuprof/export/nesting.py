@@ -246,8 +246,8 @@ class _Moved:
         shift, dur = lo - s, hi - lo
         if len(shift) and (int(shift.max()) >> 32 or int(dur.max()) >> 32):
             raise AssertionError("a clamped call moved further than 32 bits of ticks")
-        self.shift[rows] = shift
-        self.dur[rows] = dur
+        self.shift[rows] = shift.astype(np.uint32)  # cast, then a plain scatter
+        self.dur[rows] = dur.astype(self.dur.dtype, copy=False)
         if keep is not None and not bool(keep.all()):
             if self.keep is None:
                 self.keep = np.ones(len(self.shift), bool)
