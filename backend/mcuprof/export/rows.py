@@ -203,7 +203,7 @@ def _store(block: np.ndarray, col: int, k: int, index: np.ndarray, row: bytes) -
         # 10,000 words: built once per constant before a column, not once per chunk.
         table = _TABLES.get((k, prefix))
         if table is None:
-            if len(_TABLES) > 256:
+            if len(_TABLES) > 64:  # 40 kB each; a format has a few
                 _TABLES.clear()
             table = _TABLES[k, prefix] = (_T4 & np.uint32(_HIGH[k])) | np.uint32(prefix)
         _field(block, col - lead, "<u4")[...] = np.take(table, index)
