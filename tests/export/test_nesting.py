@@ -114,3 +114,16 @@ def test_well_formed_traces_and_their_orphans(seed, n, gap, drop, cut) -> None:
     p.add(recs[cut:])
     p.add(recs[:cut])
     _same(p)
+
+
+def test_starts_take_32_bits_unless_the_capture_spans_more() -> None:
+    """Starts are uint32 while every time fits and int64 beyond (a timer wrapping more
+    than once): the same calls either way."""
+    short = [(0x100, 0, 10, 0), (0x200, 2, 5, 1), (0x300, 4_000_000_000, 10, 0)]
+    wrapping = [(0x100, 0, 10, 0), (0x200, 2_000_000_000, 10, 0), (0x100, 4_000_000_000, 10, 0)]
+    wrapping += [(0x200, 1_000_000_000, 10, 0), (0x300, 3_000_000_000, 5, 0)]  # 7.3e9 ticks
+    for rows, dtype in ((short, np.uint32), (wrapping, np.int64)):
+        p = Profile()
+        p.add(np.array(rows, RECORD_DTYPE))
+        assert calls(p).start.dtype == dtype
+        _same(p)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.export.rows import Chars, Ints, Table, join_rows, render_rows, whole_floats
+from mcuprof.export.rows import Chars, Ints, Scratch, Table, join_rows, render_rows, whole_floats
 
 ints = st.lists(st.integers(0, 2**63 - 1), max_size=40)
 floats = st.lists(
@@ -98,3 +98,31 @@ def test_many_combinations_of_widths(rows) -> None:
         str(x).encode() + b"," + strings[i] + str(y).encode() + b";" for i, x, y in rows
     )
     assert got == want
+
+
+@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([b"", b"a", b'"x":', b"<<<<<<"]),
+            st.lists(st.tuples(st.integers(0, 10**7), st.integers(0, 3)), max_size=30),
+        ),
+        max_size=8,
+    )
+)
+def test_one_scratch_for_chunk_after_chunk(chunks) -> None:
+    """A scratch reused for chunk after chunk (its block keeps the last template, taller
+    or shorter than the next chunk's, the same or another one) gives each chunk the text
+    a fresh one gives, as the trace exports use it."""
+    strings = [b"", b"nm", b"xyz", b"q"]
+    scratch = Scratch()
+    for lead, rows in chunks:
+        v = np.array([r[0] for r in rows], np.int64)
+        idx = np.array([r[1] for r in rows], np.int64)
+        chars = np.array([65 + r[1] for r in rows], np.uint8)
+        parts = [lead, Ints(v), b",", Chars(chars), Table(strings, idx), b"}"]
+        got = render_rows(len(rows), parts, scratch).tobytes()
+        want = b"".join(
+            lead + str(x).encode() + b"," + bytes([65 + i]) + strings[i] + b"}" for x, i in rows
+        )
+        assert got == want

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..profile import Profile, Window
-from .frames import frame_name
+from .frames import appearance, frame_name
 from .nesting import Calls, calls
 from .rows import Ints, Scratch, Table, render_rows, whole_floats
 from .sink import emit
@@ -59,7 +59,7 @@ def write(
     # Per frame id (+1: "[unknown]" is -1), the constant prefix of its events,
     # JSON-escaped once (ASCII: json.dumps escapes the rest).
     slots = len(profile.frames) + 1
-    used = np.flatnonzero(np.bincount(c.frame + 1, minlength=slots)).tolist()
+    used = (appearance(c.frame, len(profile.frames)) + 1).tolist()  # no whole-capture temporary
     prefix = [""] * slots
     for slot in used:
         prefix[slot] = (

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..profile import UNKNOWN, Profile
 from ..profile.aggregate import UNKNOWN_ID
+
+_CHUNK = 1 << 14  # calls looked at a time
 
 
 def frame_name(profile: Profile, fid: int) -> str:
@@ -19,3 +23,21 @@ def frame_file_line(profile: Profile, fid: int) -> tuple[str | None, int | None]
         return None, None
     f = profile.frames[fid]
     return f.file, f.line
+
+
+def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
+    """The frame ids of ``frame`` (-1 .. n_ids - 1) in order of first appearance: per
+    chunk, only the calls of frames not seen yet are looked at (usually none)."""
+    seen = np.zeros(n_ids + 1, bool)  # -1 ("[unknown]") is the last slot, as it wraps
+    found: list[np.ndarray] = []
+    for k in range(0, len(frame), _CHUNK):
+        part = frame[k : k + _CHUNK]
+        hit = seen.take(part, mode="wrap")
+        if hit.all():
+            continue
+        new = np.flatnonzero(~hit)
+        ids, first = np.unique(part[new], return_index=True)
+        ids = ids[np.argsort(first, kind="stable")]
+        seen[ids] = True
+        found.append(ids)
+    return np.concatenate(found) if found else np.zeros(0, np.int64)

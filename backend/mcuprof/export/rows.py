@@ -12,6 +12,7 @@ what joining the formatted strings would give.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,11 +48,12 @@ class Ints:
         if "u" not in self._cache:
             x = np.asarray(self.values)
             top = int(x.max()) if len(x) else 0
-            if len(x) and int(x.min()) < 0:
+            low = int(x.min()) if len(x) else 0
+            if low < 0:
                 raise ValueError("Ints: negative value")
             # 32-bit division and comparison are about twice as fast as 64-bit.
             self._cache["u"] = x.astype(np.uint32 if top < 1 << 32 else np.uint64, copy=False)
-            self._cache["top"] = top
+            self._cache["top"], self._cache["low"] = top, low
         return self._cache["u"]
 
     def widths(self) -> np.ndarray | int:
@@ -59,7 +61,7 @@ class Ints:
         (the usual case in a chunk of times: a min and a max instead of a pass per digit)."""
         u = self._unsigned()
         digits = len(str(self._cache["top"]))
-        if len(u) == 0 or len(str(int(u.min()))) == digits:
+        if len(u) == 0 or len(str(self._cache["low"])) == digits:
             return digits
         w = np.ones(len(u), np.uint8)
         for k in range(1, digits):
@@ -108,20 +110,50 @@ class Chars:
 Part = bytes | Ints | Table | Chars
 
 
+_BLOCKS = 4  # templates whose blocks a scratch keeps filled
+
+
 class Scratch:
     """Arrays reused from one chunk to the next: a fresh one costs a page fault per 4 kB
     (large blocks come straight from mmap), about a quarter of the formatting time."""
 
     def __init__(self) -> None:
         self._bufs: dict[str, np.ndarray] = {}
+        # Per block: its buffer, the template and how many rows (from the first) hold it.
+        self._rows: dict[str, tuple[np.ndarray, bytes, int]] = {}
+        self._blocks: dict[bytes, str] = {}  # template -> its block's key, oldest use first
 
     def take(self, key: str, shape: tuple[int, ...], dtype: type | str = np.uint8) -> np.ndarray:
         dt = np.dtype(dtype)
-        nbytes = int(np.prod(shape)) * dt.itemsize
+        nbytes = math.prod(shape) * dt.itemsize  # np.prod: ~10 µs a call
+        self._rows.pop(key, None)  # what it holds is the caller's from now on
         buf = self._bufs.get(key)
         if buf is None or len(buf) < nbytes:
             buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
         return buf[:nbytes].view(dt).reshape(shape)
+
+    def block(self, m: int, row: bytes) -> np.ndarray:
+        """``m`` rows of ``row`` (uint8, m × len(row)), in a block kept for that template
+        (a few are: a chunk's groups). The rows it held last time are left as they are:
+        ``render_rows`` rewrites every variable byte of every row and keeps the
+        constants, so the next chunk of a format (the same templates, mostly) skips the
+        fill."""
+        key = self._blocks.pop(row, None)
+        if key is None:
+            if len(self._blocks) < _BLOCKS:
+                key = f"block{len(self._blocks)}"
+            else:  # the least recently used template's block
+                key = self._blocks.pop(next(iter(self._blocks)))
+        self._blocks[row] = key
+        held_buf, held_row, held = self._rows.get(key, (None, b"", 0))
+        block = self.take(key, (m, len(row)))
+        if held_buf is not self._bufs[key] or held_row != row:
+            held = 0
+        if held < m:
+            _fill(block[held:], row)
+            held = m
+        self._rows[key] = (self._bufs[key], row, held)
+        return block
 
 
 def whole_floats(v: np.ndarray) -> Ints | None:
@@ -138,45 +170,62 @@ def whole_floats(v: np.ndarray) -> Ints | None:
     return Ints(v.astype(np.int64), b".0")
 
 
+_VIEWS: dict[tuple[str, int, int], np.dtype] = {}  # (format, column, row width): its dtype
+_TABLES: dict[tuple[int, int], np.ndarray] = {}  # (k, prefix): _T4's words for _store
+
+
 def _field(block: np.ndarray, col: int, fmt: str) -> np.ndarray:
     """Column ``col`` of a (rows, width) uint8 block seen as one ``fmt`` per row."""
-    dt = np.dtype({"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": block.shape[1]})
+    key = (fmt, col, block.shape[1])
+    dt = _VIEWS.get(key)
+    if dt is None:  # a structured dtype costs ~10 µs to build: once per layout
+        if len(_VIEWS) > 4096:
+            _VIEWS.clear()
+        dt = _VIEWS[key] = np.dtype(
+            {"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": block.shape[1]}
+        )
     return block.view(dt)["a"][:, 0]
 
 
-def _store(block: np.ndarray, col: int, k: int, words: np.ndarray, index: np.ndarray) -> None:
-    """Write ``k`` (1..4) bytes per row at ``col``: the last k bytes of ``words[index]``.
+def _store(block: np.ndarray, col: int, k: int, index: np.ndarray, row: bytes) -> None:
+    """Write ``k`` (1..4) digits per row at ``col``: the last k bytes of ``_T4[index]``.
     With k < 4 the word is written 4 - k bytes earlier, over bytes that are either the
-    template's constants (put back from the word) or a column written after this one."""
+    template's constants (put back from the word: taken from ``row``, the template) or
+    a column written after this one."""
     # np.take: a third faster than indexing (which checks and converts the indices
     # through an iterator); the digits' indices are < 10,000 by construction.
     if k == 4:
-        _field(block, col, "<u4")[...] = np.take(words, index)
+        _field(block, col, "<u4")[...] = np.take(_T4, index)
         return
     lead = 4 - k
     if col >= lead:
-        prefix = int.from_bytes(block[0, col - lead : col].tobytes() + b"\0" * k, "little")
-        table = (words & np.uint32(_HIGH[k])) | np.uint32(prefix)
+        prefix = int.from_bytes(row[col - lead : col] + b"\0" * k, "little")
+        # 10,000 words: built once per constant before a column, not once per chunk.
+        table = _TABLES.get((k, prefix))
+        if table is None:
+            if len(_TABLES) > 64:  # 40 kB each; a format has a few
+                _TABLES.clear()
+            table = _TABLES[k, prefix] = (_T4 & np.uint32(_HIGH[k])) | np.uint32(prefix)
         _field(block, col - lead, "<u4")[...] = np.take(table, index)
         return
-    w = np.take(words, index)
+    w = np.take(_T4, index)
     for i in range(k):
         block[:, col + i] = (w >> np.uint32(8 * (lead + i))).astype(np.uint8)
 
 
-def _put_digits(block: np.ndarray, col: int, width: int, v: np.ndarray) -> None:
+def _put_digits(block: np.ndarray, col: int, width: int, v: np.ndarray, row: bytes) -> None:
     """The ``width``-digit numbers ``v`` (each exactly that long) at ``col``."""
     end = col + width
     ten4 = v.dtype.type(10_000)
     while end - col > 4:
         q = v // ten4
         r = v - q * ten4
-        _store(block, end - 4, 4, _T4, r)
+        _store(block, end - 4, 4, r, row)
         v, end = q, end - 4
-    _store(block, col, end - col, _T4, v)
-
-
-_CHAR_WORDS = np.arange(256, dtype=np.uint32) << np.uint32(24)
+    if end - col == 1:  # one digit: its character straight into the column
+        np.add(v, ord("0"), out=block[:, col], casting="unsafe")
+        return
+    _store(block, col, end - col, v, row)
 
 
 def _template(atoms: list, widths: tuple[int, ...]) -> tuple[bytes, list[int]]:
@@ -294,8 +343,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
     for idx, group_widths in groups:
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
-        block = scratch.take("block", (m, len(row)))
-        _fill(block, row)
+        block = scratch.block(m, row)
         it = iter(group_widths)
         per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]
         # Right to left: a short column's word may spill over bytes on its left.
@@ -304,7 +352,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 continue
             if isinstance(atom, Ints):
                 u = atom._unsigned()
-                _put_digits(block, col, w, u if idx is None else np.take(u, idx))
+                _put_digits(block, col, w, u if idx is None else np.take(u, idx), row)
             elif isinstance(atom, Table):
                 if w == 0:
                     continue
@@ -312,7 +360,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
                 _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
             else:
                 values = np.asarray(atom.values, np.uint8)
-                _store(block, col, 1, _CHAR_WORDS, values if idx is None else np.take(values, idx))
+                block[:, col] = values if idx is None else np.take(values, idx)
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(

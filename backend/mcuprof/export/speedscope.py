@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
-from .frames import frame_file_line, frame_name
+from .frames import appearance, frame_file_line, frame_name
 from .nesting import Calls, calls
 from .rows import Chars, Ints, Scratch, render_rows, whole_floats
 from .sink import emit
@@ -32,22 +32,6 @@ def render(profile: Profile, name: str = "mcuprof capture", window: Window = Non
     return buf.getvalue().decode("ascii")
 
 
-def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
-    """The frame ids of ``frame`` (-1 .. n_ids - 1) in order of first appearance: per
-    chunk, only the calls of frames not seen yet are looked at (usually none)."""
-    seen = np.zeros(n_ids + 1, bool)
-    found: list[np.ndarray] = []
-    for k in range(0, len(frame), _CHUNK):
-        part = frame[k : k + _CHUNK] + 1
-        new = np.flatnonzero(~seen[part])
-        if len(new):
-            ids, first = np.unique(part[new], return_index=True)
-            ids = ids[np.argsort(first, kind="stable")]
-            seen[ids] = True
-            found.append(ids - 1)
-    return np.concatenate(found) if found else np.zeros(0, np.int64)
-
-
 def write(
     profile: Profile,
     out: Callable[[bytes], Any],
@@ -62,8 +46,9 @@ def write(
     to_us = 1e6 / profile.timer_freq
     # Frames in order of first appearance in the sequence.
     fids = appearance(c.frame, len(profile.frames))
-    rank = np.zeros(len(profile.frames) + 1, np.int32)
-    rank[fids + 1] = np.arange(len(fids), dtype=np.int32)
+    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
+    rank = np.zeros(len(profile.frames) + 1, np.uint32)
+    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
     frames: list[dict[str, Any]] = []
     for fid in fids.tolist():
         frame: dict[str, Any] = {"name": frame_name(profile, fid)}
@@ -185,7 +170,7 @@ def _events(
     # One slot past the end takes the closes that fall in later chunks.
     kind = scratch.take("kind", (size + 1,))
     kind.fill(ord("C"))
-    frame = scratch.take("frame", (size + 1,), np.int32)
+    frame = scratch.take("frame", (size + 1,), rank.dtype)
     at = scratch.take("at", (size + 1,), c.start.dtype)
     opens = closed[:m]
     opens += x
