@@ -224,6 +224,44 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
     return result
 
 
+def confirm_parents(
+    up: Level, c_entry: np.ndarray, c_exit: np.ndarray, guess: np.ndarray, out: np.ndarray
+) -> bool:
+    """``find_parents`` into ``out``, given a guess per child (a position in ``up``; up.n
+    for none): a guess is the answer when it contains the child and is the last record
+    of ``up`` entered at or before it (then no later record can be the answer, and every
+    earlier one loses to it). The children it is not for are searched. Returns whether
+    most guesses were right (the caller may stop guessing when they are not)."""
+    m = len(c_entry)
+    if m == 0:
+        return True
+    n = up.n
+    if n == 0:
+        out[:] = -1
+        return True
+    entry = up.entry
+    q = guess.astype(np.intp)  # once, not at each of the gathers below
+    none = q >= n  # no record of ``up`` after the child: the guess is no answer
+    some_none = bool(none.any())
+    if some_none:
+        q[none] = n - 1
+    at = entry[q]
+    ok = at <= c_entry
+    at += up.dur[q]
+    ok &= at >= c_exit
+    if some_none:
+        ok &= ~none
+    np.copyto(out, q, casting="unsafe")  # positions in a level fit int32
+    q += 1
+    last = q == n
+    q[last] = n - 1
+    ok &= (entry[q] > c_entry) | last
+    miss = np.flatnonzero(~ok)
+    if len(miss):
+        out[miss] = find_parents(up, c_entry[miss], c_exit[miss])
+    return len(miss) * 2 <= m
+
+
 def _far_search(
     up: Level, c_exit: np.ndarray, pending: np.ndarray, start: np.ndarray, result: np.ndarray
 ) -> None:

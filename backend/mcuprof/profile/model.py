@@ -13,7 +13,7 @@ from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
-from .levels import Level, find_parents
+from .levels import Level, confirm_parents, find_parents
 from .timebase import place
 
 Window = tuple[float, float] | None
@@ -469,23 +469,31 @@ class Builder:
         for start in range(0, len(recs), _PIECE):
             piece = recs[start : start + _PIECE]
             k = len(piece)
-            entry, dur, p._last_exit, lo, hi = place(piece, p._last_exit)
+            _, _, p._last_exit, lo, hi = place(
+                piece, p._last_exit, self._entry[at : at + k], self._dur[at : at + k]
+            )
             p._t0 = lo if p._t0 is None else min(p._t0, lo)
             p._t1 = hi if p._t1 is None else max(p._t1, hi)
-            self._entry[at : at + k] = entry
-            self._dur[at : at + k] = dur
             self._raw[at : at + k] = piece["func_addr"]
             self._depth[at : at + k] = piece["depth"]
             at += k
         self.n_records = at
 
     def end_batch(self) -> None:
-        """Intern the addresses added since the last call, as one ``add`` would: the
-        batch's new addresses get ids in ascending order."""
+        """Intern the addresses added since the last call, as one ``add`` would (the
+        batch's new addresses get ids in ascending order), and replace them with their
+        ids in place while the batch is fresh in the cache."""
         n = self.n_records
-        if n > self._mark:
-            self.profile._addrs.ids(_distinct(self._raw[self._mark : n]))
-            self._mark = n
+        if n <= self._mark:
+            return
+        addrs = self.profile._addrs
+        raw = self._raw[self._mark : n]
+        ids = raw.view(np.int32)
+        if len(raw) > _IDS:  # in pieces, once the batch's addresses are interned
+            addrs.ids(_distinct(raw))
+        for lo in range(0, len(raw), _IDS):
+            ids[lo : lo + _IDS] = addrs.ids(raw[lo : lo + _IDS])
+        self._mark = n
 
     def finish(self) -> Profile:
         self.end_batch()
@@ -496,40 +504,81 @@ class Builder:
         entry, dur, raw, depth = (a[:n] for a in (self._entry, self._dur, self._raw, self._depth))
         self._entry = self._dur = self._raw = self._depth = np.empty(0)
         self._cap = 0
-        ids = raw.view(np.int32)  # every address is interned: ids replace them in place
-        for lo in range(0, n, _IDS):
-            ids[lo : lo + _IDS] = p._addrs.ids(raw[lo : lo + _IDS])
+        ids = raw.view(np.int32)  # end_batch replaced every address with its id
         del raw
-        # Each depth's records in stream order, then by entry where time went back.
-        # One column at a time, each gathered for every depth before its whole-capture
-        # array goes: the temporaries stay one column's worth.
-        where: dict[int, np.ndarray] = {}
+        groups = {int(depth[idx[0]]): idx for idx in _by_depth(depth)} if n else {}
+        # Each depth's records in stream order, then by entry where time went back; and
+        # parent guesses from the stream (see stream_candidates) where the depth above
+        # stayed in stream order (its positions are then its stream ranks).
         entries: dict[int, np.ndarray] = {}
-        for idx in _by_depth(depth) if n else []:
-            d = int(depth[idx[0]])
+        cands: dict[int, np.ndarray] = {}
+        in_order: set[int] = set()
+        present = sorted(groups)
+        for d in present:
+            idx = groups[d]
             e = entry[idx]
-            if not _is_sorted(e):
+            if d - 1 in in_order and len(idx) * _WORTH >= n:
+                cands[d] = stream_candidates(depth, d - 1, idx)
+            if _is_sorted(e):
+                in_order.add(d)
+            else:
                 e, perm = sort_entries(e)
-                idx = idx[perm]
-                del perm
-            where[d], entries[d] = idx, e
-        del depth, entry
-        present = sorted(where)
-        durs = {d: dur[where[d]] for d in present}
+                groups[d] = idx[perm]
+                if d in cands:
+                    cands[d] = cands[d][perm]
+                del idx, perm
+            entries[d] = e
+        del depth
+        del entry
+        durs = {d: dur[groups[d]] for d in present}
         del dur
-        addrs = {d: ids[where.pop(d)] for d in present}
+        addrs = {d: ids[groups.pop(d)] for d in present}
         del ids
         for d in present:
             level = p._levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
             up = p._levels.get(d - 1)
             if d > 0 and up is not None:
                 parent, lv_entry, lv_dur = level.parent, level.entry, level.dur
+                guess = cands.pop(d, None)
                 for lo in range(0, level.n, _PIECE):
                     c_entry = lv_entry[lo : lo + _PIECE]
-                    parent[lo : lo + _PIECE] = find_parents(
-                        up, c_entry, c_entry + lv_dur[lo : lo + _PIECE]
-                    )
+                    c_exit = c_entry + lv_dur[lo : lo + _PIECE]
+                    if guess is None:
+                        parent[lo : lo + _PIECE] = find_parents(up, c_entry, c_exit)
+                    elif not confirm_parents(
+                        up, c_entry, c_exit, guess[lo : lo + _PIECE], parent[lo : lo + _PIECE]
+                    ):
+                        guess = None  # mostly wrong (time that keeps going back): search
+                del guess
         p.n_records += n
         self.n_records = 0
         p._changed()
         return p
+
+
+# A depth's records have their parents guessed from the stream when the depth holds at
+# least 1/_WORTH of the records (a guess costs a pass over every record's depth; a
+# binary search per record costs ~20 steps).
+_WORTH = 16
+_COUNT = 1 << 20  # records counted at a time
+
+
+def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray:
+    """For the records at stream positions ``idx`` (ascending), how many records of depth
+    ``up`` come before each in the stream: the stream rank of the first ``up`` record
+    after it, which in a sane trace is its caller (a call is recorded when it returns,
+    so the caller's record is the next one shallower). As int32; the count of ``up``
+    records means none follows."""
+    out = np.empty(len(idx), np.int32)
+    carry = 0
+    k0 = 0
+    n = len(depth)
+    for a in range(0, n, _COUNT):
+        b = min(n, a + _COUNT)
+        counts = np.cumsum(depth[a:b] == up, dtype=np.int32)
+        k1 = k0 + int(np.searchsorted(idx[k0:], b))
+        if k1 > k0:
+            np.add(counts[idx[k0:k1] - a], carry, out=out[k0:k1])
+        carry += int(counts[-1])
+        k0 = k1
+    return out
