@@ -162,9 +162,9 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
     want = Profile()
     want.add(recs[:cut])
     want.add(recs[cut:])
-    saved = model._WORTH, model._PIECE, model._COUNT, model._IDS
+    saved = model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE
     model._WORTH = worth
-    model._PIECE, model._COUNT, model._IDS = pieces
+    model._PIECE, model._COUNT, model._ID_PIECE = pieces
     try:
         built = Builder(Profile())
         built.add(recs[:cut])
@@ -172,5 +172,5 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
         built.add(recs[cut:])
         got = built.finish()
     finally:
-        model._WORTH, model._PIECE, model._COUNT, model._IDS = saved
+        model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE = saved
     assert _state(got) == _state(want)

@@ -377,7 +377,8 @@ class Profile:
 
 
 _PIECE = 1 << 16  # records unwrapped, or parented, at a time (bounded temporaries)
-_IDS = 1 << 20  # records whose address ids are looked up at a time
+_IDS = 1 << 20  # records whose positions are written at a time
+_ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 
 def _distinct(raw: np.ndarray) -> np.ndarray:
@@ -514,10 +515,10 @@ class Builder:
         addrs = self.profile._addrs
         raw = self._raw[self._mark : n]
         ids = raw.view(np.int32)
-        if len(raw) > _IDS:  # in pieces, once the batch's addresses are interned
+        if len(raw) > _ID_PIECE:  # in pieces, once the batch's addresses are interned
             addrs.ids(_distinct(raw))
-        for lo in range(0, len(raw), _IDS):
-            ids[lo : lo + _IDS] = addrs.ids(raw[lo : lo + _IDS])
+        for lo in range(0, len(raw), _ID_PIECE):
+            ids[lo : lo + _ID_PIECE] = addrs.ids(raw[lo : lo + _ID_PIECE])
         self._mark = n
 
     def finish(self) -> Profile:
@@ -532,29 +533,29 @@ class Builder:
         ids = raw.view(np.int32)  # end_batch replaced every address with its id
         del raw
         groups = {int(depth[idx[0]]): idx for idx in _by_depth(depth)} if n else {}
-        # Each depth's records in stream order, then by entry where time went back; and
-        # parent guesses from the stream (see stream_candidates) where the depth above
-        # stayed in stream order (its positions are then its stream ranks).
+        # Each depth's records in stream order, then by entry where time went back.
         entries: dict[int, np.ndarray] = {}
-        cands: dict[int, np.ndarray] = {}
         in_order: set[int] = set()
         present = sorted(groups)
         for d in present:
             idx = groups[d]
             e = entry[idx]
-            if d - 1 in in_order and len(idx) * _WORTH >= n:
-                cands[d] = stream_candidates(depth, d - 1, idx)
             if _is_sorted(e):
                 in_order.add(d)
             else:
                 e, perm = sort_entries(e)
                 groups[d] = idx[perm]
-                if d in cands:
-                    cands[d] = cands[d][perm]
                 del idx, perm
             entries[d] = e
-        del depth
         del entry
+        # Parent guesses from the stream (see stream_candidates) where a depth and the one
+        # above stayed in stream order (positions are then stream ranks).
+        cands = {
+            d: stream_candidates(depth, d - 1, groups[d])
+            for d in present
+            if d in in_order and d - 1 in in_order and len(groups[d]) * _WORTH >= n
+        }
+        del depth
         durs = {d: dur[groups[d]] for d in present}
         del dur
         addrs = {d: ids[groups.pop(d)] for d in present}
@@ -585,7 +586,7 @@ class Builder:
 # least 1/_WORTH of the records (a guess costs a pass over every record's depth; a
 # binary search per record costs ~20 steps).
 _WORTH = 16
-_COUNT = 1 << 20  # records counted at a time
+_COUNT = 1 << 16  # records counted at a time
 
 
 def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray:
@@ -593,21 +594,29 @@ def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray
     ``up`` come before each in the stream: the stream rank of the first ``up`` record
     after it, which in a sane trace is its caller (a call is recorded when it returns,
     so the caller's record is the next one shallower). As int32; the count of ``up``
-    records means none follows."""
+    records means none follows. Counted a piece of the stream at a time, in buffers
+    that stay in the cache."""
     out = np.empty(len(idx), np.int32)
+    n = len(depth)
+    step = min(n, _COUNT)
+    counts = np.empty(step, np.int32)
+    hit = np.empty(step, bool)
+    at = np.empty(step, np.intp)
     carry = 0
     k0 = 0
-    n = len(depth)
-    buf = np.empty(min(n, _COUNT), np.int32)
     for a in range(0, n, _COUNT):
         b = min(n, a + _COUNT)
-        counts = buf[: b - a]
+        c, h = counts[: b - a], hit[: b - a]
         # Widened, then summed in place: a cumsum that casts (dtype=) is ~5x slower.
-        np.copyto(counts, depth[a:b] == up)
-        np.cumsum(counts, out=counts)
-        k1 = k0 + int(np.searchsorted(idx[k0:], b))
+        np.equal(depth[a:b], up, out=h)
+        np.copyto(c, h)
+        np.cumsum(c, out=c)
+        c += carry
+        k1 = k0 + int(np.searchsorted(idx[k0 : k0 + (b - a)], b))
         if k1 > k0:
-            np.add(counts[idx[k0:k1] - a], carry, out=out[k0:k1])
-        carry += int(counts[-1])
+            where = at[: k1 - k0]
+            np.subtract(idx[k0:k1], a, out=where)
+            np.take(c, where, out=out[k0:k1])
+        carry = int(c[-1])
         k0 = k1
     return out
