@@ -61,8 +61,8 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
     want = Profile()
     for a, b in zip([0, *batch_cuts], [*batch_cuts, n], strict=True):
         want.add(recs[a:b])
-    saved = model._PIECE, levels._PIECE
-    model._PIECE, levels._PIECE = piece, level_piece
+    saved = model._PIECE, levels._PIECE, model._ID_PIECE
+    model._PIECE, levels._PIECE, model._ID_PIECE = piece, level_piece, piece
     try:
         built = Builder(Profile())
         ends = set(batch_cuts)
@@ -73,7 +73,7 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
                 built.end_batch()
         got = built.finish()
     finally:
-        model._PIECE, levels._PIECE = saved
+        model._PIECE, levels._PIECE, model._ID_PIECE = saved
     assert _state(got) == _state(want)
     # A built profile takes later adds as any other (its levels of detail still unbuilt).
     more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)

@@ -388,7 +388,8 @@ def _distinct(raw: np.ndarray) -> np.ndarray:
     if hi - lo >= 2 * len(raw) + 4096:
         return np.unique(raw)
     seen = np.zeros(hi - lo + 1, bool)
-    seen[raw - np.uint32(lo)] = True
+    for a in range(0, len(raw), _ID_PIECE):  # offsets as indices, a piece at a time
+        seen[np.subtract(raw[a : a + _ID_PIECE], lo, dtype=np.intp)] = True
     return (np.flatnonzero(seen) + lo).astype(np.uint32)
 
 
@@ -515,11 +516,25 @@ class Builder:
         addrs = self.profile._addrs
         raw = self._raw[self._mark : n]
         ids = raw.view(np.int32)
-        if len(raw) > _ID_PIECE:  # in pieces, once the batch's addresses are interned
-            addrs.ids(_distinct(raw))
-        for lo in range(0, len(raw), _ID_PIECE):
-            ids[lo : lo + _ID_PIECE] = addrs.ids(raw[lo : lo + _ID_PIECE])
         self._mark = n
+        if len(raw) <= _ID_PIECE:
+            ids[:] = addrs.ids(raw)
+            return
+        # In pieces, once the batch's addresses are interned: through a table over their
+        # range when it is small, else by AddressTable's search.
+        present = _distinct(raw)
+        known = addrs.ids(present)
+        lo, hi = int(present[0]), int(present[-1])
+        table = None
+        if hi - lo < 2 * len(raw) + 4096:
+            table = np.empty(hi - lo + 1, np.int32)
+            table[present - np.uint32(lo)] = known
+        for a in range(0, len(raw), _ID_PIECE):
+            piece = raw[a : a + _ID_PIECE]
+            if table is None:
+                ids[a : a + _ID_PIECE] = addrs.ids(piece)
+            else:
+                ids[a : a + _ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
 
     def finish(self) -> Profile:
         self.end_batch()
