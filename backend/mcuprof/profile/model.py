@@ -626,12 +626,13 @@ def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray
         np.equal(depth[a:b], up, out=h)
         np.copyto(c, h)
         np.cumsum(c, out=c)
-        c += carry
         k1 = k0 + int(np.searchsorted(idx[k0 : k0 + (b - a)], b))
         if k1 > k0:
             where = at[: k1 - k0]
             np.subtract(idx[k0:k1], a, out=where)
-            np.take(c, where, out=out[k0:k1])
-        carry = int(c[-1])
+            got = out[k0:k1]
+            np.take(c, where, out=got)
+            got += carry  # the records of depth ``up`` in the pieces before
+        carry += int(c[-1])
         k0 = k1
     return out
