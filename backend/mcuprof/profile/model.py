@@ -549,6 +549,8 @@ class Builder:
         del raw
         groups = {int(depth[idx[0]]): idx for idx in _by_depth(depth)} if n else {}
         # Each depth's records in stream order, then by entry where time went back.
+        # One column at a time, each gathered for every depth before its whole-capture
+        # array goes: the temporaries stay one column's worth.
         entries: dict[int, np.ndarray] = {}
         in_order: set[int] = set()
         present = sorted(groups)
@@ -564,7 +566,8 @@ class Builder:
             entries[d] = e
         del entry
         # Parent guesses from the stream (see stream_candidates) where a depth and the one
-        # above stayed in stream order (positions are then stream ranks).
+        # above stayed in stream order (positions are then stream ranks); made once the
+        # entry column is gone, so they add nothing to the peak.
         cands = {
             d: stream_candidates(depth, d - 1, groups[d])
             for d in present
