@@ -61,8 +61,8 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
     want = Profile()
     for a, b in zip([0, *batch_cuts], [*batch_cuts, n], strict=True):
         want.add(recs[a:b])
-    saved = model._PIECE, levels._PIECE
-    model._PIECE, levels._PIECE = piece, level_piece
+    saved = model._PIECE, levels._PIECE, model._ID_PIECE
+    model._PIECE, levels._PIECE, model._ID_PIECE = piece, level_piece, piece
     try:
         built = Builder(Profile())
         ends = set(batch_cuts)
@@ -73,7 +73,7 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
                 built.end_batch()
         got = built.finish()
     finally:
-        model._PIECE, levels._PIECE = saved
+        model._PIECE, levels._PIECE, model._ID_PIECE = saved
     assert _state(got) == _state(want)
     # A built profile takes later adds as any other (its levels of detail still unbuilt).
     more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)
@@ -112,3 +112,65 @@ def test_builder_refuses_a_profile_with_records() -> None:
     p.add(np.zeros(1, RECORD_DTYPE))
     with pytest.raises(ValueError, match="empty"):
         Builder(p)
+
+
+def _call_trees(seed: int, roots: int, resets: int, drop: float) -> np.ndarray:
+    """Nested calls in exit order (callees before their caller), with ties and empty
+    calls; the clock restarted ``resets`` times (time going back), and a share ``drop``
+    of the records lost (orphans, callers without some callees)."""
+    rng = np.random.default_rng(seed)
+    rows: list[tuple[int, int, int, int]] = []
+    restart = set(rng.integers(1, max(2, roots), resets).tolist())
+
+    def call(depth: int, t: int) -> int:
+        start = t + int(rng.integers(0, 2))
+        t = start
+        for _ in range(int(rng.integers(0, 4)) if depth < 5 else 0):
+            t = call(depth + 1, t + int(rng.integers(0, 2)))
+        end = t + int(rng.integers(0, 2))
+        rows.append(
+            (0x0800_0000 + 4 * int(rng.integers(0, 9)), start & 0xFFFF_FFFF, end - start, depth)
+        )
+        return end
+
+    t = int(rng.integers(0, 1 << 32))
+    for r in range(roots):
+        if r in restart:
+            t = int(rng.integers(0, 50))
+        t = call(0, t)
+    recs = np.array(rows, RECORD_DTYPE)
+    return recs[rng.random(len(recs)) >= drop]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    roots=st.integers(1, 40),
+    resets=st.integers(0, 3),
+    drop=st.sampled_from([0.0, 0.0, 0.05, 0.3]),
+    worth=st.sampled_from([1, 16, 1 << 30]),
+    pieces=st.sampled_from([(3, 5, 2), (1 << 16, 1 << 20, 1 << 20)]),
+)
+def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None:
+    """Sane call trees (where the builder's guesses from the stream hold), with the
+    clock restarting and records lost (where they fail): the same profile as the adds,
+    guessing or not, in pieces as small as a few records."""
+    recs = _call_trees(seed, roots, resets, drop)
+    if len(recs) == 0:
+        return
+    cut = len(recs) // 2
+    want = Profile()
+    want.add(recs[:cut])
+    want.add(recs[cut:])
+    saved = model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE
+    model._WORTH = worth
+    model._PIECE, model._COUNT, model._ID_PIECE = pieces
+    try:
+        built = Builder(Profile())
+        built.add(recs[:cut])
+        built.end_batch()
+        built.add(recs[cut:])
+        got = built.finish()
+    finally:
+        model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE = saved
+    assert _state(got) == _state(want)

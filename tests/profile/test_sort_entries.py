@@ -41,3 +41,17 @@ def test_sort_entries_positions_past_a_piece() -> None:
     want = np.argsort(entry, kind="stable")
     assert np.array_equal(perm, want)
     assert np.array_equal(got, entry[want])
+
+
+def test_sort_entries_few_values() -> None:
+    """A saw-tooth of a few ticks (a target that keeps resetting), sorted by one scan
+    per value; and one value more than that path takes."""
+    from mcuprof.profile.model import _FEW
+
+    rng = np.random.default_rng(6)
+    for values in (1, _FEW, _FEW + 1):
+        entry = (rng.integers(0, values, 5000) * 7 + (1 << 35)).astype(np.int64)
+        got, perm = sort_entries(entry.copy())
+        want = np.argsort(entry, kind="stable")
+        assert np.array_equal(perm, want)
+        assert np.array_equal(got, entry[want])

@@ -4,6 +4,7 @@ frame is a function of the symbol table, or a raw address that resolves to none.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,8 @@ class AddressTable:
     def _ids_by_table(self, raw: np.ndarray, lo: int, hi: int) -> np.ndarray:
         """``ids`` when the addresses span a range about their count (firmware is small):
         a lookup table over the range instead of a binary search per record."""
-        off = raw - np.uint32(lo)
+        # As indices (intp) at once: the scatter and the gather below would each convert.
+        off = np.subtract(raw, lo, dtype=np.intp)
         seen = np.zeros(hi - lo + 1, bool)
         seen[off] = True
         present = (np.flatnonzero(seen) + lo).astype(np.uint32)
@@ -97,10 +99,26 @@ class AddressTable:
         self._frame_key = {}
         self.frame_of = self._frames_for(self.addrs)
 
+    def _unresolved(self, addrs: list[int]) -> np.ndarray | None:
+        """Frames for addresses without symbols, all new (none has a frame yet): one
+        per address, made in bulk (a capture with thousands of functions and no ELF).
+        None when some already have one."""
+        keys = [(-1, a) for a in addrs]
+        if len(set(addrs)) < len(addrs) or any(k in self._frame_key for k in keys):
+            return None
+        first = len(self.frames)
+        names = [f"0x{a:08x}" for a in addrs]
+        self.frames.extend(map(Frame, names, names, repeat(None), repeat(None), addrs, repeat(-1)))
+        self._frame_key.update(zip(keys, range(first, first + len(addrs)), strict=True))
+        return np.arange(first, first + len(addrs), dtype=np.int32)
+
     def _frames_for(self, addrs: np.ndarray) -> np.ndarray:
         if len(addrs) == 0:
             return np.empty(0, np.int32)
         if self.symbols is None:
+            fresh = self._unresolved(addrs.tolist())
+            if fresh is not None:
+                return fresh
             idx = np.full(len(addrs), -1, np.int64)
         else:
             idx = np.asarray(self.symbols.lookup(addrs.astype(np.uint32)), np.int64)

@@ -13,7 +13,7 @@ from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
-from .levels import Level, find_parents
+from .levels import Level, confirm_parents, find_parents
 from .timebase import place
 
 Window = tuple[float, float] | None
@@ -377,7 +377,8 @@ class Profile:
 
 
 _PIECE = 1 << 16  # records unwrapped, or parented, at a time (bounded temporaries)
-_IDS = 1 << 20  # records whose address ids are looked up at a time
+_IDS = 1 << 20  # records whose positions are written at a time
+_ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 
 def _distinct(raw: np.ndarray) -> np.ndarray:
@@ -387,7 +388,8 @@ def _distinct(raw: np.ndarray) -> np.ndarray:
     if hi - lo >= 2 * len(raw) + 4096:
         return np.unique(raw)
     seen = np.zeros(hi - lo + 1, bool)
-    seen[raw - np.uint32(lo)] = True
+    for a in range(0, len(raw), _ID_PIECE):  # offsets as indices, a piece at a time
+        seen[np.subtract(raw[a : a + _ID_PIECE], lo, dtype=np.intp)] = True
     return (np.flatnonzero(seen) + lo).astype(np.uint32)
 
 
@@ -405,8 +407,13 @@ def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     target that keeps resetting makes. Otherwise the stable argsort."""
     n = len(entry)
     lo = int(entry.min())
+    span = int(entry.max()) - lo
+    if span <= 4 * n + 64:
+        few = _few_values(entry, lo, span)
+        if few is not None:
+            return few
     bits = max(1, (n - 1).bit_length())
-    if (int(entry.max()) - lo).bit_length() + bits > 63:
+    if span.bit_length() + bits > 63:
         perm = np.argsort(entry, kind="stable")
         return entry[perm], perm
     key = np.subtract(entry, lo, out=entry)
@@ -418,6 +425,26 @@ def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     key >>= bits
     key += lo
     return key, perm
+
+
+_FEW = 16  # distinct entries up to which a depth is sorted by one scan per value
+
+
+def _few_values(entry: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """``sort_entries`` when the entries take at most _FEW values (a target that keeps
+    resetting replays the same few ticks): the positions of each value in turn, in
+    stream order, which is the stable sort. None when there are more values."""
+    counts = np.bincount(entry - lo, minlength=span + 1)
+    values = np.flatnonzero(counts)
+    if len(values) > _FEW:
+        return None
+    perm = np.empty(len(entry), np.intp)
+    at = 0
+    for v in values.tolist():
+        pos = np.flatnonzero(entry == lo + v)
+        perm[at : at + len(pos)] = pos
+        at += len(pos)
+    return np.repeat(values + lo, counts[values]), perm
 
 
 class Builder:
@@ -469,23 +496,45 @@ class Builder:
         for start in range(0, len(recs), _PIECE):
             piece = recs[start : start + _PIECE]
             k = len(piece)
-            entry, dur, p._last_exit, lo, hi = place(piece, p._last_exit)
+            _, _, p._last_exit, lo, hi = place(
+                piece, p._last_exit, self._entry[at : at + k], self._dur[at : at + k]
+            )
             p._t0 = lo if p._t0 is None else min(p._t0, lo)
             p._t1 = hi if p._t1 is None else max(p._t1, hi)
-            self._entry[at : at + k] = entry
-            self._dur[at : at + k] = dur
             self._raw[at : at + k] = piece["func_addr"]
             self._depth[at : at + k] = piece["depth"]
             at += k
         self.n_records = at
 
     def end_batch(self) -> None:
-        """Intern the addresses added since the last call, as one ``add`` would: the
-        batch's new addresses get ids in ascending order."""
+        """Intern the addresses added since the last call, as one ``add`` would (the
+        batch's new addresses get ids in ascending order), and replace them with their
+        ids in place while the batch is fresh in the cache."""
         n = self.n_records
-        if n > self._mark:
-            self.profile._addrs.ids(_distinct(self._raw[self._mark : n]))
-            self._mark = n
+        if n <= self._mark:
+            return
+        addrs = self.profile._addrs
+        raw = self._raw[self._mark : n]
+        ids = raw.view(np.int32)
+        self._mark = n
+        if len(raw) <= _ID_PIECE:
+            ids[:] = addrs.ids(raw)
+            return
+        # In pieces, once the batch's addresses are interned: through a table over their
+        # range when it is small, else by AddressTable's search.
+        present = _distinct(raw)
+        known = addrs.ids(present)
+        lo, hi = int(present[0]), int(present[-1])
+        table = None
+        if hi - lo < 2 * len(raw) + 4096:
+            table = np.empty(hi - lo + 1, np.int32)
+            table[present - np.uint32(lo)] = known
+        for a in range(0, len(raw), _ID_PIECE):
+            piece = raw[a : a + _ID_PIECE]
+            if table is None:
+                ids[a : a + _ID_PIECE] = addrs.ids(piece)
+            else:
+                ids[a : a + _ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
 
     def finish(self) -> Profile:
         self.end_batch()
@@ -496,40 +545,97 @@ class Builder:
         entry, dur, raw, depth = (a[:n] for a in (self._entry, self._dur, self._raw, self._depth))
         self._entry = self._dur = self._raw = self._depth = np.empty(0)
         self._cap = 0
-        ids = raw.view(np.int32)  # every address is interned: ids replace them in place
-        for lo in range(0, n, _IDS):
-            ids[lo : lo + _IDS] = p._addrs.ids(raw[lo : lo + _IDS])
+        ids = raw.view(np.int32)  # end_batch replaced every address with its id
         del raw
+        groups = {int(depth[idx[0]]): idx for idx in _by_depth(depth)} if n else {}
         # Each depth's records in stream order, then by entry where time went back.
         # One column at a time, each gathered for every depth before its whole-capture
         # array goes: the temporaries stay one column's worth.
-        where: dict[int, np.ndarray] = {}
         entries: dict[int, np.ndarray] = {}
-        for idx in _by_depth(depth) if n else []:
-            d = int(depth[idx[0]])
+        in_order: set[int] = set()
+        present = sorted(groups)
+        for d in present:
+            idx = groups[d]
             e = entry[idx]
-            if not _is_sorted(e):
+            if _is_sorted(e):
+                in_order.add(d)
+            else:
                 e, perm = sort_entries(e)
-                idx = idx[perm]
-                del perm
-            where[d], entries[d] = idx, e
-        del depth, entry
-        present = sorted(where)
-        durs = {d: dur[where[d]] for d in present}
+                groups[d] = idx[perm]
+                del idx, perm
+            entries[d] = e
+        del entry
+        # Parent guesses from the stream (see stream_candidates) where a depth and the one
+        # above stayed in stream order (positions are then stream ranks); made once the
+        # entry column is gone, so they add nothing to the peak.
+        cands = {
+            d: stream_candidates(depth, d - 1, groups[d])
+            for d in present
+            if d in in_order and d - 1 in in_order and len(groups[d]) * _WORTH >= n
+        }
+        del depth
+        durs = {d: dur[groups[d]] for d in present}
         del dur
-        addrs = {d: ids[where.pop(d)] for d in present}
+        addrs = {d: ids[groups.pop(d)] for d in present}
         del ids
         for d in present:
             level = p._levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
             up = p._levels.get(d - 1)
             if d > 0 and up is not None:
                 parent, lv_entry, lv_dur = level.parent, level.entry, level.dur
+                guess = cands.pop(d, None)
                 for lo in range(0, level.n, _PIECE):
                     c_entry = lv_entry[lo : lo + _PIECE]
-                    parent[lo : lo + _PIECE] = find_parents(
-                        up, c_entry, c_entry + lv_dur[lo : lo + _PIECE]
-                    )
+                    c_exit = c_entry + lv_dur[lo : lo + _PIECE]
+                    if guess is None:
+                        parent[lo : lo + _PIECE] = find_parents(up, c_entry, c_exit)
+                    elif not confirm_parents(
+                        up, c_entry, c_exit, guess[lo : lo + _PIECE], parent[lo : lo + _PIECE]
+                    ):
+                        guess = None  # mostly wrong (time that keeps going back): search
+                del guess
         p.n_records += n
         self.n_records = 0
         p._changed()
         return p
+
+
+# A depth's records have their parents guessed from the stream when the depth holds at
+# least 1/_WORTH of the records (a guess costs a pass over every record's depth; a
+# binary search per record costs ~20 steps).
+_WORTH = 16
+_COUNT = 1 << 16  # records counted at a time
+
+
+def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray:
+    """For the records at stream positions ``idx`` (ascending), how many records of depth
+    ``up`` come before each in the stream: the stream rank of the first ``up`` record
+    after it, which in a sane trace is its caller (a call is recorded when it returns,
+    so the caller's record is the next one shallower). As int32; the count of ``up``
+    records means none follows. Counted a piece of the stream at a time, in buffers
+    that stay in the cache."""
+    out = np.empty(len(idx), np.int32)
+    n = len(depth)
+    step = min(n, _COUNT)
+    counts = np.empty(step, np.int32)
+    hit = np.empty(step, bool)
+    at = np.empty(step, np.intp)
+    carry = 0
+    k0 = 0
+    for a in range(0, n, _COUNT):
+        b = min(n, a + _COUNT)
+        c, h = counts[: b - a], hit[: b - a]
+        # Widened, then summed in place: a cumsum that casts (dtype=) is ~5x slower.
+        np.equal(depth[a:b], up, out=h)
+        np.copyto(c, h)
+        np.cumsum(c, out=c)
+        k1 = k0 + int(np.searchsorted(idx[k0 : k0 + (b - a)], b))
+        if k1 > k0:
+            where = at[: k1 - k0]
+            np.subtract(idx[k0:k1], a, out=where)
+            got = out[k0:k1]
+            np.take(c, where, out=got)
+            got += carry  # the records of depth ``up`` in the pieces before
+        carry += int(c[-1])
+        k0 = k1
+    return out

@@ -10,6 +10,7 @@ from ..protocol import Metadata, ProfileData
 from .timebase import concat_records, timer_freq_or_default, unwrap_exits
 
 _ALONE = 1 << 12  # records: an array this long is unwrapped alone
+_PIECE = 1 << 16  # records unwrapped at a time
 
 
 class CaptureSpan:
@@ -21,6 +22,7 @@ class CaptureSpan:
         self._last_exit: int | None = None
         self._lo: int | None = None
         self._hi: int | None = None
+        self._buf = np.empty(0, np.int64)
 
     def feed(self, events: Iterable[object]) -> None:
         # Unwrapping is the same in one call as packet by packet: large arrays (runs of
@@ -48,13 +50,22 @@ class CaptureSpan:
             self._add(concat_records(small))
 
     def _add(self, recs: np.ndarray) -> None:
-        dur = recs["duration"]
-        exits = unwrap_exits(recs["entry_time"], dur, self._last_exit)
-        self._last_exit = int(exits[-1])
-        hi = int(exits.max())
-        lo = int(np.subtract(exits, dur, out=exits).min())  # entries, in place
-        self._lo = lo if self._lo is None else min(self._lo, lo)
-        self._hi = hi if self._hi is None else max(self._hi, hi)
+        # A piece at a time into one reused buffer: the temporaries stay in the cache
+        # and no fresh pages are faulted in per packet run.
+        n = len(recs)
+        if len(self._buf) < min(n, _PIECE):
+            self._buf = np.empty(min(max(n, _ALONE), _PIECE), np.int64)
+        last, lo, hi = self._last_exit, self._lo, self._hi
+        for a in range(0, n, _PIECE):
+            piece = recs[a : a + _PIECE]
+            dur = piece["duration"]
+            exits = unwrap_exits(piece["entry_time"], dur, last, self._buf[: len(piece)])
+            last = int(exits[-1])
+            top = int(exits.max())
+            low = int(np.subtract(exits, dur, out=exits).min())  # entries, in place
+            lo = low if lo is None else min(lo, low)
+            hi = top if hi is None else max(hi, top)
+        self._last_exit, self._lo, self._hi = last, lo, hi
 
     @property
     def duration_us(self) -> float | None:

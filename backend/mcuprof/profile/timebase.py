@@ -12,9 +12,13 @@ _WRAP = 1 << 32
 
 
 def unwrap_exits(
-    entry: np.ndarray, duration: np.ndarray, last_exit: int | None = None
+    entry: np.ndarray,
+    duration: np.ndarray,
+    last_exit: int | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Unwrapped 64-bit exit ticks for records in stream order.
+    """Unwrapped 64-bit exit ticks for records in stream order (into ``out``, int64, when
+    given).
 
     ``last_exit`` is the unwrapped exit of the record before these, or None when
     these are the first records of the stream (the first exit is taken as it is).
@@ -24,7 +28,7 @@ def unwrap_exits(
     # fields in place, instead of copying them out first.
     n = len(entry)
     if n == 0:
-        return np.empty(0, np.int64)
+        return np.empty(0, np.int64) if out is None else out
     e = entry if entry.dtype == np.uint32 else entry.astype(np.uint32)
     d = duration if duration.dtype == np.uint32 else duration.astype(np.uint32)
     raw = np.add(e, d)
@@ -36,7 +40,10 @@ def unwrap_exits(
     del raw
     # Widen first, then sum in place: cumsum with dtype= casts element by element
     # through a buffer, ten times slower than the two plain passes.
-    out = step.view(np.int32).astype(np.int64)
+    if out is None:
+        out = step.view(np.int32).astype(np.int64)
+    else:
+        np.copyto(out, step.view(np.int32))
     out[0] += last_exit  # the base rides in the first step: no pass to add it
     np.cumsum(out, out=out)
     return out
@@ -52,12 +59,23 @@ class Batch(NamedTuple):
     hi: int  # latest exit
 
 
-def place(records: np.ndarray, last_exit: int | None) -> Batch:
+def place(
+    records: np.ndarray,
+    last_exit: int | None,
+    entry: np.ndarray | None = None,
+    duration: np.ndarray | None = None,
+) -> Batch:
     """``records`` (in stream order, after those whose last exit was ``last_exit``) with
     unwrapped entries, and the span they cover: what every consumer of a record stream
-    (the profile, its whole-capture builder, compare's reduction) starts with."""
-    dur = records["duration"].astype(np.uint32)
-    exits = unwrap_exits(records["entry_time"], dur, last_exit)
+    (the profile, its whole-capture builder, compare's reduction) starts with. The
+    entries and durations go into ``entry`` (int64) and ``duration`` (uint32) when given
+    (a builder's columns: no copy of them after)."""
+    if duration is None:
+        dur = records["duration"].astype(np.uint32)
+    else:
+        dur = duration
+        np.copyto(dur, records["duration"], casting="unsafe")
+    exits = unwrap_exits(records["entry_time"], dur, last_exit, entry)
     last = int(exits[-1])
     hi = int(exits.max())
     entry = np.subtract(exits, dur, out=exits)  # in place: one int64 column less
