@@ -22,8 +22,9 @@ def test_unique_keys_equal_numpy_unique(pst, data) -> None:
     frame = data.draw(st.lists(st.integers(0, 5000), min_size=len(pst), max_size=len(pst)))
     p, f = np.array(pst, np.int32), np.array(frame, np.int32)
     want, want_inv = np.unique((p.astype(np.int64) << 32) | f, return_inverse=True)
-    for uniq, inv in (_unique_sorted(p, f), _unique_keys(p, f)):
-        assert uniq.tolist() == want.tolist()
+    for hi, lo, inv in (_unique_sorted(p, f), _unique_keys(p, f)):
+        assert hi.dtype == lo.dtype == inv.dtype == np.int32
+        assert ((hi.astype(np.int64) << 32) | lo).tolist() == want.tolist()
         assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()
 
 

@@ -303,7 +303,7 @@ class Tally:
         frame: np.ndarray,
         inclusive: np.ndarray,
         exclusive: np.ndarray,
-        outermost: np.ndarray,
+        outermost: np.ndarray | None,
         by_stack: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         """Count calls: their stack and frame ids, inclusive and self ticks, and which
@@ -340,27 +340,42 @@ class Tally:
         stack_nested: np.ndarray,
     ) -> None:
         n_fr = len(self.f_calls)
-        # A depth's stacks: ids in [lo, hi), counted up to hi (no shifted copy of the ids)
+        # A depth's stacks: ids in [lo, hi)
         lo, hi = int(stack.min()), int(stack.max()) + 1
-        fr = np.maximum(stack_frame[lo:hi], 0)  # stack 0 ("[unknown]", frame -1) has no calls
-        # One per-stack sum at a time: on a capture where every call has its own stack,
-        # each is as long as the records.
-        add = np.bincount(stack, minlength=hi)[lo:]
-        self.calls[lo:hi] += add
-        self.f_calls += np.bincount(fr, weights=add, minlength=n_fr).astype(np.int64)
-        del add
-        add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
-        self.self_[lo:hi] += add
-        self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
-        del add
-        add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
-        self.total[lo:hi] += add
-        self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
-        nested = stack_nested[lo:hi]
-        if nested.any():
-            add[nested] = 0.0  # inside an outer call of the same frame: counted there
-        self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
-        del add, fr
+        # Added in place (ufunc.at: no copy of the ids, as bincount makes, and no
+        # per-stack temporary when, as on a capture where every call has its own stack,
+        # the stacks are about as many as the calls).
+        one = np.broadcast_to(np.int64(1), len(stack))
+        np.add.at(self.f_calls, frame, one)
+        if 2 * (hi - lo) >= len(stack):  # many stacks: per-frame sums over the calls
+            np.add.at(self.calls, stack, one)
+            np.add.at(self.self_, stack, exclusive)
+            np.add.at(self.f_self, frame, exclusive)
+            np.add.at(self.total, stack, inclusive)
+            before = self.f_sum.copy()
+            np.add.at(self.f_sum, frame, inclusive)
+            if stack_nested[lo:hi].any():  # inside an outer call of the same frame: not
+                outer = ~stack_nested[stack]  # counted again
+                np.add.at(self.f_total, frame[outer], inclusive[outer])
+                del outer
+            else:
+                self.f_total += self.f_sum - before  # whole ticks: exact
+        else:  # few stacks: per-frame sums over the stacks' sums
+            # stack 0 ("[unknown]", frame -1) has no calls
+            fr = stack_frame[lo:hi] if lo > 0 else np.maximum(stack_frame[lo:hi], 0)
+            np.add.at(self.calls, stack, one)
+            add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
+            self.self_[lo:hi] += add
+            self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
+            del add
+            add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
+            self.total[lo:hi] += add
+            self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
+            nested = stack_nested[lo:hi]
+            if nested.any():
+                add[nested] = 0.0  # inside an outer call of the same frame: counted there
+            self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
+            del add, fr
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
