@@ -346,30 +346,30 @@ class Tally:
         # per-stack temporary when, as on a capture where every call has its own stack,
         # the stacks are about as many as the calls).
         one = np.broadcast_to(np.int64(1), len(stack))
+        np.add.at(self.calls, stack, one)
         np.add.at(self.f_calls, frame, one)
         if 2 * (hi - lo) >= len(stack):  # many stacks: per-frame sums over the calls
-            np.add.at(self.calls, stack, one)
             np.add.at(self.self_, stack, exclusive)
             np.add.at(self.f_self, frame, exclusive)
             np.add.at(self.total, stack, inclusive)
             before = self.f_sum.copy()
             np.add.at(self.f_sum, frame, inclusive)
-            if stack_nested[lo:hi].any():  # inside an outer call of the same frame: not
-                outer = ~stack_nested[stack]  # counted again
-                np.add.at(self.f_total, frame[outer], inclusive[outer])
-                del outer
-            else:
-                self.f_total += self.f_sum - before  # whole ticks: exact
-        else:  # few stacks: per-frame sums over the stacks' sums
+            self.f_total += self.f_sum - before  # whole ticks: exact
+            del before
+            if stack_nested[lo:hi].any():  # inside an outer call of the same frame:
+                inner = np.flatnonzero(stack_nested[stack])  # counted there, not again
+                np.subtract.at(self.f_total, frame[inner], inclusive[inner])
+                del inner
+        else:  # few stacks: per-frame sums over the stacks' sums (taken as differences)
             # stack 0 ("[unknown]", frame -1) has no calls
             fr = stack_frame[lo:hi] if lo > 0 else np.maximum(stack_frame[lo:hi], 0)
-            np.add.at(self.calls, stack, one)
-            add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
-            self.self_[lo:hi] += add
+            add = self.self_[lo:hi].copy()
+            np.add.at(self.self_, stack, exclusive)
+            np.subtract(self.self_[lo:hi], add, out=add)
             self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
-            del add
-            add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
-            self.total[lo:hi] += add
+            add = self.total[lo:hi].copy()
+            np.add.at(self.total, stack, inclusive)
+            np.subtract(self.total[lo:hi], add, out=add)
             self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
             nested = stack_nested[lo:hi]
             if nested.any():
@@ -620,11 +620,20 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
     us = 1e6 / profile.timer_freq
     span = s.span if s.span > 0 else 0.0
     out: list[FunctionStat] = []
-    for fid in np.flatnonzero(s.f_calls).tolist():
-        fr = profile.frames[fid]
-        calls = int(s.f_calls[fid])
-        total = float(s.f_total[fid])
-        self_t = float(s.f_self[fid])
+    have = np.flatnonzero(s.f_calls)
+    frames = profile.frames
+    cols = zip(
+        have.tolist(),
+        s.f_calls[have].tolist(),
+        s.f_total[have].tolist(),
+        s.f_self[have].tolist(),
+        s.f_min[have].tolist(),
+        s.f_max[have].tolist(),
+        s.f_sum[have].tolist(),
+        strict=True,
+    )
+    for fid, calls, total, self_t, t_min, t_max, t_sum in cols:
+        fr = frames[fid]
         out.append(
             FunctionStat(
                 frame=fid,
@@ -635,9 +644,9 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
                 calls=calls,
                 total_us=total * us,
                 self_us=self_t * us,
-                min_us=float(s.f_min[fid]) * us,
-                max_us=float(s.f_max[fid]) * us,
-                mean_us=float(s.f_sum[fid]) * us / calls,
+                min_us=t_min * us,
+                max_us=t_max * us,
+                mean_us=t_sum * us / calls,
                 pct=100.0 * total / span if span else 0.0,
                 self_pct=100.0 * self_t / span if span else 0.0,
             )
