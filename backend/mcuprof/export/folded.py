@@ -16,6 +16,14 @@ def write(profile: Profile, out: Callable[[str], Any], window: Window = None) ->
             out(text)
 
 
+def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
+    """``write`` as UTF-8 bytes, made as bytes (no str between)."""
+    with profile.lock:
+        names, pids, us = folded_lines(profile, window)
+        for piece in names.lines_utf8(pids, us):
+            out(piece)
+
+
 def render(profile: Profile, window: Window = None) -> str:
     parts: list[str] = []
     write(profile, parts.append, window)

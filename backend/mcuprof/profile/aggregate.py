@@ -238,11 +238,20 @@ class Sums:
     def self_(self) -> np.ndarray:
         return self._stack(2)
 
-    def by(self, k: int, ids: np.ndarray, n: int) -> np.ndarray:
+    def by(self, k: int, ids: np.ndarray | None, n: int) -> np.ndarray:
         """np.bincount(ids, weights=<per-stack array k>[: len(ids)], minlength=n) (k: 0
         calls, 1 total, 2 self_), without making the array when it is not made yet. Lazy
-        sums are of whole ticks, which add up exactly in any order."""
+        sums are of whole ticks, which add up exactly in any order. ``ids`` None: each
+        stack is its own group (ids 0..n-1), a copy instead of a count."""
         made = self._made[k]
+        if ids is None:
+            base = made if made is not None else self._base[k]  # type: ignore[index]
+            out = np.add(base[:n], 0.0, dtype=np.float64)  # as bincount: -0.0 made 0.0
+            if made is None:
+                at, add = self._extra  # type: ignore[misc]
+                inside = at < n
+                out[at[inside]] += add[k][inside] + 0.0
+            return out
         if made is not None:
             return np.bincount(ids, weights=made[: len(ids)], minlength=n)
         assert self._base is not None and self._extra is not None
@@ -551,7 +560,7 @@ def round_us(profile: Profile, ticks: float) -> int:
 def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
     names = stack_names(profile)
     s = sums(profile, window)
-    return names, s.by(2, names.ids, len(names))
+    return names, s.by(2, names.ids_or_none, len(names))
 
 
 def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.ndarray]:
@@ -577,11 +586,18 @@ def folded_lines(
     release_free_memory()
     names, ticks = _per_string(profile, window)
     f = profile.timer_freq
-    whole = ticks == np.floor(ticks)
-    if whole.all() and (len(ticks) == 0 or ticks.max() < 2**62 / 2_000_000):
-        us = (ticks.astype(np.int64) * 2_000_000 + f) // (2 * f)
+    if len(ticks) == 0 or 0 <= ticks.min() <= ticks.max() < 2**62 / 2_000_000:
+        us = ticks.astype(np.int64)
+        whole = bool(np.all(us == ticks))
+    else:
+        whole = False
+    if whole:  # in place: the paths can be about as many as the records
+        us *= 2_000_000
+        us += f
+        us //= 2 * f
     else:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
+    del ticks
     keep = names.sorted(us > 0)
     return names, keep, us[keep]
 
