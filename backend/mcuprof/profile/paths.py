@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _WAVE = 1 << 16  # stacks interned at a time
 _SMALL = 256  # new keys kept in a dict (a live update) rather than merged into the arrays
 _VEC_LEVELS = 64  # deeper lines are joined in Python, one by one
-_CHUNK_BYTES = 1 << 22  # text built per chunk of lines, about this large at most
+_CHUNK_BYTES = 1 << 21  # text built per chunk of lines, about this large at most
 _TABLE_BYTES = 1 << 26  # the name table's size limit for the vectorised line builder
 
 
@@ -529,17 +529,21 @@ class StackNames:
                 o = np.argsort(_sort_key(owner, kind, nid, rank, span), kind="stable")
                 o = o.astype(np.int32)
             del kind, nid
-            size = np.ones(size_all, np.int32)
-            size[m:] = below[inner]
             if o is not None:
-                size = size[o]
                 owner = owner[o]
             new = np.empty(size_all, bool)
             new[:1] = True
             np.not_equal(owner[1:], owner[:-1], out=new[1:])
-            at = np.cumsum(size, dtype=np.int32)
-            at -= size
-            del size
+            if len(inner):  # each entry's place: the sizes of those before it
+                size = np.ones(size_all, np.int32)
+                size[m:] = below[inner]
+                if o is not None:
+                    size = size[o]
+                at = np.cumsum(size, dtype=np.int32)
+                at -= size
+                del size
+            else:  # one place each
+                at = np.arange(size_all, dtype=np.int32)
             # Less the place of its group's first entry.
             heads = np.flatnonzero(new)
             del new
@@ -571,6 +575,7 @@ class StackNames:
             target = target[is_pos]
             target -= n
             start[target] = at[is_pos]
+        del below, start
         order = np.empty(n, np.int32)
         order[pos] = np.arange(n, dtype=np.int32)
         return order
