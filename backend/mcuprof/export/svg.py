@@ -60,7 +60,7 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
         c = kids[lo:hi]
         return c[np.argsort(-tot_us[c], kind="stable")]
 
-    tops = kids[: int(np.searchsorted(kid_parent, 0))]
+    tops = kids[: int(np.searchsorted(kid_parent, kid_parent.dtype.type(0)))]
     root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in path-id order
     # prune (trees.py), step for step, on path ids. Each parent has one entry in the heap,
     # its next child, with the (time, push order) key the full heap would give it: push
@@ -136,8 +136,12 @@ def subtree_totals(
     bounds = np.searchsorted(levels if ordered else levels[by_level], np.arange(1, top + 2))
     for k in range(top - 1, 0, -1):  # levels top .. 2
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        ps = np.arange(hi - 1, lo - 1, -1) if by_level is None else by_level[lo:hi][::-1]
-        np.add.at(total, parents[ps], total[ps])
+        if by_level is None:  # views, in falling id order: no index array
+            ps = slice(hi - 1, lo - 1 if lo else None, -1)
+            np.add.at(total, parents[ps], total[ps])
+        else:
+            ps = by_level[lo:hi][::-1]
+            np.add.at(total, parents[ps], total[ps])
     return total
 
 
