@@ -75,6 +75,13 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)
     h0, l0 = int(hi.min()), int(lo.min())
     width = int(lo.max()) - l0 + 1
+    span = int(hi.max()) - h0 + 1
+    limit = min(4 * len(hi) + 1024, (1 << 31) - 1)  # int32 codes
+    fits = min(h0, l0) >= -(1 << 31) and max(h0 + span, l0 + width) <= 1 << 31
+    if fits and span <= limit and width <= limit:
+        got = _dense_pairs(hi, lo, h0, l0, span, width, limit)
+        if got is not None:
+            return got
     code = hi.astype(np.int64)
     code -= h0
     code *= width
@@ -87,6 +94,63 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
     h += h0
     low += l0
     return h, low, inv
+
+
+def _ranks(x: np.ndarray, x0: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``x`` (in [x0, x0 + span)), sorted, and each row's rank
+    among them (int32), by a table as long as the span."""
+    seen = np.zeros(span, bool)
+    off = x.astype(np.int32)
+    off -= x0
+    seen[off] = True
+    rank = np.cumsum(seen, dtype=np.int32)
+    rank -= 1
+    values = np.flatnonzero(seen)
+    values += x0
+    np.take(rank, off, out=off)
+    return values, off
+
+
+def _dense_pairs(
+    hi: np.ndarray, lo: np.ndarray, h0: int, l0: int, span: int, width: int, limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``unique_pairs`` without a sort, or None: each column's values replaced by their
+    ranks among the column's distinct ones, then, when the rank pairs span a table no
+    longer than ``limit``, the pairs found in that table (in (hi, lo) order)."""
+    hv = lv = None
+    if span * width > limit:  # the ranks may span less than the values
+        hv, hr = _ranks(hi, h0, span)
+        lv, lr = _ranks(lo, l0, width)
+        span, width = len(hv), len(lv)
+        if span * width > limit:
+            return None
+        code = hr
+        code *= width
+        code += lr
+        del lr
+    else:
+        code = hi.astype(np.int32)
+        code -= h0
+        code *= width
+        code += lo
+        code -= l0
+    seen = np.zeros(span * width, bool)
+    seen[code] = True
+    rank = np.cumsum(seen, dtype=np.int32)
+    rank -= 1
+    np.take(rank, code, out=code)
+    del rank
+    present = np.flatnonzero(seen)
+    del seen
+    h = present // width
+    low = np.remainder(present, width, out=present)
+    if hv is None:
+        h += h0
+        low += l0
+    else:
+        h = hv[h]
+        low = lv[low]
+    return h, low, code
 
 
 def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
