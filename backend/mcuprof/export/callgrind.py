@@ -83,10 +83,10 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     blocks = sorted(used, key=lambda f: (label(f), f))
     # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
     size = max(blocks) - ROOT_ID + 1
-    rank = np.zeros(size, np.int64)
+    rank = np.zeros(size, np.int32)  # frame ids and counts of lines are int32
     rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
     file_ids: dict[str, int] = {}
-    file_of = np.zeros(size, np.int64)
+    file_of = np.zeros(size, np.int32)
     line_of = np.zeros(size, np.int64)
     labels = [b""] * size
     for fid in blocks:
@@ -96,18 +96,26 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
     # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    o = np.argsort(rank[callers - ROOT_ID], kind="stable")  # runs of one caller: timsort
-    callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
-    callees = callees[o] - ROOT_ID
-    counts = counts[o]
-    costs = costs[o]
-    del o
+    callers -= ROOT_ID  # in place: the columns are the edges' own
+    callees -= ROOT_ID
+    by_block = rank[callers]
+    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
+        o = np.argsort(by_block, kind="stable")  # runs of one caller: timsort
+        del by_block
+        callers = callers[o]  # one column at a time: one spare copy alive
+        callees = callees[o]
+        counts = counts[o]
+        costs = costs[o]
+        del o
+    else:  # in block order already (labels sort as the frames do)
+        del by_block
     per_block = np.bincount(rank[callers], minlength=len(blocks))
     ends = np.cumsum(per_block)
     # Names are compressed: "(n) name" the first time a file or function is mentioned,
     # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
     head_at = np.arange(len(blocks)) + ends - per_block
-    edge_at = np.arange(len(callers)) + rank[callers] + 1
+    edge_at = np.arange(1, len(callers) + 1, dtype=np.int64)
+    edge_at += rank[callers]
     block_ids = np.array(blocks) - ROOT_ID
     fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
     fl_no, fl_first = _first_mentions(
@@ -164,7 +172,7 @@ def _first_mentions(
     and the edges whether that mention is the id's first."""
     first = np.full(size, np.iinfo(np.int64).max)
     np.minimum.at(first, edges, edge_at)
-    np.minimum.at(first, heads, head_at)
+    np.minimum.at(first, heads, head_at.astype(np.int64))
     seen = np.flatnonzero(first < np.iinfo(np.int64).max)
     number = np.zeros(size, np.int64)
     number[seen[np.argsort(first[seen], kind="stable")]] = np.arange(1, len(seen) + 1)
@@ -235,6 +243,7 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     del parent
     callers, callees, inv = unique_pairs(caller, st.frame[1:])
     del caller
+    callers, callees = callers.astype(np.int32), callees.astype(np.int32)  # frame ids
     # Per stack, its pair (the last number: no pair, for stack 0): the sums' ``by``
     # reads the per-stack sums without copying them.
     pair = np.empty(n_st, np.int32)
@@ -261,6 +270,7 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     keep = counts > 0  # pairs of stacks with no calls (none in a whole capture) are not shown
     if not keep.all():
         callers, callees, counts, costs = callers[keep], callees[keep], counts[keep], costs[keep]
+    # int32 frame ids (from [root], -2): half the bytes of the edges' columns
     return callers, callees, counts.astype(np.int64), costs
 
 

@@ -253,10 +253,10 @@ class Sums:
                 out[at[inside]] += add[k][inside] + 0.0
             return out
         if made is not None:
-            return np.bincount(ids, weights=made[: len(ids)], minlength=n)
+            return _count(ids, made[: len(ids)], n)
         assert self._base is not None and self._extra is not None
         at, add = self._extra
-        out = np.bincount(ids, weights=self._base[k][: len(ids)], minlength=n)
+        out = _count(ids, self._base[k][: len(ids)], n)
         inside = at < len(ids)
         out += np.bincount(ids[at[inside]], weights=add[k][inside], minlength=n)
         return out
@@ -267,6 +267,17 @@ class Sums:
             for k in range(3):
                 self._stack(k)
             self._base = self._extra = None
+
+
+def _count(ids: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """np.bincount(ids, weights, minlength=n) (float64), added in place by ufunc.at in
+    the weights' own dtype: no int64 copy of the ids nor float64 one of the weights,
+    and the same sums (float64 ones in the same order; integer ones exact)."""
+    if len(ids) and int(ids.max()) >= n:
+        n = int(ids.max()) + 1
+    out = np.zeros(n, np.float64 if weights.dtype.kind == "f" else np.int64)
+    np.add.at(out, ids, weights if weights.dtype.kind == "f" else weights.astype(np.int64))
+    return out if out.dtype == np.float64 else out.astype(np.float64)
 
 
 def _whole(x: np.ndarray) -> bool:
