@@ -99,22 +99,23 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     callers -= ROOT_ID  # in place: the columns are the edges' own
     callees -= ROOT_ID
     by_block = rank[callers]
+    # The edges' order, when not in block order already (labels sorting as the frames
+    # do): the frame columns are permuted, the counts and costs read through it.
+    o = None
     if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
-        o = np.argsort(by_block, kind="stable")  # runs of one caller: timsort
-        del by_block
+        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
         callers = callers[o]  # one column at a time: one spare copy alive
         callees = callees[o]
-        counts = counts[o]
-        costs = costs[o]
-        del o
-    else:  # in block order already (labels sort as the frames do)
-        del by_block
+    del by_block
     per_block = np.bincount(rank[callers], minlength=len(blocks))
     ends = np.cumsum(per_block)
     # Names are compressed: "(n) name" the first time a file or function is mentioned,
     # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
     head_at = np.arange(len(blocks)) + ends - per_block
-    edge_at = np.arange(1, len(callers) + 1, dtype=np.int64)
+    # Places in the file: int32 while they fit (a first mention's test gathers them)
+    at_type = np.int32 if len(callers) + len(blocks) < (1 << 31) - 1 else np.int64
+    head_at = head_at.astype(at_type)
+    edge_at = np.arange(1, len(callers) + 1, dtype=at_type)
     edge_at += rank[callers]
     block_ids = np.array(blocks) - ROOT_ID
     fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
@@ -135,6 +136,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     def rows(sl: slice) -> list[GridPart]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
+        sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
             PaddedInts(fl_no[file_of[callee]]),
@@ -145,13 +147,13 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
             b")",
             Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
             b"\ncalls=",
-            PaddedInts(counts[sl]),
+            PaddedInts(counts[sel]),
             b" ",
             PaddedInts(line_of[callee]),
             b"\n",
             PaddedInts(line_of[caller]),
             b" ",
-            PaddedInts(np.rint(costs[sl] * ns).astype(np.int64)),
+            PaddedInts(np.rint(costs[sel] * ns).astype(np.int64)),
             b"\n",
         ]
 
@@ -170,10 +172,11 @@ def _first_mentions(
     """Ids (< size) mentioned by the block heads and the edges at the given places in
     the file: each id's number (1, 2, ... in order of first mention), and for the heads
     and the edges whether that mention is the id's first."""
-    first = np.full(size, np.iinfo(np.int64).max)
+    never = np.iinfo(edge_at.dtype).max
+    first = np.full(size, never, edge_at.dtype)
     np.minimum.at(first, edges, edge_at)
-    np.minimum.at(first, heads, head_at.astype(np.int64))
-    seen = np.flatnonzero(first < np.iinfo(np.int64).max)
+    np.minimum.at(first, heads, head_at)
+    seen = np.flatnonzero(first < never)
     number = np.zeros(size, np.int64)
     number[seen[np.argsort(first[seen], kind="stable")]] = np.arange(1, len(seen) + 1)
     return number, (first[heads] == head_at, first[edges] == edge_at)
