@@ -38,29 +38,36 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
         texts = list(names.names)
     total = subtree_totals(ticks, parents, levels)
     # The full tree's shape: children in path-id order, paths with no time left out.
-    timed = np.flatnonzero(total > 0).astype(np.int32)
+    timed = total > 0
+    every = bool(timed.all())
+    timed = None if every else np.flatnonzero(timed).astype(np.int32)
     tot_us = total
     tot_us *= to_us  # in place: as many as the paths
     del total
-    kid_parent = parents[timed]
+    # kid_parent, sorted: the parents of the paths in ``kids`` (None: every path, in id
+    # order), read in place when every path has time and they come in parent order.
+    kid_parent = parents if timed is None else parents[timed]
     if len(kid_parent) > 1 and not bool(np.all(kid_parent[1:] >= kid_parent[:-1])):
-        by_parent = np.argsort(kid_parent, kind="stable")  # else in parent order already
-        timed = timed[by_parent]
+        by_parent = np.argsort(kid_parent, kind="stable").astype(np.int32)
+        timed = by_parent if timed is None else timed[by_parent]
         kid_parent = kid_parent[by_parent]
         del by_parent
     kids = timed
     del timed
     ends = np.empty(2, kid_parent.dtype)  # searched for in kid_parent's own dtype (no copy)
 
+    def kids_in(lo: int, hi: int) -> np.ndarray:
+        return np.arange(lo, hi, dtype=np.int32) if kids is None else kids[lo:hi]
+
     def children(pid: int) -> np.ndarray:
         """``pid``'s children (-1: the roots) by falling total, then path id: the order
         in which ``prune``'s heap would pop them."""
         ends[0], ends[1] = pid, pid + 1
         lo, hi = np.searchsorted(kid_parent, ends)
-        c = kids[lo:hi]
+        c = kids_in(int(lo), int(hi))
         return c[np.argsort(-tot_us[c], kind="stable")]
 
-    tops = kids[: int(np.searchsorted(kid_parent, kid_parent.dtype.type(0)))]
+    tops = kids_in(0, int(np.searchsorted(kid_parent, kid_parent.dtype.type(0))))
     root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in path-id order
     # prune (trees.py), step for step, on path ids. Each parent has one entry in the heap,
     # its next child, with the (time, push order) key the full heap would give it: push
