@@ -596,21 +596,35 @@ def folded_lines(
     stack_names(profile).order()
     release_free_memory()
     names, ticks = _per_string(profile, window)
-    f = profile.timer_freq
-    if len(ticks) == 0 or 0 <= ticks.min() <= ticks.max() < 2**62 / 2_000_000:
-        us = ticks.astype(np.int64)
-        whole = bool(np.all(us == ticks))
-    else:
-        whole = False
-    if whole:  # in place: the paths can be about as many as the records
-        us *= 2_000_000
-        us += f
-        us //= 2 * f
-    else:
+    us = _whole_us(ticks, profile.timer_freq)
+    if us is None:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
     del ticks
     keep = names.sorted(us > 0)
     return names, keep, us[keep]
+
+
+_PIECE = 1 << 18
+
+
+def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
+    """round_us of every tick count, or None unless all are whole and small enough for
+    int64 arithmetic. Made a piece at a time, in int32 when the largest fits (the paths
+    can be about as many as the records)."""
+    if len(ticks) and not (0 <= ticks.min() <= ticks.max() < 2**62 / 2_000_000):
+        return None
+    top = (int(ticks.max()) * 2_000_000 + f) // (2 * f) if len(ticks) else 0
+    us = np.empty(len(ticks), np.int32 if top < 2**31 else np.int64)
+    for a in range(0, len(ticks), _PIECE):
+        t = ticks[a : a + _PIECE]
+        piece = t.astype(np.int64)
+        if not bool(np.all(piece == t)):
+            return None
+        piece *= 2_000_000
+        piece += f
+        piece //= 2 * f
+        us[a : a + _PIECE] = piece
+    return us
 
 
 def folded(profile: Profile, window: Window = None) -> dict[str, int]:

@@ -198,7 +198,7 @@ class StackNames:
             else:
                 p = parent[a:b]
                 lv = level[first + a : first + b]
-                np.take(level, np.maximum(p, 0), out=lv)
+                np.take(level, p, out=lv, mode="clip")  # clip: unbuffered; -1 reads 0
                 lv += 1
                 lv[p < 0] = 1
 
@@ -347,8 +347,8 @@ class StackNames:
     def lines_utf8(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[bytes]:
         """``lines`` as UTF-8: the bytes are made first, so no str is made for a file."""
         pids = np.asarray(pids)
-        if values is not None:
-            values = np.asarray(values, np.int64)
+        if values is not None:  # integers, converted a piece at a time
+            values = np.asarray(values)
         table = self._name_table()
         level = self._level.a
         at, n = 0, len(pids)
@@ -483,18 +483,14 @@ class StackNames:
         bounds = np.searchsorted(in_order, np.arange(1, int(level.max(initial=0)) + 2)).tolist()
         del in_order
 
-        def at_level(k: int) -> np.ndarray:
-            if by_level is None:
-                return np.arange(bounds[k], bounds[k + 1], dtype=np.int32)
-            return by_level[bounds[k] : bounds[k + 1]]
-
         below = np.zeros(n, np.int32)  # paths under each path
         for k in range(len(bounds) - 2, 0, -1):
-            ps = at_level(k)
-            if len(ps) == 1:  # a chain: scalars cost less than numpy calls
-                p = int(ps[0])
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi - lo == 1:  # a chain: scalars cost less than numpy calls
+                p = lo if by_level is None else int(by_level[lo])
                 below[parent[p]] += below[p] + 1
-            else:
+            else:  # views when in level order
+                ps = slice(lo, hi) if by_level is None else by_level[lo:hi]
                 np.add.at(below, parent[ps], below[ps] + 1)
         pos = np.empty(n, np.int32)  # each path's place in the order
         start = np.zeros(n, np.int32)  # where the paths under each path begin
