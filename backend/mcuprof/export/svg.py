@@ -38,26 +38,22 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
         texts = list(names.names)
     total = subtree_totals(ticks, parents, levels)
     # The full tree's shape: children in path-id order, paths with no time left out.
-    timed = total > 0
-    every = bool(timed.all())
-    timed = None if every else np.flatnonzero(timed).astype(np.int32)
+    timed = total > 0  # paths with no time are left out
     tot_us = total
     tot_us *= to_us  # in place: as many as the paths
     del total
-    # kid_parent, sorted: the parents of the paths in ``kids`` (None: every path, in id
-    # order), read in place when every path has time and they come in parent order.
-    kid_parent = parents if timed is None else parents[timed]
+    # The paths in parent order (kids; None: in id order already, read in place), and
+    # their parents (kid_parent, sorted); lists of children drop the paths with no time.
+    kids = None
+    kid_parent = parents
     if len(kid_parent) > 1 and not bool(np.all(kid_parent[1:] >= kid_parent[:-1])):
-        by_parent = np.argsort(kid_parent, kind="stable").astype(np.int32)
-        timed = by_parent if timed is None else timed[by_parent]
-        kid_parent = kid_parent[by_parent]
-        del by_parent
-    kids = timed
-    del timed
+        kids = np.argsort(kid_parent, kind="stable").astype(np.int32)
+        kid_parent = kid_parent[kids]
     ends = np.empty(2, kid_parent.dtype)  # searched for in kid_parent's own dtype (no copy)
 
     def kids_in(lo: int, hi: int) -> np.ndarray:
-        return np.arange(lo, hi, dtype=np.int32) if kids is None else kids[lo:hi]
+        c = np.arange(lo, hi, dtype=np.int32) if kids is None else kids[lo:hi]
+        return c[timed[c]]
 
     def children(pid: int) -> np.ndarray:
         """``pid``'s children (-1: the roots) by falling total, then path id: the order
