@@ -49,6 +49,9 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
+    # What the rows print, narrowed to int32 where every value fits (same numbers).
+    counts = _narrow(counts, int(counts.max()) if len(counts) else 0)
+    costs = _ns(costs, ns)
     release_free_memory()  # the pairs' temporaries, before the rows' are made
     # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
     mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
@@ -153,7 +156,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
             b"\n",
             PaddedInts(line_of[caller]),
             b" ",
-            PaddedInts(np.rint(costs[sel] * ns).astype(np.int64)),
+            PaddedInts(costs[sel]),
             b"\n",
         ]
 
@@ -164,6 +167,21 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
             out(piece)
         if b + 1 < len(blocks):
             out("\n")
+
+
+def _narrow(x: np.ndarray, top: int) -> np.ndarray:
+    """Integers ``x`` (all in [0, top]) as int32 when they fit."""
+    return x.astype(np.int32) if top < 2**31 else x.astype(np.int64)
+
+
+def _ns(costs: np.ndarray, ns: float) -> np.ndarray:
+    """np.rint(costs * ns).astype(np.int64), the costs in whole ns, made a piece at a
+    time, in int32 when the largest fits (rint of a product is monotone in costs)."""
+    top = float(np.rint(costs.max() * ns)) if len(costs) else 0.0
+    out = np.empty(len(costs), np.int32 if 0 <= top < 2**31 else np.int64)
+    for a in range(0, len(costs), 1 << 18):
+        out[a : a + (1 << 18)] = np.rint(costs[a : a + (1 << 18)] * ns).astype(np.int64)
+    return out
 
 
 def _first_mentions(
