@@ -150,6 +150,14 @@ def _check_held(recs: np.ndarray, cut: int) -> bool:
     live.add(recs[:cut])
     held = sums(live)  # not read yet
     lazy = held._base is not None
+    # a few stacks' sums, and the identity grouping, read without making the arrays
+    n_st = len(held._base[0]) if lazy else len(held.calls)
+    ids = np.arange(n_st)[::-1]
+    for k in range(3):
+        whole = held.by(k, None, n_st)
+        assert held.pick(k, ids).tolist() == whole[ids].tolist()
+        assert whole.tolist() == held.by(k, np.arange(n_st, dtype=np.int32), n_st).tolist()
+    assert lazy == (held._base is not None)
     live.add(recs[cut:])
     after = sums(live)  # the running sums are updated
     for k, v in want.items():

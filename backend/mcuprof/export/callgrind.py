@@ -292,7 +292,7 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     if not keep.all():
         callers, callees, counts, costs = callers[keep], callees[keep], counts[keep], costs[keep]
     # int32 frame ids (from [root], -2): half the bytes of the edges' columns
-    return callers, callees, counts.astype(np.int64), costs
+    return callers, callees, counts.astype(np.int64, copy=False), costs
 
 
 def _record_edges(

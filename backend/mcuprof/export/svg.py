@@ -10,7 +10,7 @@ import numpy as np
 
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
-from ..profile.aggregate import path_ticks
+from ..profile.aggregate import path_sums
 from ..profile.trees import OTHER_ID, ROOT_ID
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
@@ -32,11 +32,16 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
     with a million distinct stacks costs a few arrays, not an object graph."""
     to_us = 1e6 / profile.timer_freq
     with profile.lock:
-        names, ticks = path_ticks(profile, window)
+        names, ticks, by_stack = path_sums(profile, window)
         # Views: a path's entries never change once written (more paths make new arrays).
         parents, levels, name_of = names.parents, names.levels, names.name_ids
         texts = list(names.names)
-    total = subtree_totals(ticks, parents, levels)
+    # When each path is a stack, the sums give a kept path's self ticks: the totals are
+    # then summed in the ticks' own array.
+    total = subtree_totals(ticks, parents, levels, copy=by_stack is None)
+    if by_stack is not None:
+        del ticks
+    picked: list[tuple[TreeNode, int]] = []
     # The full tree's shape: children in path-id order, paths with no time left out.
     timed = total > 0  # paths with no time are left out
     tot_us = total
@@ -108,24 +113,33 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
         if i + 1 < len(c):
             heapq.heappush(heap, (-float(tot_us[c[i + 1]]), pseq, i + 1, li))
         name = _clean(texts[name_of[src]])
-        node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
+        if by_stack is None:
+            node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
+        else:
+            node = TreeNode(name, name, src, float(tot_us[src]))
+            picked.append((node, src))
         dst.children.append(node)
         kept += 1
         push(children(src), node, seq)
         seq += 1
+    if picked:
+        self_ticks = by_stack.pick(2, np.array([src for _, src in picked], np.int64)).tolist()
+        for (node, _), t in zip(picked, self_ticks, strict=True):
+            node.self_us = t * to_us
     for node in out.walk():
         node.children.sort(key=lambda c: (-c.total_us, c.label))
     return out
 
 
 def subtree_totals(
-    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64
+    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64, copy: bool = True
 ) -> np.ndarray:
     """Each path's self time plus its descendants', summed as the loop ``for p in
     reversed(range(n)): total[parent[p]] += total[p]`` sums them (same float rounding):
     one level at a time from the deepest, each level's paths in falling id order."""
     n = len(self_t)
-    total = np.array(self_t, np.float64)
+    own = not copy and self_t.dtype == np.float64  # ``copy`` False: summed in place
+    total = self_t if own else np.array(self_t, np.float64)
     top = int(levels.max(initial=0))
     if top * thin > n:  # thin levels (a deep chain): the loop itself costs less
         tot = total.tolist()

@@ -258,7 +258,22 @@ class Sums:
         at, add = self._extra
         out = _count(ids, self._base[k][: len(ids)], n)
         inside = at < len(ids)
-        out += np.bincount(ids[at[inside]], weights=add[k][inside], minlength=n)
+        np.add.at(out, ids[at[inside]], add[k][inside])  # whole ticks: exact in any order
+        return out
+
+    def pick(self, k: int, ids: np.ndarray) -> np.ndarray:
+        """``by(k, None, n)[ids]`` (float64) for a few stacks, without a copy of the
+        per-stack array."""
+        made = self._made[k]
+        if made is not None:
+            return np.add(made[ids], 0.0, dtype=np.float64)
+        assert self._base is not None and self._extra is not None
+        out = np.add(self._base[k][ids], 0.0, dtype=np.float64)
+        at, add = self._extra
+        pos = np.searchsorted(at, ids)  # at: sorted, distinct (np.unique)
+        pos[pos == len(at)] = 0
+        hit = (at[pos] == ids) if len(at) else np.zeros(len(ids), bool)
+        out[hit] += add[k][pos[hit]] + 0.0
         return out
 
     def settle(self) -> None:
@@ -276,7 +291,7 @@ def _count(ids: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     if len(ids) and int(ids.max()) >= n:
         n = int(ids.max()) + 1
     out = np.zeros(n, np.float64 if weights.dtype.kind == "f" else np.int64)
-    np.add.at(out, ids, weights if weights.dtype.kind == "f" else weights.astype(np.int64))
+    np.add.at(out, ids, weights if weights.dtype.kind == "f" else np.asarray(weights, np.int64))
     return out if out.dtype == np.float64 else out.astype(np.float64)
 
 
@@ -572,6 +587,18 @@ def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarra
     names = stack_names(profile)
     s = sums(profile, window)
     return names, s.by(2, names.ids_or_none, len(names))
+
+
+def path_sums(
+    profile: Profile, window: Window = None
+) -> tuple[StackNames, np.ndarray, Sums | None]:
+    """``path_ticks``, and the sums when each path is one stack (path id = stack id): a
+    caller may then make the ticks array its own and read a path's self ticks from
+    them (``Sums.pick``) later."""
+    names = stack_names(profile)
+    s = sums(profile, window)
+    ids = names.ids_or_none
+    return names, s.by(2, ids, len(names)), s if ids is None else None
 
 
 def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.ndarray]:
