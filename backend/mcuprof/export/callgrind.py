@@ -40,10 +40,21 @@ def write(
     command: str = "mcuprof capture",
 ) -> None:
     with profile.lock:
+        _write(profile, lambda b: out(str(b, "utf-8")), window, command)
+
+
+def write_utf8(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    command: str = "mcuprof capture",
+) -> None:
+    """``write`` as UTF-8 bytes, made as bytes (no str between)."""
+    with profile.lock:
         _write(profile, out, window, command)
 
 
-def _write(profile: Profile, out: Callable[[str], Any], window: Window, command: str) -> None:
+def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, command: str) -> None:
     """Every line is followed by a newline, except the last (empty) one: the file is
     the lines joined by newlines, as it always was."""
     s = sums(profile, window)
@@ -68,11 +79,11 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         # callgrind_annotate reads event: (long names) only before events:
         "event: ns : Time (nanoseconds)\n"
         "events: ns\n"
-        f"summary: {round(float(s.f_self.sum()) * ns)}\n"
+        f"summary: {round(float(s.f_self.sum()) * ns)}\n".encode()
     )
     if not used:
         return
-    out("\n")
+    out(b"\n")
 
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
@@ -131,8 +142,9 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
         fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
         self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n")
+        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n".encode())
     del head_at, edge_at
+    release_free_memory()  # the first mentions' temporaries, before the rows'
     file_tab = prebuilt([b"", *(b" " + f for f in files)])
     label_tab = prebuilt([b"", *(b" " + t for t in labels)])
 
@@ -166,7 +178,7 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         for piece in edge_text.take(int(ends[b])):
             out(piece)
         if b + 1 < len(blocks):
-            out("\n")
+            out(b"\n")
 
 
 def _narrow(x: np.ndarray, top: int) -> np.ndarray:
@@ -226,7 +238,7 @@ class _EdgeRows:
         self.ends = np.cumsum(lengths)
         self.used = 0
 
-    def take(self, upto: int) -> list[str]:
+    def take(self, upto: int) -> list[bytes]:
         """The text of rows [done, upto)."""
         out = []
         while self.done < upto:
@@ -234,7 +246,7 @@ class _EdgeRows:
                 self._fill()
             last = min(upto, self.first + len(self.ends))
             end = int(self.ends[last - self.first - 1])
-            out.append(str(memoryview(self.buf[self.used : end]), "utf-8"))
+            out.append(self.buf[self.used : end].tobytes())
             self.used, self.done = end, last
         return out
 
