@@ -44,7 +44,13 @@ class Grow:
 
     def resize(self, n: int) -> None:
         if n > len(self.a):
-            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
+            size = max(n, int(len(self.a) * 1.5) + 16)
+            # zeros come from the system as untouched pages: cheaper than a fill
+            new = (
+                np.zeros(size, self.a.dtype)
+                if self.fill == 0
+                else np.full(size, self.fill, self.a.dtype)
+            )
             new[: self.n] = self.a[: self.n]
             self.a = new
         self.n = max(self.n, n)
