@@ -14,7 +14,7 @@ import numpy as np
 
 from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame
-from .paths import StackNames
+from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -30,7 +30,7 @@ class Stacks:
 
     parent: np.ndarray  # int32 stack id, -1 at a root
     frame: np.ndarray  # int32 frame id, UNKNOWN_ID for "[unknown]"
-    depth: np.ndarray  # int32
+    depth: np.ndarray | Depths  # int32 (as runs from the aggregator)
     nested: np.ndarray  # bool: the frame also appears further up (recursion)
     per_level: dict[int, np.ndarray]  # stack id of every record, by depth
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
+from .paths import DepthRuns
 from .paths import Grow as _Grow
 
 if TYPE_CHECKING:
@@ -240,11 +241,12 @@ class Aggregator:
         self.keys: dict[int, tuple[np.ndarray, np.ndarray] | range] = {}
         self.st_parent = _Grow(np.int32)
         self.st_frame = _Grow(np.int32)
-        self.st_depth = _Grow(np.int32)
+        self.depth_runs = DepthRuns()  # depth per stack id, as runs
         self.st_nested = _Grow(np.bool_)
-        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID), (self.st_depth, -1)):
+        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID)):
             g.resize(1)
             g.a[0] = v  # stack 0: "[unknown]", the root of orphans
+        self.depth_runs.add(0, 1, -1)
         self.names = StackNames()
         # Running sums over committed records, in ticks.
         self.calls = _Grow(np.int64)
@@ -291,10 +293,10 @@ class Aggregator:
         first = self.st_parent.n
         if depth not in self.keys:  # a depth's first stacks: all new, and sorted already
             end = first + len(hi)
-            for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
+            for g in (self.st_parent, self.st_frame, self.st_nested):
                 g.resize(end)
             self.st_parent.a[first:end], self.st_frame.a[first:end] = hi, lo
-            self.st_depth.a[first:end] = depth
+            self.depth_runs.add(first, end, depth)
             self.keys[depth] = range(first, end)
             del hi, lo
             inv += first  # ids[inv], in place
@@ -313,10 +315,10 @@ class Aggregator:
             end = first + len(new)
             new_ids = np.arange(first, end, dtype=np.int32)
             ids[~known] = new_ids
-            for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
+            for g in (self.st_parent, self.st_frame, self.st_nested):
                 g.resize(end)
             self.st_parent.a[first:end], self.st_frame.a[first:end] = _split_keys(new)
-            self.st_depth.a[first:end] = depth
+            self.depth_runs.add(first, end, depth)
             # new keys are not among the old: insert them where they sort
             at = np.searchsorted(key_sorted, new)
             self.keys[depth] = np.insert(key_sorted, at, new), np.insert(key_ids, at, new_ids)
@@ -440,7 +442,7 @@ class Aggregator:
         stacks = Stacks(
             parent=self.st_parent.v,
             frame=self.st_frame.v,
-            depth=self.st_depth.v,
+            depth=self.depth_runs.upto(self.st_parent.n),
             nested=nested,
             per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,61 @@ class Grow:
     @property
     def v(self) -> np.ndarray:
         return self.a[: self.n]
+
+
+class DepthRuns:
+    """Depth per stack id, kept as runs of consecutive ids of one depth (the aggregator
+    interns a depth's new stacks together): a few integers per update instead of four
+    bytes a stack. ``upto(n)`` is what ``Stacks.depth`` holds."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.depths: list[int] = []
+        self.n = 0
+
+    def add(self, start: int, end: int, depth: int) -> None:
+        """Stacks [start, end), of one depth, after the last ones added."""
+        assert start == self.n
+        if end > start and not (self.depths and self.depths[-1] == depth):
+            self.starts.append(start)
+            self.depths.append(depth)
+        self.n = max(self.n, end)
+
+    def upto(self, n: int) -> Depths:
+        k = bisect.bisect_left(self.starts, n)
+        return Depths(self.starts[:k], self.depths[:k], n)
+
+
+class Depths:
+    """The depths of stacks [0, n), as runs (``DepthRuns``); indexing makes an array."""
+
+    def __init__(self, starts: list[int], depths: list[int], n: int) -> None:
+        self.starts, self.depths, self.n = starts, depths, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        lengths = np.diff(np.array([*self.starts, self.n], np.int64))
+        return np.repeat(np.array(self.depths, dtype or np.int32), lengths)
+
+    def __getitem__(self, key: Any) -> Any:
+        return np.asarray(self)[key]
+
+    def cuts(self, first: int, n: int) -> list[int]:
+        """Where the depth changes among stacks [first, n), relative to first."""
+        lo = bisect.bisect_right(self.starts, first)
+        hi = bisect.bisect_left(self.starts, n)
+        return [s - first for s in self.starts[lo:hi]]
+
+
+def depth_cuts(depth: np.ndarray | Depths, first: int, n: int) -> list[int]:
+    """The bounds of the runs of one depth among stacks [first, n), relative to first:
+    0, each place where the depth changes, n - first."""
+    if isinstance(depth, Depths):
+        return [0, *depth.cuts(first, n), n - first]
+    d = depth[first:n]
+    return [0, *(np.flatnonzero(d[1:] != d[:-1]) + 1).tolist(), n - first]
 
 
 class StackNames:
@@ -160,11 +215,9 @@ class StackNames:
         name_of = self._sync_frames(profile)
         parent = st.parent[first:n]
         name = name_of[st.frame[first:n]]
-        depth = st.depth[first:n]
         # Waves of one depth, in stack order: a stack's parent is in an earlier wave (or
         # an earlier update), so its path is known. New path ids go in stack order.
-        cut = np.flatnonzero(depth[1:] != depth[:-1]) + 1
-        bounds = [0, *cut.tolist(), n - first]
+        bounds = depth_cuts(st.depth, first, n)
         if self._same:
             orphans = name[parent == 0].tolist()
             if (
