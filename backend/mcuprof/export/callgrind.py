@@ -23,6 +23,7 @@ from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
+_BATCH = 1 << 20
 ROOT_ID = -2  # the synthetic caller of root-level calls
 _ROOT = "[root]"
 
@@ -173,12 +174,23 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
         ]
 
     edge_text = _EdgeRows(len(callers), rows)
+    # Handed out about _BATCH bytes at a time: a block's text is often short, and a
+    # write per piece costs more than joining them.
+    batch: list[bytes] = []
+    size = 0
+    ends_list = ends.tolist()
     for b in range(len(blocks)):
-        out(texts[b])
-        for piece in edge_text.take(int(ends[b])):
-            out(piece)
+        batch.append(texts[b])
+        pieces = edge_text.take(ends_list[b])
+        batch += pieces
+        size += len(texts[b]) + sum(len(p) for p in pieces)
         if b + 1 < len(blocks):
-            out(b"\n")
+            batch.append(b"\n")
+        if size >= _BATCH:
+            out(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        out(b"".join(batch))
 
 
 def _narrow(x: np.ndarray, top: int) -> np.ndarray:
