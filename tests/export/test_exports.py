@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcuprof.export import callgrind, chrome, folded, speedscope, svg
 from mcuprof.export import csv as csv_export
@@ -187,3 +189,14 @@ def test_nesting_is_repaired_for_corrupt_streams() -> None:
     validate_speedscope(speedscope.render(p))
     validate_chrome(chrome.render(p))
     json.loads(chrome.render(p))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab&<>\"'\n\r\t ;é\x01")), max_size=30))
+def test_svg_escapes_equal_saxutils(text) -> None:
+    """svg.py's own escape and quoteattr (spared the import of xml.sax.saxutils) make
+    what the standard library makes."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    assert svg.escape(text) == escape(text)
+    assert svg.quoteattr(text) == quoteattr(text)

@@ -22,8 +22,9 @@ def test_unique_keys_equal_numpy_unique(pst, data) -> None:
     frame = data.draw(st.lists(st.integers(0, 5000), min_size=len(pst), max_size=len(pst)))
     p, f = np.array(pst, np.int32), np.array(frame, np.int32)
     want, want_inv = np.unique((p.astype(np.int64) << 32) | f, return_inverse=True)
-    for uniq, inv in (_unique_sorted(p, f), _unique_keys(p, f)):
-        assert uniq.tolist() == want.tolist()
+    for hi, lo, inv in (_unique_sorted(p, f), _unique_keys(p, f)):
+        assert hi.dtype == lo.dtype == inv.dtype == np.int32
+        assert ((hi.astype(np.int64) << 32) | lo).tolist() == want.tolist()
         assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()
 
 
@@ -149,6 +150,14 @@ def _check_held(recs: np.ndarray, cut: int) -> bool:
     live.add(recs[:cut])
     held = sums(live)  # not read yet
     lazy = held._base is not None
+    # a few stacks' sums, and the identity grouping, read without making the arrays
+    n_st = len(held._base[0]) if lazy else len(held.calls)
+    ids = np.arange(n_st)[::-1]
+    for k in range(3):
+        whole = held.by(k, None, n_st)
+        assert held.pick(k, ids).tolist() == whole[ids].tolist()
+        assert whole.tolist() == held.by(k, np.arange(n_st, dtype=np.int32), n_st).tolist()
+    assert lazy == (held._base is not None)
     live.add(recs[cut:])
     after = sums(live)  # the running sums are updated
     for k, v in want.items():
@@ -236,3 +245,22 @@ def test_tally_by_stack_equals_by_record(n_st, n_fr, rows, seed) -> None:
     b.add(sid, fid, incl, excl, ~nested[sid], by_stack=(stack_frame, nested))
     for k, v in vars(a).items():
         assert getattr(b, k).tolist() == v.tolist(), k
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hi=st.lists(st.integers(-3, 10**6), min_size=0, max_size=80).map(lambda v: v * 2),
+    data=st.data(),
+)
+def test_unique_pairs_equal_numpy_unique(hi, data) -> None:
+    """unique_pairs, by its tables (values, or their ranks when the values are sparse) or
+    by a sort, is np.unique over the pairs: sorted distinct pairs and each row's number."""
+    from mcuprof.profile.incremental import unique_pairs
+
+    lo = data.draw(st.lists(st.integers(0, 5000), min_size=len(hi), max_size=len(hi)))
+    h, lo_ = np.array(hi, np.int32), np.array(lo, np.int32)
+    want, want_inv = np.unique((h.astype(np.int64) << 32) | lo_, return_inverse=True)
+    got_h, got_l, inv = unique_pairs(h, lo_)
+    assert ((got_h.astype(np.int64) << 32) | got_l).tolist() == want.tolist()
+    assert inv.dtype == np.int32
+    assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()

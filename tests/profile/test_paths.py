@@ -161,3 +161,27 @@ def test_only_the_unknown_root_with_no_frames() -> None:
     sn = StackNames()
     sn.update(SimpleNamespace(frames=[]), _stacks([-1], [UNKNOWN_ID], [-1], 1))
     assert (sn.ids.tolist(), sn.texts(sn.order())) == ([0], [UNKNOWN])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    runs=st.lists(st.tuples(st.integers(0, 4), st.integers(-1, 3)), max_size=12),
+    data=st.data(),
+)
+def test_depth_runs_equal_the_depth_array(runs, data) -> None:
+    """The aggregator's depths as runs (DepthRuns) read as the int32 array they stand
+    for, and cut the stacks into the same waves of one depth as that array."""
+    from mcuprof.profile.paths import DepthRuns, depth_cuts
+
+    dr, want = DepthRuns(), []
+    for length, depth in runs:
+        dr.add(len(want), len(want) + length, depth)
+        want += [depth] * length
+    n = data.draw(st.integers(0, len(want)))
+    first = data.draw(st.integers(0, n))
+    view = dr.upto(n)
+    arr = np.array(want[:n], np.int32)
+    assert len(view) == n
+    assert np.asarray(view).tolist() == arr.tolist()
+    assert view[first:n].tolist() == arr[first:n].tolist()
+    assert depth_cuts(view, first, n) == depth_cuts(arr, first, n)

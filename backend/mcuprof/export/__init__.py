@@ -35,6 +35,8 @@ def write(fmt: str, profile: Profile, out: Callable[[bytes], Any], window: Windo
             module.write(profile, sink.write, window=window)
         finally:
             sink.close()
+    elif hasattr(module, "write_utf8"):  # makes its bytes itself
+        module.write_utf8(profile, out, window=window)
     elif hasattr(module, "write"):
         module.write(profile, lambda text: out(text.encode("utf-8")), window=window)
     else:

@@ -23,6 +23,7 @@ from .frames import frame_file_line, frame_name
 from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
+_BATCH = 1 << 20
 ROOT_ID = -2  # the synthetic caller of root-level calls
 _ROOT = "[root]"
 
@@ -40,15 +41,29 @@ def write(
     command: str = "mcuprof capture",
 ) -> None:
     with profile.lock:
+        _write(profile, lambda b: out(str(b, "utf-8")), window, command)
+
+
+def write_utf8(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    command: str = "mcuprof capture",
+) -> None:
+    """``write`` as UTF-8 bytes, made as bytes (no str between)."""
+    with profile.lock:
         _write(profile, out, window, command)
 
 
-def _write(profile: Profile, out: Callable[[str], Any], window: Window, command: str) -> None:
+def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, command: str) -> None:
     """Every line is followed by a newline, except the last (empty) one: the file is
     the lines joined by newlines, as it always was."""
     s = sums(profile, window)
     ns = 1e9 / profile.timer_freq
     callers, callees, counts, costs = _edges(profile, window)
+    # What the rows print, narrowed to int32 where every value fits (same numbers).
+    counts = _narrow(counts, int(counts.max()) if len(counts) else 0)
+    costs = _ns(costs, ns)
     release_free_memory()  # the pairs' temporaries, before the rows' are made
     # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
     mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
@@ -65,11 +80,11 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         # callgrind_annotate reads event: (long names) only before events:
         "event: ns : Time (nanoseconds)\n"
         "events: ns\n"
-        f"summary: {round(float(s.f_self.sum()) * ns)}\n"
+        f"summary: {round(float(s.f_self.sum()) * ns)}\n".encode()
     )
     if not used:
         return
-    out("\n")
+    out(b"\n")
 
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
@@ -83,10 +98,10 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
     blocks = sorted(used, key=lambda f: (label(f), f))
     # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
     size = max(blocks) - ROOT_ID + 1
-    rank = np.zeros(size, np.int64)
+    rank = np.zeros(size, np.int32)  # frame ids and counts of lines are int32
     rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
     file_ids: dict[str, int] = {}
-    file_of = np.zeros(size, np.int64)
+    file_of = np.zeros(size, np.int32)
     line_of = np.zeros(size, np.int64)
     labels = [b""] * size
     for fid in blocks:
@@ -96,18 +111,27 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
     # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    o = np.argsort(rank[callers - ROOT_ID], kind="stable")  # runs of one caller: timsort
-    callers = callers[o] - ROOT_ID  # one column at a time: one spare copy alive
-    callees = callees[o] - ROOT_ID
-    counts = counts[o]
-    costs = costs[o]
-    del o
+    callers -= ROOT_ID  # in place: the columns are the edges' own
+    callees -= ROOT_ID
+    by_block = rank[callers]
+    # The edges' order, when not in block order already (labels sorting as the frames
+    # do): the frame columns are permuted, the counts and costs read through it.
+    o = None
+    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
+        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
+        callers = callers[o]  # one column at a time: one spare copy alive
+        callees = callees[o]
+    del by_block
     per_block = np.bincount(rank[callers], minlength=len(blocks))
     ends = np.cumsum(per_block)
     # Names are compressed: "(n) name" the first time a file or function is mentioned,
     # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
     head_at = np.arange(len(blocks)) + ends - per_block
-    edge_at = np.arange(len(callers)) + rank[callers] + 1
+    # Places in the file: int32 while they fit (a first mention's test gathers them)
+    at_type = np.int32 if len(callers) + len(blocks) < (1 << 31) - 1 else np.int64
+    head_at = head_at.astype(at_type)
+    edge_at = np.arange(1, len(callers) + 1, dtype=at_type)
+    edge_at += rank[callers]
     block_ids = np.array(blocks) - ROOT_ID
     fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
     fl_no, fl_first = _first_mentions(
@@ -119,14 +143,16 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
         fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
         fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
         self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n")
+        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n".encode())
     del head_at, edge_at
+    release_free_memory()  # the first mentions' temporaries, before the rows'
     file_tab = prebuilt([b"", *(b" " + f for f in files)])
     label_tab = prebuilt([b"", *(b" " + t for t in labels)])
 
     def rows(sl: slice) -> list[GridPart]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
+        sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
             PaddedInts(fl_no[file_of[callee]]),
@@ -137,23 +163,49 @@ def _write(profile: Profile, out: Callable[[str], Any], window: Window, command:
             b")",
             Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
             b"\ncalls=",
-            PaddedInts(counts[sl]),
+            PaddedInts(counts[sel]),
             b" ",
             PaddedInts(line_of[callee]),
             b"\n",
             PaddedInts(line_of[caller]),
             b" ",
-            PaddedInts(np.rint(costs[sl] * ns).astype(np.int64)),
+            PaddedInts(costs[sel]),
             b"\n",
         ]
 
     edge_text = _EdgeRows(len(callers), rows)
+    # Handed out about _BATCH bytes at a time: a block's text is often short, and a
+    # write per piece costs more than joining them.
+    batch: list[bytes] = []
+    size = 0
+    ends_list = ends.tolist()
     for b in range(len(blocks)):
-        out(texts[b])
-        for piece in edge_text.take(int(ends[b])):
-            out(piece)
+        batch.append(texts[b])
+        pieces = edge_text.take(ends_list[b])
+        batch += pieces
+        size += len(texts[b]) + sum(len(p) for p in pieces)
         if b + 1 < len(blocks):
-            out("\n")
+            batch.append(b"\n")
+        if size >= _BATCH:
+            out(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        out(b"".join(batch))
+
+
+def _narrow(x: np.ndarray, top: int) -> np.ndarray:
+    """Integers ``x`` (all in [0, top]) as int32 when they fit."""
+    return x.astype(np.int32) if top < 2**31 else x.astype(np.int64)
+
+
+def _ns(costs: np.ndarray, ns: float) -> np.ndarray:
+    """np.rint(costs * ns).astype(np.int64), the costs in whole ns, made a piece at a
+    time, in int32 when the largest fits (rint of a product is monotone in costs)."""
+    top = float(np.rint(costs.max() * ns)) if len(costs) else 0.0
+    out = np.empty(len(costs), np.int32 if 0 <= top < 2**31 else np.int64)
+    for a in range(0, len(costs), 1 << 18):
+        out[a : a + (1 << 18)] = np.rint(costs[a : a + (1 << 18)] * ns).astype(np.int64)
+    return out
 
 
 def _first_mentions(
@@ -162,10 +214,11 @@ def _first_mentions(
     """Ids (< size) mentioned by the block heads and the edges at the given places in
     the file: each id's number (1, 2, ... in order of first mention), and for the heads
     and the edges whether that mention is the id's first."""
-    first = np.full(size, np.iinfo(np.int64).max)
+    never = np.iinfo(edge_at.dtype).max
+    first = np.full(size, never, edge_at.dtype)
     np.minimum.at(first, edges, edge_at)
     np.minimum.at(first, heads, head_at)
-    seen = np.flatnonzero(first < np.iinfo(np.int64).max)
+    seen = np.flatnonzero(first < never)
     number = np.zeros(size, np.int64)
     number[seen[np.argsort(first[seen], kind="stable")]] = np.arange(1, len(seen) + 1)
     return number, (first[heads] == head_at, first[edges] == edge_at)
@@ -197,7 +250,7 @@ class _EdgeRows:
         self.ends = np.cumsum(lengths)
         self.used = 0
 
-    def take(self, upto: int) -> list[str]:
+    def take(self, upto: int) -> list[bytes]:
         """The text of rows [done, upto)."""
         out = []
         while self.done < upto:
@@ -205,7 +258,7 @@ class _EdgeRows:
                 self._fill()
             last = min(upto, self.first + len(self.ends))
             end = int(self.ends[last - self.first - 1])
-            out.append(str(memoryview(self.buf[self.used : end]), "utf-8"))
+            out.append(self.buf[self.used : end].tobytes())
             self.used, self.done = end, last
         return out
 
@@ -235,6 +288,7 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     del parent
     callers, callees, inv = unique_pairs(caller, st.frame[1:])
     del caller
+    callers, callees = callers.astype(np.int32), callees.astype(np.int32)  # frame ids
     # Per stack, its pair (the last number: no pair, for stack 0): the sums' ``by``
     # reads the per-stack sums without copying them.
     pair = np.empty(n_st, np.int32)
@@ -261,7 +315,8 @@ def _stack_edges(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     keep = counts > 0  # pairs of stacks with no calls (none in a whole capture) are not shown
     if not keep.all():
         callers, callees, counts, costs = callers[keep], callees[keep], counts[keep], costs[keep]
-    return callers, callees, counts.astype(np.int64), costs
+    # int32 frame ids (from [root], -2): half the bytes of the edges' columns
+    return callers, callees, counts.astype(np.int64, copy=False), costs
 
 
 def _record_edges(

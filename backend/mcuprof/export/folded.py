@@ -7,6 +7,7 @@ from typing import Any
 
 from ..profile import Profile, Window
 from ..profile.aggregate import folded_lines
+from ..profile.columns import release_free_memory
 
 
 def write(profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
@@ -14,6 +15,15 @@ def write(profile: Profile, out: Callable[[str], Any], window: Window = None) ->
         names, pids, us = folded_lines(profile, window)
         for text in names.lines(pids, us):
             out(text)
+
+
+def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
+    """``write`` as UTF-8 bytes, made as bytes (no str between)."""
+    with profile.lock:
+        names, pids, us = folded_lines(profile, window)
+        release_free_memory()  # the sums' and order's temporaries, before the text's
+        for piece in names.lines_utf8(pids, us):
+            out(piece)
 
 
 def render(profile: Profile, window: Window = None) -> str:

@@ -5,13 +5,12 @@ that highlights matches and shows the matched share."""
 from __future__ import annotations
 
 import heapq
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
-from ..profile.aggregate import path_ticks
+from ..profile.aggregate import path_sums
 from ..profile.trees import OTHER_ID, ROOT_ID
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
@@ -33,27 +32,43 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
     with a million distinct stacks costs a few arrays, not an object graph."""
     to_us = 1e6 / profile.timer_freq
     with profile.lock:
-        names, ticks = path_ticks(profile, window)
+        names, ticks, by_stack = path_sums(profile, window)
         # Views: a path's entries never change once written (more paths make new arrays).
         parents, levels, name_of = names.parents, names.levels, names.name_ids
         texts = list(names.names)
-    total = subtree_totals(ticks, parents, levels)
-    tot_us = total * to_us
+    # When each path is a stack, the sums give a kept path's self ticks: the totals are
+    # then summed in the ticks' own array.
+    total = subtree_totals(ticks, parents, levels, copy=by_stack is None)
+    if by_stack is not None:
+        del ticks
+    picked: list[tuple[TreeNode, int]] = []
     # The full tree's shape: children in path-id order, paths with no time left out.
-    timed = np.flatnonzero(total > 0).astype(np.int32)
-    by_parent = np.argsort(parents[timed], kind="stable")
-    kids = timed[by_parent]
-    del timed, by_parent
-    kid_parent = parents[kids]
+    timed = total > 0  # paths with no time are left out
+    tot_us = total
+    tot_us *= to_us  # in place: as many as the paths
+    del total
+    # The paths in parent order (kids; None: in id order already, read in place), and
+    # their parents (kid_parent, sorted); lists of children drop the paths with no time.
+    kids = None
+    kid_parent = parents
+    if len(kid_parent) > 1 and not bool(np.all(kid_parent[1:] >= kid_parent[:-1])):
+        kids = np.argsort(kid_parent, kind="stable").astype(np.int32)
+        kid_parent = kid_parent[kids]
+    ends = np.empty(2, kid_parent.dtype)  # searched for in kid_parent's own dtype (no copy)
+
+    def kids_in(lo: int, hi: int) -> np.ndarray:
+        c = np.arange(lo, hi, dtype=np.int32) if kids is None else kids[lo:hi]
+        return c[timed[c]]
 
     def children(pid: int) -> np.ndarray:
         """``pid``'s children (-1: the roots) by falling total, then path id: the order
         in which ``prune``'s heap would pop them."""
-        lo, hi = np.searchsorted(kid_parent, [pid, pid + 1])
-        c = kids[lo:hi]
+        ends[0], ends[1] = pid, pid + 1
+        lo, hi = np.searchsorted(kid_parent, ends)
+        c = kids_in(int(lo), int(hi))
         return c[np.argsort(-tot_us[c], kind="stable")]
 
-    tops = kids[: int(np.searchsorted(kid_parent, 0))]
+    tops = kids_in(0, int(np.searchsorted(kid_parent, kid_parent.dtype.type(0))))
     root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in path-id order
     # prune (trees.py), step for step, on path ids. Each parent has one entry in the heap,
     # its next child, with the (time, push order) key the full heap would give it: push
@@ -98,24 +113,33 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
         if i + 1 < len(c):
             heapq.heappush(heap, (-float(tot_us[c[i + 1]]), pseq, i + 1, li))
         name = _clean(texts[name_of[src]])
-        node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
+        if by_stack is None:
+            node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
+        else:
+            node = TreeNode(name, name, src, float(tot_us[src]))
+            picked.append((node, src))
         dst.children.append(node)
         kept += 1
         push(children(src), node, seq)
         seq += 1
+    if picked:
+        self_ticks = by_stack.pick(2, np.array([src for _, src in picked], np.int64)).tolist()
+        for (node, _), t in zip(picked, self_ticks, strict=True):
+            node.self_us = t * to_us
     for node in out.walk():
         node.children.sort(key=lambda c: (-c.total_us, c.label))
     return out
 
 
 def subtree_totals(
-    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64
+    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64, copy: bool = True
 ) -> np.ndarray:
     """Each path's self time plus its descendants', summed as the loop ``for p in
     reversed(range(n)): total[parent[p]] += total[p]`` sums them (same float rounding):
     one level at a time from the deepest, each level's paths in falling id order."""
     n = len(self_t)
-    total = np.array(self_t, np.float64)
+    own = not copy and self_t.dtype == np.float64  # ``copy`` False: summed in place
+    total = self_t if own else np.array(self_t, np.float64)
     top = int(levels.max(initial=0))
     if top * thin > n:  # thin levels (a deep chain): the loop itself costs less
         tot = total.tolist()
@@ -129,9 +153,31 @@ def subtree_totals(
     bounds = np.searchsorted(levels if ordered else levels[by_level], np.arange(1, top + 2))
     for k in range(top - 1, 0, -1):  # levels top .. 2
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        ps = np.arange(hi - 1, lo - 1, -1) if by_level is None else by_level[lo:hi][::-1]
-        np.add.at(total, parents[ps], total[ps])
+        if by_level is None:  # views, in falling id order: no index array
+            ps = slice(hi - 1, lo - 1 if lo else None, -1)
+            np.add.at(total, parents[ps], total[ps])
+        else:
+            ps = by_level[lo:hi][::-1]
+            np.add.at(total, parents[ps], total[ps])
     return total
+
+
+def escape(text: str) -> str:
+    """XML character data: &, < and > as entities (xml.sax.saxutils.escape, without the
+    import of urllib that it brings, 40 ms of every export's start)."""
+    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value with its quotes, as xml.sax.saxutils.quoteattr makes it:
+    escaped, line breaks and tabs as character references, in double quotes unless the
+    value holds a double quote and no single one."""
+    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    if '"' not in text:
+        return f'"{text}"'
+    if "'" not in text:
+        return f"'{text}'"
+    return '"{}"'.format(text.replace('"', "&quot;"))
 
 
 def _clean(name: str) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame
-from .paths import StackNames
+from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -30,7 +30,7 @@ class Stacks:
 
     parent: np.ndarray  # int32 stack id, -1 at a root
     frame: np.ndarray  # int32 frame id, UNKNOWN_ID for "[unknown]"
-    depth: np.ndarray  # int32
+    depth: np.ndarray | Depths  # int32 (as runs from the aggregator)
     nested: np.ndarray  # bool: the frame also appears further up (recursion)
     per_level: dict[int, np.ndarray]  # stack id of every record, by depth
 
@@ -238,18 +238,42 @@ class Sums:
     def self_(self) -> np.ndarray:
         return self._stack(2)
 
-    def by(self, k: int, ids: np.ndarray, n: int) -> np.ndarray:
+    def by(self, k: int, ids: np.ndarray | None, n: int) -> np.ndarray:
         """np.bincount(ids, weights=<per-stack array k>[: len(ids)], minlength=n) (k: 0
         calls, 1 total, 2 self_), without making the array when it is not made yet. Lazy
-        sums are of whole ticks, which add up exactly in any order."""
+        sums are of whole ticks, which add up exactly in any order. ``ids`` None: each
+        stack is its own group (ids 0..n-1), a copy instead of a count."""
         made = self._made[k]
+        if ids is None:
+            base = made if made is not None else self._base[k]  # type: ignore[index]
+            out = np.add(base[:n], 0.0, dtype=np.float64)  # as bincount: -0.0 made 0.0
+            if made is None:
+                at, add = self._extra  # type: ignore[misc]
+                inside = at < n
+                out[at[inside]] += add[k][inside] + 0.0
+            return out
         if made is not None:
-            return np.bincount(ids, weights=made[: len(ids)], minlength=n)
+            return _count(ids, made[: len(ids)], n)
         assert self._base is not None and self._extra is not None
         at, add = self._extra
-        out = np.bincount(ids, weights=self._base[k][: len(ids)], minlength=n)
+        out = _count(ids, self._base[k][: len(ids)], n)
         inside = at < len(ids)
-        out += np.bincount(ids[at[inside]], weights=add[k][inside], minlength=n)
+        np.add.at(out, ids[at[inside]], add[k][inside])  # whole ticks: exact in any order
+        return out
+
+    def pick(self, k: int, ids: np.ndarray) -> np.ndarray:
+        """``by(k, None, n)[ids]`` (float64) for a few stacks, without a copy of the
+        per-stack array."""
+        made = self._made[k]
+        if made is not None:
+            return np.add(made[ids], 0.0, dtype=np.float64)
+        assert self._base is not None and self._extra is not None
+        out = np.add(self._base[k][ids], 0.0, dtype=np.float64)
+        at, add = self._extra
+        pos = np.searchsorted(at, ids)  # at: sorted, distinct (np.unique)
+        pos[pos == len(at)] = 0
+        hit = (at[pos] == ids) if len(at) else np.zeros(len(ids), bool)
+        out[hit] += add[k][pos[hit]] + 0.0
         return out
 
     def settle(self) -> None:
@@ -258,6 +282,17 @@ class Sums:
             for k in range(3):
                 self._stack(k)
             self._base = self._extra = None
+
+
+def _count(ids: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """np.bincount(ids, weights, minlength=n) (float64), added in place by ufunc.at in
+    the weights' own dtype: no int64 copy of the ids nor float64 one of the weights,
+    and the same sums (float64 ones in the same order; integer ones exact)."""
+    if len(ids) and int(ids.max()) >= n:
+        n = int(ids.max()) + 1
+    out = np.zeros(n, np.float64 if weights.dtype.kind == "f" else np.int64)
+    np.add.at(out, ids, weights if weights.dtype.kind == "f" else np.asarray(weights, np.int64))
+    return out if out.dtype == np.float64 else out.astype(np.float64)
 
 
 def _whole(x: np.ndarray) -> bool:
@@ -303,7 +338,7 @@ class Tally:
         frame: np.ndarray,
         inclusive: np.ndarray,
         exclusive: np.ndarray,
-        outermost: np.ndarray,
+        outermost: np.ndarray | None,
         by_stack: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         """Count calls: their stack and frame ids, inclusive and self ticks, and which
@@ -340,27 +375,42 @@ class Tally:
         stack_nested: np.ndarray,
     ) -> None:
         n_fr = len(self.f_calls)
-        # A depth's stacks: ids in [lo, hi), counted up to hi (no shifted copy of the ids)
+        # A depth's stacks: ids in [lo, hi)
         lo, hi = int(stack.min()), int(stack.max()) + 1
-        fr = np.maximum(stack_frame[lo:hi], 0)  # stack 0 ("[unknown]", frame -1) has no calls
-        # One per-stack sum at a time: on a capture where every call has its own stack,
-        # each is as long as the records.
-        add = np.bincount(stack, minlength=hi)[lo:]
-        self.calls[lo:hi] += add
-        self.f_calls += np.bincount(fr, weights=add, minlength=n_fr).astype(np.int64)
-        del add
-        add = np.bincount(stack, weights=exclusive, minlength=hi)[lo:]
-        self.self_[lo:hi] += add
-        self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
-        del add
-        add = np.bincount(stack, weights=inclusive, minlength=hi)[lo:]
-        self.total[lo:hi] += add
-        self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
-        nested = stack_nested[lo:hi]
-        if nested.any():
-            add[nested] = 0.0  # inside an outer call of the same frame: counted there
-        self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
-        del add, fr
+        # Added in place (ufunc.at: no copy of the ids, as bincount makes, and no
+        # per-stack temporary when, as on a capture where every call has its own stack,
+        # the stacks are about as many as the calls).
+        one = np.broadcast_to(np.int64(1), len(stack))
+        np.add.at(self.calls, stack, one)
+        np.add.at(self.f_calls, frame, one)
+        if 2 * (hi - lo) >= len(stack):  # many stacks: per-frame sums over the calls
+            np.add.at(self.self_, stack, exclusive)
+            np.add.at(self.f_self, frame, exclusive)
+            np.add.at(self.total, stack, inclusive)
+            before = self.f_sum.copy()
+            np.add.at(self.f_sum, frame, inclusive)
+            self.f_total += self.f_sum - before  # whole ticks: exact
+            del before
+            if stack_nested[lo:hi].any():  # inside an outer call of the same frame:
+                inner = np.flatnonzero(stack_nested[stack])  # counted there, not again
+                np.subtract.at(self.f_total, frame[inner], inclusive[inner])
+                del inner
+        else:  # few stacks: per-frame sums over the stacks' sums (taken as differences)
+            # stack 0 ("[unknown]", frame -1) has no calls
+            fr = stack_frame[lo:hi] if lo > 0 else np.maximum(stack_frame[lo:hi], 0)
+            add = self.self_[lo:hi].copy()
+            np.add.at(self.self_, stack, exclusive)
+            np.subtract(self.self_[lo:hi], add, out=add)
+            self.f_self += np.bincount(fr, weights=add, minlength=n_fr)
+            add = self.total[lo:hi].copy()
+            np.add.at(self.total, stack, inclusive)
+            np.subtract(self.total[lo:hi], add, out=add)
+            self.f_sum += np.bincount(fr, weights=add, minlength=n_fr)
+            nested = stack_nested[lo:hi]
+            if nested.any():
+                add[nested] = 0.0  # inside an outer call of the same frame: counted there
+            self.f_total += np.bincount(fr, weights=add, minlength=n_fr)
+            del add, fr
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
 
@@ -536,7 +586,19 @@ def round_us(profile: Profile, ticks: float) -> int:
 def _per_string(profile: Profile, window: Window) -> tuple[StackNames, np.ndarray]:
     names = stack_names(profile)
     s = sums(profile, window)
-    return names, s.by(2, names.ids, len(names))
+    return names, s.by(2, names.ids_or_none, len(names))
+
+
+def path_sums(
+    profile: Profile, window: Window = None
+) -> tuple[StackNames, np.ndarray, Sums | None]:
+    """``path_ticks``, and the sums when each path is one stack (path id = stack id): a
+    caller may then make the ticks array its own and read a path's self ticks from
+    them (``Sums.pick``) later."""
+    names = stack_names(profile)
+    s = sums(profile, window)
+    ids = names.ids_or_none
+    return names, s.by(2, ids, len(names)), s if ids is None else None
 
 
 def path_ticks(profile: Profile, window: Window = None) -> tuple[StackNames, np.ndarray]:
@@ -561,14 +623,35 @@ def folded_lines(
     stack_names(profile).order()
     release_free_memory()
     names, ticks = _per_string(profile, window)
-    f = profile.timer_freq
-    whole = ticks == np.floor(ticks)
-    if whole.all() and (len(ticks) == 0 or ticks.max() < 2**62 / 2_000_000):
-        us = (ticks.astype(np.int64) * 2_000_000 + f) // (2 * f)
-    else:
+    us = _whole_us(ticks, profile.timer_freq)
+    if us is None:
         us = np.array([round_us(profile, t) for t in ticks.tolist()], np.int64)
+    del ticks
     keep = names.sorted(us > 0)
     return names, keep, us[keep]
+
+
+_PIECE = 1 << 18
+
+
+def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
+    """round_us of every tick count, or None unless all are whole and small enough for
+    int64 arithmetic. Made a piece at a time, in int32 when the largest fits (the paths
+    can be about as many as the records)."""
+    if len(ticks) and not (0 <= ticks.min() <= ticks.max() < 2**62 / 2_000_000):
+        return None
+    top = (int(ticks.max()) * 2_000_000 + f) // (2 * f) if len(ticks) else 0
+    us = np.empty(len(ticks), np.int32 if top < 2**31 else np.int64)
+    for a in range(0, len(ticks), _PIECE):
+        t = ticks[a : a + _PIECE]
+        piece = t.astype(np.int64)
+        if not bool(np.all(piece == t)):
+            return None
+        piece *= 2_000_000
+        piece += f
+        piece //= 2 * f
+        us[a : a + _PIECE] = piece
+    return us
 
 
 def folded(profile: Profile, window: Window = None) -> dict[str, int]:
@@ -605,11 +688,20 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
     us = 1e6 / profile.timer_freq
     span = s.span if s.span > 0 else 0.0
     out: list[FunctionStat] = []
-    for fid in np.flatnonzero(s.f_calls).tolist():
-        fr = profile.frames[fid]
-        calls = int(s.f_calls[fid])
-        total = float(s.f_total[fid])
-        self_t = float(s.f_self[fid])
+    have = np.flatnonzero(s.f_calls)
+    frames = profile.frames
+    cols = zip(
+        have.tolist(),
+        s.f_calls[have].tolist(),
+        s.f_total[have].tolist(),
+        s.f_self[have].tolist(),
+        s.f_min[have].tolist(),
+        s.f_max[have].tolist(),
+        s.f_sum[have].tolist(),
+        strict=True,
+    )
+    for fid, calls, total, self_t, t_min, t_max, t_sum in cols:
+        fr = frames[fid]
         out.append(
             FunctionStat(
                 frame=fid,
@@ -620,9 +712,9 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
                 calls=calls,
                 total_us=total * us,
                 self_us=self_t * us,
-                min_us=float(s.f_min[fid]) * us,
-                max_us=float(s.f_max[fid]) * us,
-                mean_us=float(s.f_sum[fid]) * us / calls,
+                min_us=t_min * us,
+                max_us=t_max * us,
+                mean_us=t_sum * us / calls,
                 pct=100.0 * total / span if span else 0.0,
                 self_pct=100.0 * self_t / span if span else 0.0,
             )

@@ -18,6 +18,7 @@ import numpy as np
 
 from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
 from .columns import Column, Spill
+from .paths import DepthRuns
 from .paths import Grow as _Grow
 
 if TYPE_CHECKING:
@@ -28,33 +29,43 @@ _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
 
 
-def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique((pst << 32) | frame, return_inverse=True) without its sort when the
-    (parent stack, frame) pairs span a range a few times their count (few stacks, the
-    usual case): a table lookup, in the same (pst, frame) order."""
+def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (parent stack, frame) pairs, sorted (int32 halves of
+    np.unique((pst << 32) | frame)), and each row's pair number (int32), without a sort
+    when the pairs span a range a few times their count (few stacks, the usual case):
+    a table lookup, in the same (pst, frame) order."""
     n = len(pst)
     if n:
         p0, f0 = int(pst.min()), int(frame.min())
         width = int(frame.max()) - f0 + 1
         size = (int(pst.max()) - p0 + 1) * width
-    if n == 0 or size > 4 * n + 1024:
+    if n == 0 or size > 4 * n + 1024 or size >= 1 << 31:
         return _unique_sorted(pst, frame)
-    code = (pst.astype(np.int64) - p0) * width + (frame - f0)
+    # int32 codes, made in place: the table is smaller than 2**31
+    code = pst.astype(np.int32)
+    code -= p0
+    code *= width
+    code += frame
+    code -= f0
     seen = np.zeros(size, bool)
     seen[code] = True
-    present = np.flatnonzero(seen)
-    rank = np.empty(size, np.int32)  # ids are int32
-    rank[present] = np.arange(len(present))
-    p, f = np.divmod(present, width)
-    return ((p + p0) << 32) | (f + f0), rank[code]
+    rank = np.cumsum(seen, dtype=np.int32)  # pair number + 1 at each present code
+    present = np.flatnonzero(seen).astype(np.int32)
+    del seen
+    inv = rank[code]
+    del code, rank
+    inv -= 1
+    p = present // width
+    present -= p * width
+    p += p0
+    present += f0
+    return p, present, inv
 
 
-def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does."""
-    key, lo, inv = unique_pairs(pst, frame)
-    key <<= 32  # in place: the pairs' arrays are as long as the distinct stacks
-    key |= lo
-    return key, inv
+    hi, lo, inv = unique_pairs(pst, frame)
+    return hi.astype(np.int32), lo.astype(np.int32), inv
 
 
 def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,6 +76,13 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)
     h0, l0 = int(hi.min()), int(lo.min())
     width = int(lo.max()) - l0 + 1
+    span = int(hi.max()) - h0 + 1
+    limit = min(4 * len(hi) + 1024, (1 << 31) - 1)  # int32 codes
+    fits = min(h0, l0) >= -(1 << 31) and max(h0 + span, l0 + width) <= 1 << 31
+    if fits and span <= limit and width <= limit:
+        got = _dense_pairs(hi, lo, h0, l0, span, width, limit)
+        if got is not None:
+            return got
     code = hi.astype(np.int64)
     code -= h0
     code *= width
@@ -77,6 +95,63 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
     h += h0
     low += l0
     return h, low, inv
+
+
+def _ranks(x: np.ndarray, x0: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``x`` (in [x0, x0 + span)), sorted, and each row's rank
+    among them (int32), by a table as long as the span."""
+    seen = np.zeros(span, bool)
+    off = x.astype(np.int32)
+    off -= x0
+    seen[off] = True
+    rank = np.cumsum(seen, dtype=np.int32)
+    rank -= 1
+    values = np.flatnonzero(seen)
+    values += x0
+    np.take(rank, off, out=off)
+    return values, off
+
+
+def _dense_pairs(
+    hi: np.ndarray, lo: np.ndarray, h0: int, l0: int, span: int, width: int, limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``unique_pairs`` without a sort, or None: each column's values replaced by their
+    ranks among the column's distinct ones, then, when the rank pairs span a table no
+    longer than ``limit``, the pairs found in that table (in (hi, lo) order)."""
+    hv = lv = None
+    if span * width > limit:  # the ranks may span less than the values
+        hv, hr = _ranks(hi, h0, span)
+        lv, lr = _ranks(lo, l0, width)
+        span, width = len(hv), len(lv)
+        if span * width > limit:
+            return None
+        code = hr
+        code *= width
+        code += lr
+        del lr
+    else:
+        code = hi.astype(np.int32)
+        code -= h0
+        code *= width
+        code += lo
+        code -= l0
+    seen = np.zeros(span * width, bool)
+    seen[code] = True
+    rank = np.cumsum(seen, dtype=np.int32)
+    rank -= 1
+    np.take(rank, code, out=code)
+    del rank
+    present = np.flatnonzero(seen)
+    del seen
+    h = present // width
+    low = np.remainder(present, width, out=present)
+    if hv is None:
+        h += h0
+        low += l0
+    else:
+        h = hv[h]
+        low = lv[low]
+    return h, low, code
 
 
 def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
@@ -136,6 +211,22 @@ def _split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (keys >> 32).astype(np.int32), (keys & _MASK32).astype(np.int32)
 
 
+_CHILDREN = 1 << 16  # children subtracted at a time
+
+
+def _subtract_children(self_t: np.ndarray, parent: np.ndarray, dur: np.ndarray, c: int) -> None:
+    """``self_t[p - c] -= dur`` for each child whose parent p is at least ``c``, a
+    piece at a time so that the float copies of the children's columns stay small.
+    Times are whole ticks, so the sums are exact in any order."""
+    for a in range(0, len(parent), _CHILDREN):
+        p = parent[a : a + _CHILDREN]
+        w = dur[a : a + _CHILDREN].astype(np.float64)
+        use = p >= c
+        if not use.all():
+            p, w = p[use], w[use]
+        np.subtract.at(self_t, p - np.int32(c), w)
+
+
 class Aggregator:
     def __init__(self, spill: Spill | None = None) -> None:
         self.spill = spill  # the stack id per record lives with the profile's columns
@@ -147,14 +238,15 @@ class Aggregator:
         self.stack_of: dict[int, Column] = {}  # per depth, stack id per record
         # Per depth, interned (parent stack << 32 | frame) keys, sorted, with their stack
         # ids: a key only ever meets keys of its own depth, so a deep chain costs O(1) each.
-        self.keys: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.keys: dict[int, tuple[np.ndarray, np.ndarray] | range] = {}
         self.st_parent = _Grow(np.int32)
         self.st_frame = _Grow(np.int32)
-        self.st_depth = _Grow(np.int32)
+        self.depth_runs = DepthRuns()  # depth per stack id, as runs
         self.st_nested = _Grow(np.bool_)
-        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID), (self.st_depth, -1)):
+        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID)):
             g.resize(1)
             g.a[0] = v  # stack 0: "[unknown]", the root of orphans
+        self.depth_runs.add(0, 1, -1)
         self.names = StackNames()
         # Running sums over committed records, in ticks.
         self.calls = _Grow(np.int64)
@@ -181,40 +273,56 @@ class Aggregator:
 
     # -------------------------------------------------------------- stacks
 
+    def _keys_of(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """A depth's interned keys, sorted, and their stack ids. A depth's first stacks
+        are kept as their id range alone: their keys, in id order, are sorted already and
+        are those of st_parent and st_frame, made here only if the depth gets more."""
+        got = self.keys.get(depth)
+        if got is None:
+            return _NO_KEYS, _NO_IDS
+        if isinstance(got, range):
+            a, b = got.start, got.stop
+            got = self.keys[depth] = (
+                pair_keys(self.st_parent.a[a:b], self.st_frame.a[a:b]),
+                np.arange(a, b, dtype=np.int32),
+            )
+        return got
+
     def _intern(self, pst: np.ndarray, frame: np.ndarray, depth: int) -> np.ndarray:
-        uniq, inv = _unique_keys(pst, frame)
-        key_sorted, key_ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
+        hi, lo, inv = _unique_keys(pst, frame)
         first = self.st_parent.n
-        if len(key_sorted) == 0:  # a depth's first stacks: all new, and sorted already
-            new = uniq
-            ids = np.arange(first, first + len(new), dtype=np.int32)
-            known = None
-        else:
-            pos = np.searchsorted(key_sorted, uniq)
-            known = pos < len(key_sorted)
-            known[known] = key_sorted[pos[known]] == uniq[known]
-            ids = np.empty(len(uniq), np.int32)
-            ids[known] = key_ids[pos[known]]
-            del pos
-            new = uniq[~known]
-        if len(new):
-            end = first + len(new)
-            new_ids = ids if known is None else np.arange(first, end, dtype=np.int32)
-            if known is not None:
-                ids[~known] = new_ids
-            for g in (self.st_parent, self.st_frame, self.st_depth, self.st_nested):
+        if depth not in self.keys:  # a depth's first stacks: all new, and sorted already
+            end = first + len(hi)
+            for g in (self.st_parent, self.st_frame, self.st_nested):
                 g.resize(end)
-            self.st_parent.a[first:end], self.st_frame.a[first:end] = _split_keys(new)
-            self.st_depth.a[first:end] = depth
-            if known is None:
-                self.keys[depth] = new, new_ids
-            else:  # new keys are not among the old: insert them where they sort
-                at = np.searchsorted(key_sorted, new)
-                self.keys[depth] = np.insert(key_sorted, at, new), np.insert(key_ids, at, new_ids)
-        del uniq
-        if known is None:
+            self.st_parent.a[first:end], self.st_frame.a[first:end] = hi, lo
+            self.depth_runs.add(first, end, depth)
+            self.keys[depth] = range(first, end)
+            del hi, lo
             inv += first  # ids[inv], in place
             return inv
+        key_sorted, key_ids = self._keys_of(depth)
+        uniq = pair_keys(hi, lo)
+        del hi, lo
+        pos = np.searchsorted(key_sorted, uniq)
+        known = pos < len(key_sorted)
+        known[known] = key_sorted[pos[known]] == uniq[known]
+        ids = np.empty(len(uniq), np.int32)
+        ids[known] = key_ids[pos[known]]
+        del pos
+        new = uniq[~known]
+        if len(new):
+            end = first + len(new)
+            new_ids = np.arange(first, end, dtype=np.int32)
+            ids[~known] = new_ids
+            for g in (self.st_parent, self.st_frame, self.st_nested):
+                g.resize(end)
+            self.st_parent.a[first:end], self.st_frame.a[first:end] = _split_keys(new)
+            self.depth_runs.add(first, end, depth)
+            # new keys are not among the old: insert them where they sort
+            at = np.searchsorted(key_sorted, new)
+            self.keys[depth] = np.insert(key_sorted, at, new), np.insert(key_ids, at, new_ids)
+        del uniq
         return ids[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
@@ -294,36 +402,33 @@ class Aggregator:
             k = int(late.argmax()) if late.any() else lv.n - c
             del late
             dur = lv.dur[c:].astype(np.float64)
-            self_t = np.zeros(lv.n - c)  # the children's sum, then (in place) self time
             below = levels.get(d + 1)
-            if below is not None:
+            if below is None:  # no children: self time is the duration
+                self_t = dur
+            else:
+                self_t = dur.copy()
                 # A child enters no earlier than its parent: only this suffix can hold
                 # children of the tail.
                 lo = int(np.searchsorted(below.entry, entry[0], side="left"))
-                p = below.parent[lo:]
-                use = p >= c
-                w = below.dur[lo:][use]
-                self_t = np.bincount(p[use] - c, weights=w, minlength=lv.n - c)
-                self_t = self_t.astype(np.float64, copy=False)  # int when there are none
-                del p, use, w
-            np.subtract(dur, self_t, out=self_t)
-            np.maximum(self_t, 0.0, out=self_t)
+                _subtract_children(self_t, below.parent[lo:], below.dur[lo:], c)
+                np.maximum(self_t, 0.0, out=self_t)
             sid = tail_stack[d]
             fid = frame_of[lv.addr[c:]]
-            outer = ~nested[sid]
             for i, part in enumerate((slice(0, k), slice(k, None))):
-                if len(sid[part]):
-                    cols = (sid[part], fid[part], dur[part], self_t[part], outer[part])
-                    if i == 0 and ALONE * len(cols[0]) >= size:
-                        # What add_parts would do with it (times here are whole ticks),
-                        # done now so one depth's columns are alive at a time, not all.
-                        kept.add(*cols, by_stack=by_stack)
-                    else:  # copied when short: a view would keep the depth's columns
-                        cut = len(cols[0]) < len(sid)
-                        parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
-                    del cols
+                n_part = len(sid[part])
+                if i == 0 and n_part and ALONE * n_part >= size:
+                    # What add_parts would do with it (times here are whole ticks),
+                    # done now so one depth's columns are alive at a time, not all.
+                    kept.add(sid[part], fid[part], dur[part], self_t[part], None, by_stack)
+                elif n_part:
+                    outer = ~nested[sid[part]]
+                    cols = (sid[part], fid[part], dur[part], self_t[part], outer)
+                    # copied when short: a view would keep the depth's columns
+                    cut = n_part < len(sid)
+                    parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
+                    del cols, outer
             self.committed[d] = c + k
-            del sid, fid, outer, dur, self_t, entry  # before the next depth's are made
+            del sid, fid, dur, self_t, entry  # before the next depth's are made
         # Whole ticks: durations, less the sum of the children's (exact in float64).
         # The sums are the kept ones plus the tail's (with_tail): exact in any order.
         kept.add_parts(parts[0], whole=True, by_stack=by_stack)
@@ -337,7 +442,7 @@ class Aggregator:
         stacks = Stacks(
             parent=self.st_parent.v,
             frame=self.st_frame.v,
-            depth=self.st_depth.v,
+            depth=self.depth_runs.upto(self.st_parent.n),
             nested=nested,
             per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
         )

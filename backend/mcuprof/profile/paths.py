@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _WAVE = 1 << 16  # stacks interned at a time
 _SMALL = 256  # new keys kept in a dict (a live update) rather than merged into the arrays
 _VEC_LEVELS = 64  # deeper lines are joined in Python, one by one
-_CHUNK_BYTES = 1 << 23  # text built per chunk of lines, about this large at most
+_CHUNK_BYTES = 1 << 21  # text built per chunk of lines, about this large at most
 _TABLE_BYTES = 1 << 26  # the name table's size limit for the vectorised line builder
 
 
@@ -44,7 +44,13 @@ class Grow:
 
     def resize(self, n: int) -> None:
         if n > len(self.a):
-            new = np.full(max(n, int(len(self.a) * 1.5) + 16), self.fill, self.a.dtype)
+            size = max(n, int(len(self.a) * 1.5) + 16)
+            # zeros come from the system as untouched pages: cheaper than a fill
+            new = (
+                np.zeros(size, self.a.dtype)
+                if self.fill == 0
+                else np.full(size, self.fill, self.a.dtype)
+            )
             new[: self.n] = self.a[: self.n]
             self.a = new
         self.n = max(self.n, n)
@@ -57,6 +63,61 @@ class Grow:
     @property
     def v(self) -> np.ndarray:
         return self.a[: self.n]
+
+
+class DepthRuns:
+    """Depth per stack id, kept as runs of consecutive ids of one depth (the aggregator
+    interns a depth's new stacks together): a few integers per update instead of four
+    bytes a stack. ``upto(n)`` is what ``Stacks.depth`` holds."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.depths: list[int] = []
+        self.n = 0
+
+    def add(self, start: int, end: int, depth: int) -> None:
+        """Stacks [start, end), of one depth, after the last ones added."""
+        assert start == self.n
+        if end > start and not (self.depths and self.depths[-1] == depth):
+            self.starts.append(start)
+            self.depths.append(depth)
+        self.n = max(self.n, end)
+
+    def upto(self, n: int) -> Depths:
+        k = bisect.bisect_left(self.starts, n)
+        return Depths(self.starts[:k], self.depths[:k], n)
+
+
+class Depths:
+    """The depths of stacks [0, n), as runs (``DepthRuns``); indexing makes an array."""
+
+    def __init__(self, starts: list[int], depths: list[int], n: int) -> None:
+        self.starts, self.depths, self.n = starts, depths, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        lengths = np.diff(np.array([*self.starts, self.n], np.int64))
+        return np.repeat(np.array(self.depths, dtype or np.int32), lengths)
+
+    def __getitem__(self, key: Any) -> Any:
+        return np.asarray(self)[key]
+
+    def cuts(self, first: int, n: int) -> list[int]:
+        """Where the depth changes among stacks [first, n), relative to first."""
+        lo = bisect.bisect_right(self.starts, first)
+        hi = bisect.bisect_left(self.starts, n)
+        return [s - first for s in self.starts[lo:hi]]
+
+
+def depth_cuts(depth: np.ndarray | Depths, first: int, n: int) -> list[int]:
+    """The bounds of the runs of one depth among stacks [first, n), relative to first:
+    0, each place where the depth changes, n - first."""
+    if isinstance(depth, Depths):
+        return [0, *depth.cuts(first, n), n - first]
+    d = depth[first:n]
+    return [0, *(np.flatnonzero(d[1:] != d[:-1]) + 1).tolist(), n - first]
 
 
 class StackNames:
@@ -97,6 +158,11 @@ class StackNames:
         if self._same:
             return np.arange(len(self), dtype=np.int32)
         return self._ids.v
+
+    @property
+    def ids_or_none(self) -> np.ndarray | None:
+        """``ids``, or None while every stack is a path of its own (path id = stack id)."""
+        return None if self._same else self._ids.v
 
     @property
     def parents(self) -> np.ndarray:
@@ -149,11 +215,9 @@ class StackNames:
         name_of = self._sync_frames(profile)
         parent = st.parent[first:n]
         name = name_of[st.frame[first:n]]
-        depth = st.depth[first:n]
         # Waves of one depth, in stack order: a stack's parent is in an earlier wave (or
         # an earlier update), so its path is known. New path ids go in stack order.
-        cut = np.flatnonzero(depth[1:] != depth[:-1]) + 1
-        bounds = [0, *cut.tolist(), n - first]
+        bounds = depth_cuts(st.depth, first, n)
         if self._same:
             orphans = name[parent == 0].tolist()
             if (
@@ -193,7 +257,7 @@ class StackNames:
             else:
                 p = parent[a:b]
                 lv = level[first + a : first + b]
-                np.take(level, np.maximum(p, 0), out=lv)
+                np.take(level, p, out=lv, mode="clip")  # clip: unbuffered; -1 reads 0
                 lv += 1
                 lv[p < 0] = 1
 
@@ -336,16 +400,23 @@ class StackNames:
     def lines(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[str]:
         """The strings of ``pids``, each followed by " value" (when given) and a newline,
         in pieces of text of about _CHUNK_BYTES."""
-        pids = np.asarray(pids, np.int64)
-        if values is not None:
-            values = np.asarray(values, np.int64)
+        for piece in self.lines_utf8(pids, values):
+            yield str(piece, "utf-8")
+
+    def lines_utf8(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[bytes]:
+        """``lines`` as UTF-8: the bytes are made first, so no str is made for a file."""
+        pids = np.asarray(pids)
+        if values is not None:  # integers, converted a piece at a time
+            values = np.asarray(values)
         table = self._name_table()
         level = self._level.a
         at, n = 0, len(pids)
         while at < n:
             if table is None:
                 end = min(n, at + 4096)
-                yield self._slow_lines(pids[at:end], None if values is None else values[at:end])
+                part = pids[at:end].astype(np.int64)
+                text = self._slow_lines(part, None if values is None else values[at:end])
+                yield text.encode("utf-8")
                 at = end
                 continue
             tab = table[1]
@@ -355,7 +426,9 @@ class StackNames:
             if len(deep) and deep[0] == 0:  # a run of deep lines: one by one
                 shallow = np.flatnonzero(lv <= _VEC_LEVELS)
                 end = at + (int(shallow[0]) if len(shallow) else rows)
-                yield self._slow_lines(pids[at:end], None if values is None else values[at:end])
+                part = pids[at:end].astype(np.int64)
+                text = self._slow_lines(part, None if values is None else values[at:end])
+                yield text.encode("utf-8")
                 at = end
                 continue
             if len(deep):
@@ -363,7 +436,8 @@ class StackNames:
             bound = int(lv[:rows].max()) * (tab.shape[1] + 1) + 24
             rows = max(1, min(rows, _CHUNK_BYTES // bound))
             end = at + rows
-            yield self._fast_lines(pids[at:end], None if values is None else values[at:end], table)
+            part = pids[at:end].astype(np.int64)
+            yield self._fast_lines(part, None if values is None else values[at:end], table)
             at = end
 
     def _slow_lines(self, pids: np.ndarray, values: np.ndarray | None) -> str:
@@ -375,20 +449,23 @@ class StackNames:
 
     def _fast_lines(
         self, pids: np.ndarray, values: np.ndarray | None, table: tuple[np.ndarray, np.ndarray]
-    ) -> str:
+    ) -> bytes:
         lens, tab = table
         n = len(pids)
         level = self._level.a[pids]
         depth = int(level.max())
         # names[i, k]: the name id at level k + 1 of line i, -1 (the empty row) past its end
         names = np.full((n, depth), len(lens) - 1, np.int32)
-        rows = np.arange(n)
+        flat_names = names.reshape(-1)
+        at = np.arange(n, dtype=np.int64)  # each live line's row start in flat_names
+        at *= depth
         cur = pids
-        while len(rows):
-            names[rows, self._level.a[cur] - 1] = self._name.a[cur]
-            cur = self._parent.a[cur].astype(np.int64)
+        while len(at):
+            flat_names[at + (self._level.a[cur] - 1)] = self._name.a[cur]
+            cur = self._parent.a[cur]
             live = cur >= 0
-            rows, cur = rows[live], cur[live]
+            if not live.all():
+                at, cur = at[live], cur[live]
         widths = [int(lens[names[:, k]].max()) for k in range(depth)]
         digits = None if values is None else PaddedInts(values)
         total = sum(widths) + (depth - 1) + (1 if digits is None else 2 + digits.width)
@@ -397,11 +474,14 @@ class StackNames:
         for k, w in enumerate(widths):
             if w:  # one w-byte item per line, gathered from the names cut to w bytes
                 cut = np.ascontiguousarray(tab[:, :w]).view(f"V{w}")[:, 0]
-                grid[:, off : off + w].view(f"V{w}")[:, 0] = cut[names[:, k]]
+                np.take(
+                    cut, names[:, k], out=grid[:, off : off + w].view(f"V{w}")[:, 0], mode="clip"
+                )
             off += w
             if k < depth - 1:
-                grid[:, off] = np.where(level > k + 1, ord(";"), 0)
+                grid[:, off] = np.where(level > k + 1, np.uint8(ord(";")), np.uint8(0))
                 off += 1
+        del names, flat_names
         if digits is not None:
             grid[:, off] = ord(" ")
             off += 1
@@ -409,7 +489,7 @@ class StackNames:
             off += digits.width
         grid[:, off] = ord("\n")
         flat = grid.reshape(-1)
-        return str(memoryview(flat[flat != 0]), "utf-8")
+        return flat[flat != 0].tobytes()
 
     def texts(self, pids: np.ndarray) -> list[str]:
         """The strings of ``pids``."""
@@ -452,7 +532,7 @@ class StackNames:
         keys = sorted(
             [(r, 0, i) for i, r in enumerate(raw)] + [(r + b";", 1, i) for i, r in enumerate(raw)]
         )
-        rank = np.empty((2, len(raw)), np.int64)  # [0]: the path itself, [1]: below it
+        rank = np.empty((2, len(raw)), np.int32)  # [0]: the path itself, [1]: below it
         for r, (_, kind, i) in enumerate(keys):
             rank[kind, i] = r
         span = 2 * len(raw)
@@ -462,69 +542,87 @@ class StackNames:
         bounds = np.searchsorted(in_order, np.arange(1, int(level.max(initial=0)) + 2)).tolist()
         del in_order
 
-        def at_level(k: int) -> np.ndarray:
-            if by_level is None:
-                return np.arange(bounds[k], bounds[k + 1], dtype=np.int32)
-            return by_level[bounds[k] : bounds[k + 1]]
-
         below = np.zeros(n, np.int32)  # paths under each path
         for k in range(len(bounds) - 2, 0, -1):
-            ps = at_level(k)
-            if len(ps) == 1:  # a chain: scalars cost less than numpy calls
-                p = int(ps[0])
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi - lo == 1:  # a chain: scalars cost less than numpy calls
+                p = lo if by_level is None else int(by_level[lo])
                 below[parent[p]] += below[p] + 1
-            else:
+            else:  # views when in level order
+                ps = slice(lo, hi) if by_level is None else by_level[lo:hi]
                 np.add.at(below, parent[ps], below[ps] + 1)
         pos = np.empty(n, np.int32)  # each path's place in the order
         start = np.zeros(n, np.int32)  # where the paths under each path begin
         for k in range(len(bounds) - 1):
-            ps = at_level(k)
-            if len(ps) == 1:  # alone under its parent: itself first, then what is below
-                p = int(ps[0])
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi - lo == 1:  # alone under its parent: itself first, then what is below
+                p = lo if by_level is None else int(by_level[lo])
                 s = 0 if k == 0 else int(start[parent[p]])
                 pos[p], start[p] = s, s + 1
                 continue
+            # The level's paths: a slice (views, no copies) when in level order.
+            sel = slice(lo, hi) if by_level is None else by_level[lo:hi]
             # Entries: the paths themselves (the first m), then the places below those
             # that have paths under them; each array is built in place, one at a time,
             # as a level can hold most of a capture's paths.
-            inner = ps[below[ps] > 0]
-            m, size_all = len(ps), len(ps) + len(inner)
-            owner = np.empty(size_all, np.int32)
-            owner[:m], owner[m:] = parent[ps], parent[inner]
-            key = owner.astype(np.int64)
-            key += 1
-            key *= span
-            key[:m] += rank[0][name[ps]]
-            key[m:] += rank[1][name[inner]]
-            if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):  # paths are interned in
-                o = np.arange(len(key), dtype=np.int32)  # (parent, name) order, often byte order
-                del key
+            inner = np.flatnonzero(below[sel] > 0).astype(np.int32)
+            if by_level is None:
+                inner += lo
             else:
-                o = np.argsort(key, kind="stable")
-                del key
+                inner = by_level[lo:hi][inner]
+            m, size_all = hi - lo, hi - lo + len(inner)
+            if len(inner):
+                owner = np.concatenate([parent[sel], parent[inner]])
+                nid = np.concatenate([name[sel], name[inner]])
+                kind = np.zeros(size_all, np.int8)  # 0: the path itself, 1: below it
+                kind[m:] = 1
+            else:
+                owner, nid, kind = parent[sel], name[sel], None
+            # Paths are interned in (parent, name) order, often byte order: then no sort.
+            o = None
+            if not _increasing(owner, kind, nid, rank, span):
+                o = np.argsort(_sort_key(owner, kind, nid, rank, span), kind="stable")
                 o = o.astype(np.int32)
-            size = np.ones(size_all, np.int32)
-            size[m:] = below[inner]
-            size = size[o]
-            owner = owner[o]
+            del kind, nid
+            if o is not None:
+                owner = owner[o]
             new = np.empty(size_all, bool)
             new[:1] = True
             np.not_equal(owner[1:], owner[:-1], out=new[1:])
-            at = np.cumsum(size, dtype=np.int32)
-            at -= size
-            del size
-            group = np.cumsum(new, dtype=np.int32)
-            group -= 1
-            at -= at[np.flatnonzero(new)][group]
-            del new, group
+            if len(inner):  # each entry's place: the sizes of those before it
+                size = np.ones(size_all, np.int32)
+                size[m:] = below[inner]
+                if o is not None:
+                    size = size[o]
+                at = np.cumsum(size, dtype=np.int32)
+                at -= size
+                del size
+            else:  # one place each
+                at = np.arange(size_all, dtype=np.int32)
+            # Less the place of its group's first entry.
+            heads = np.flatnonzero(new)
+            del new
+            at -= np.repeat(at[heads], np.diff(heads, append=size_all))
+            del heads
             if k:
                 at += start[owner]
             del owner
+            if len(inner) == 0:  # the paths alone, none with paths under it
+                if o is None:
+                    pos[sel] = at
+                elif by_level is None:
+                    o += lo
+                    pos[o] = at
+                else:
+                    pos[by_level[lo:hi][o]] = at
+                del o, at
+                continue
             target = np.empty(size_all, np.int32)  # >= n: a start, not a place
-            target[:m] = ps
+            target[:m] = np.arange(lo, hi, dtype=np.int32) if by_level is None else sel
             target[m:] = inner
             target[m:] += n
-            target = target[o]
+            if o is not None:
+                target = target[o]
             del o
             is_pos = target < n
             pos[target[is_pos]] = at[is_pos]
@@ -532,9 +630,40 @@ class StackNames:
             target = target[is_pos]
             target -= n
             start[target] = at[is_pos]
+        del below, start
         order = np.empty(n, np.int32)
         order[pos] = np.arange(n, dtype=np.int32)
         return order
+
+
+_PIECE = 1 << 17  # sort keys checked at a time
+
+
+def _sort_key(
+    owner: np.ndarray, kind: np.ndarray | None, nid: np.ndarray, rank: np.ndarray, span: int
+) -> np.ndarray:
+    """(owner + 1) * span + rank[kind, nid]: the entries' order below their owner
+    (``kind`` None: all 0)."""
+    key = owner.astype(np.int64)
+    key += 1
+    key *= span
+    key += rank[0][nid] if kind is None else rank[kind, nid]
+    return key
+
+
+def _increasing(
+    owner: np.ndarray, kind: np.ndarray | None, nid: np.ndarray, rank: np.ndarray, span: int
+) -> bool:
+    """Whether ``_sort_key`` strictly increases, its keys made a piece at a time."""
+    last = None
+    for a in range(0, len(owner), _PIECE):
+        b = min(len(owner), a + _PIECE)
+        piece = None if kind is None else kind[a:b]
+        key = _sort_key(owner[a:b], piece, nid[a:b], rank, span)
+        if (last is not None and key[0] <= last) or not bool(np.all(key[1:] > key[:-1])):
+            return False
+        last = int(key[-1])
+    return True
 
 
 def _stable(key: np.ndarray) -> np.ndarray:
