@@ -19,6 +19,7 @@ import numpy as np
 
 from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
 from ..profile.frames import AddressTable
+from ..profile.incremental import unique_pairs
 from ..profile.timebase import place
 from .table import Spread, capture_span
 
@@ -207,27 +208,10 @@ def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def intern(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (parent stack, frame) pairs, in (parent stack, frame) order, and the
-    index of each input pair among them. A table lookup when the pairs span a range a
-    few times their count (few stacks, the usual case), else one sort."""
-    n = len(pst)
-    if n == 0:
-        return pst[:0], frame[:0], np.empty(0, np.int64)
-    p0, f0 = int(pst.min()), int(frame.min())
-    width = int(frame.max()) - f0 + 1
-    size = (int(pst.max()) - p0 + 1) * width
-    if size <= 4 * n + 1024:
-        code = (pst.astype(np.int64) - p0) * width + (frame - f0)
-        seen = np.zeros(size, bool)
-        seen[code] = True
-        present = np.flatnonzero(seen)
-        rank = np.zeros(size, np.int64)
-        rank[present] = np.arange(len(present))
-        p, f = np.divmod(present, width)
-        return p + p0, f + f0, rank[code]
-    keys, inverse = np.unique(
-        ((pst.astype(np.int64) - p0) << 32) | (frame.astype(np.int64) - f0), return_inverse=True
-    )
-    return (keys >> 32) + p0, (keys & 0xFFFFFFFF) + f0, inverse.reshape(-1)
+    index of each input pair among them: the profile's own ``unique_pairs`` (a table
+    lookup when the pairs span a range a few times their count, else one sort of the
+    pairs packed with their positions, no argsort)."""
+    return unique_pairs(pst, frame)
 
 
 def _by_depth(depth: np.ndarray) -> list[tuple[int, np.ndarray]]:
