@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import Profile, lod
-from mcuprof.profile.timeline import _distinct
+from mcuprof.profile.incremental import ranks
 from mcuprof.protocol import RECORD_DTYPE
 
 
@@ -170,9 +170,11 @@ def test_levels_take_a_few_bytes_per_record() -> None:
 
 
 @given(st.lists(st.integers(-3, 60), max_size=200))
-def test_distinct_frames_equal_numpy_unique(values: list[int]) -> None:
+def test_frame_ranks_equal_numpy_unique(values: list[int]) -> None:
+    """The timeline names its boxes' frames by ``ranks``: np.unique's answer."""
     ids = np.array(values, np.int64)
-    used, idx = _distinct(ids)
+    lo = int(ids.min()) if len(ids) else 0
+    used, idx = ranks(ids, lo, int(ids.max()) - lo + 1 if len(ids) else 0)
     want_used, want_idx = np.unique(ids, return_inverse=True)
     assert used.tolist() == want_used.tolist()
     assert idx.tolist() == want_idx.reshape(-1).tolist()

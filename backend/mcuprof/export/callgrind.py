@@ -40,8 +40,7 @@ def write(
     window: Window = None,
     command: str = "mcuprof capture",
 ) -> None:
-    with profile.lock:
-        _write(profile, lambda b: out(str(b, "utf-8")), window, command)
+    write_utf8(profile, lambda b: out(str(b, "utf-8")), window, command)
 
 
 def write_utf8(

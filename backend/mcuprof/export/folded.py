@@ -11,15 +11,12 @@ from ..profile.columns import release_free_memory
 
 
 def write(profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
-    with profile.lock:  # the paths are the live profile's, added to by its reader
-        names, pids, us = folded_lines(profile, window)
-        for text in names.lines(pids, us):
-            out(text)
+    write_utf8(profile, lambda b: out(str(b, "utf-8")), window)
 
 
 def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
     """``write`` as UTF-8 bytes, made as bytes (no str between)."""
-    with profile.lock:
+    with profile.lock:  # the paths are the live profile's, added to by its reader
         names, pids, us = folded_lines(profile, window)
         release_free_memory()  # the sums' and order's temporaries, before the text's
         for piece in names.lines_utf8(pids, us):

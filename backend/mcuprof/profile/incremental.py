@@ -97,7 +97,7 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return h, low, inv
 
 
-def _ranks(x: np.ndarray, x0: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+def ranks(x: np.ndarray, x0: int, span: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``x`` (in [x0, x0 + span)), sorted, and each row's rank
     among them (int32), by a table as long as the span."""
     seen = np.zeros(span, bool)
@@ -120,8 +120,8 @@ def _dense_pairs(
     longer than ``limit``, the pairs found in that table (in (hi, lo) order)."""
     hv = lv = None
     if span * width > limit:  # the ranks may span less than the values
-        hv, hr = _ranks(hi, h0, span)
-        lv, lr = _ranks(lo, l0, width)
+        hv, hr = ranks(hi, h0, span)
+        lv, lr = ranks(lo, l0, width)
         span, width = len(hv), len(lv)
         if span * width > limit:
             return None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .incremental import ranks
 from .lod import visible
 
 if TYPE_CHECKING:
@@ -56,7 +57,11 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
             # go before the next is read.
             profile.spill.drop()
     cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
-    used, idx = _distinct(cat["frame"].astype(np.int64))
+    frames = cat["frame"].astype(np.int64)
+    # Frame ids span a small range: ranked by a table, not np.unique's sort.
+    lo = int(frames.min()) if len(frames) else 0
+    span = int(frames.max()) - lo + 1 if len(frames) else 0
+    used, idx = ranks(frames, lo, span)
     names = [profile.frames[f].name for f in used.tolist()]
     to_us = 1e6 / profile.timer_freq
     start = cat["start"]
@@ -88,14 +93,3 @@ def _put(
     cols["end"].append(end)
     cols["frame"].append(frame)
     cols["count"].append(count)
-
-
-def _distinct(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(ids, return_inverse=True)`` for frame ids (a range of small integers):
-    a count per id instead of a sort (0.1 of a zoomed query's 5 ms)."""
-    if len(ids) == 0:
-        return ids, ids
-    lo = int(ids.min())
-    present = np.bincount(ids - lo) > 0
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present) + lo, rank[ids - lo]
