@@ -31,39 +31,9 @@ _NO_IDS = np.empty(0, np.int32)
 
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (parent stack, frame) pairs, sorted (int32 halves of
-    np.unique((pst << 32) | frame)), and each row's pair number (int32), without a sort
-    when the pairs span a range a few times their count (few stacks, the usual case):
-    a table lookup, in the same (pst, frame) order."""
-    n = len(pst)
-    if n:
-        p0, f0 = int(pst.min()), int(frame.min())
-        width = int(frame.max()) - f0 + 1
-        size = (int(pst.max()) - p0 + 1) * width
-    if n == 0 or size > 4 * n + 1024 or size >= 1 << 31:
-        return _unique_sorted(pst, frame)
-    # int32 codes, made in place: the table is smaller than 2**31
-    code = pst.astype(np.int32)
-    code -= p0
-    code *= width
-    code += frame
-    code -= f0
-    seen = np.zeros(size, bool)
-    seen[code] = True
-    rank = np.cumsum(seen, dtype=np.int32)  # pair number + 1 at each present code
-    present = np.flatnonzero(seen).astype(np.int32)
-    del seen
-    inv = rank[code]
-    del code, rank
-    inv -= 1
-    p = present // width
-    present -= p * width
-    p += p0
-    present += f0
-    return p, present, inv
-
-
-def _unique_sorted(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_unique_keys`` by a sort, as np.unique(return_inverse=True) does."""
+    np.unique((pst << 32) | frame)), and each row's pair number (int32): ``unique_pairs``
+    (a table lookup when the pairs span a range a few times their count, the usual case;
+    else one sort), in the stack tables' int32."""
     hi, lo, inv = unique_pairs(pst, frame)
     return hi.astype(np.int32), lo.astype(np.int32), inv
 
@@ -139,8 +109,10 @@ def _dense_pairs(
     seen[code] = True
     rank = np.cumsum(seen, dtype=np.int32)
     rank -= 1
-    np.take(rank, code, out=code)
-    del rank
+    # Indexing, not np.take(out=code): take into its own indices buffers an intp copy
+    # of them and the result (3x the codes), indexing only makes the result.
+    inv = rank[code]
+    del rank, code
     present = np.flatnonzero(seen)
     del seen
     h = present // width
@@ -151,7 +123,7 @@ def _dense_pairs(
     else:
         h = hv[h]
         low = lv[low]
-    return h, low, code
+    return h, low, inv
 
 
 def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
