@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.profile.model import _IDS, sort_entries
+from mcuprof.profile.incremental import _IDS
+from mcuprof.profile.model import sort_entries
 
 entries_st = st.lists(
     st.one_of(

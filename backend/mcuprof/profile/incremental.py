@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _MASK32 = (1 << 32) - 1
 _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
+_IDS = 1 << 20  # keys whose positions are written at a time (sort_with_order)
 
 
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,10 +154,11 @@ def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.n
 
 
 def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted ``key``, the positions it came from): np.argsort and a gather, or, when
-    the keys' range and their positions fit in 63 bits together, one np.sort of the
-    keys with their positions in the low bits (several times faster than argsort, and
-    stable: equal keys keep their order). ``own``: ``key`` (int64) may be overwritten."""
+    """(sorted ``key``, the positions it came from), as a stable argsort and a gather
+    give them: when the keys' range and their positions fit in 63 bits together, one
+    np.sort of the keys with their positions in the low bits (an unstable SIMD sort of
+    distinct keys: several times faster than argsort, and equal keys keep their order),
+    else the stable argsort. ``own``: ``key`` (int64) may be overwritten."""
     n = len(key)
     if n:
         lo, hi = int(key.min()), int(key.max())
@@ -165,13 +167,14 @@ def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.
             packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
             packed -= lo
             packed <<= pos_bits
-            packed |= np.arange(n, dtype=np.int64)
+            for a in range(0, n, _IDS):  # the positions, without a whole-length arange
+                packed[a : a + _IDS] |= np.arange(a, min(n, a + _IDS), dtype=np.int64)
             packed.sort()
             order = packed & ((1 << pos_bits) - 1)
             packed >>= pos_bits
             packed += lo
             return packed, order
-    order = np.argsort(key)
+    order = np.argsort(key, kind="stable")
     return key[order], order
 
 

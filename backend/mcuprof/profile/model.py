@@ -12,7 +12,7 @@ import numpy as np
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
-from .incremental import Aggregator
+from .incremental import Aggregator, sort_with_order
 from .levels import Level, confirm_parents, find_parents
 from .timebase import place
 
@@ -377,7 +377,6 @@ class Profile:
 
 
 _PIECE = 1 << 16  # records unwrapped, or parented, at a time (bounded temporaries)
-_IDS = 1 << 20  # records whose positions are written at a time
 _ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 
@@ -399,32 +398,17 @@ def _is_sorted(a: np.ndarray) -> bool:
 
 def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(entry[perm], perm)`` for the stable sort of ``entry`` (int64; equal entries keep
-    their order, as Level.insert's merge keeps them). ``entry`` is consumed.
-
-    When (entry - min) and the position fit in 63 bits together, the position breaks
-    ties inside one key, so an unstable sort of distinct keys does it: numpy's SIMD
-    quicksort, several times faster than its stable (merge) sort on the saw-tooth a
-    target that keeps resetting makes. Otherwise the stable argsort."""
-    n = len(entry)
+    their order, as Level.insert's merge keeps them). ``entry`` is consumed: a depth of
+    a few distinct entries (a target that keeps resetting) by one scan per value, else
+    ``sort_with_order`` (the positions packed under the keys: numpy's SIMD quicksort,
+    several times faster than its stable merge sort on the saw-tooth of resets)."""
     lo = int(entry.min())
     span = int(entry.max()) - lo
-    if span <= 4 * n + 64:
+    if span <= 4 * len(entry) + 64:
         few = _few_values(entry, lo, span)
         if few is not None:
             return few
-    bits = max(1, (n - 1).bit_length())
-    if span.bit_length() + bits > 63:
-        perm = np.argsort(entry, kind="stable")
-        return entry[perm], perm
-    key = np.subtract(entry, lo, out=entry)
-    key <<= bits
-    for a in range(0, n, _IDS):  # the positions, without a whole-length arange
-        key[a : a + _IDS] |= np.arange(a, min(n, a + _IDS), dtype=np.int64)
-    key.sort()
-    perm = key & ((1 << bits) - 1)
-    key >>= bits
-    key += lo
-    return key, perm
+    return sort_with_order(entry, own=True)
 
 
 _FEW = 16  # distinct entries up to which a depth is sorted by one scan per value
