@@ -170,3 +170,14 @@ def test_one_column_of_many_widths(chunks) -> None:
             )
         )
         assert got == want
+
+
+def test_blocks_after_others_are_dropped() -> None:
+    """A scratch that dropped all blocks but one (as a chunk formatted in one block
+    does) names the next ones apart from it: each template keeps its own rows."""
+    scratch = Scratch()
+    for row in (b"aa", b"bb", b"cc"):
+        scratch.block(3, row)
+    scratch.drop_blocks_but(b"cc")
+    for row in (b"dd", b"ee", b"cc", b"dd"):
+        assert scratch.block(3, row).tobytes() == row * 3

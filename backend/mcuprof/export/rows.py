@@ -134,6 +134,14 @@ class Scratch:
             buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
         return buf[:nbytes].view(dt).reshape(shape)
 
+    def drop_blocks_but(self, row: bytes) -> None:
+        """Frees the blocks of templates other than ``row``: a chunk formatted in one
+        block (``_padded``) after chunks formatted in several would hold them all."""
+        for held in [t for t in self._blocks if t != row]:
+            key = self._blocks.pop(held)
+            self._rows.pop(key, None)
+            self._bufs.pop(key, None)
+
     def block(self, m: int, row: bytes) -> np.ndarray:
         """``m`` rows of ``row`` (uint8, m × len(row)), in a block kept for that template
         (a few are: a chunk's groups). The rows it held last time are left as they are:
@@ -142,8 +150,9 @@ class Scratch:
         fill."""
         key = self._blocks.pop(row, None)
         if key is None:
-            if len(self._blocks) < _BLOCKS:
-                key = f"block{len(self._blocks)}"
+            if len(self._blocks) < _BLOCKS:  # a name not in use (some may be dropped)
+                used = set(self._blocks.values())
+                key = next(f"block{i}" for i in range(_BLOCKS) if f"block{i}" not in used)
             else:  # the least recently used template's block
                 key = self._blocks.pop(next(iter(self._blocks)))
         self._blocks[row] = key
@@ -428,6 +437,7 @@ def _padded(
     fixed = [width[id(atom)] for atom in others if isinstance(atom, Ints | Table)]
     row, cols = _template(others, tuple(fixed))
     size = len(row)
+    scratch.drop_blocks_but(row)
     block = scratch.block(n, row)
     _columns(block, row, others, cols, fixed, None)
     v = ints._unsigned()
