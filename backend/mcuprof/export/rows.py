@@ -330,6 +330,7 @@ def _columns(
     cols: list[int],
     widths: list[int],
     idx: np.ndarray | None,
+    scratch: Scratch,
 ) -> None:
     """The variable parts of the rows ``idx`` (all when None) into ``block``, whose
     rows hold the template ``row`` (columns ``cols``, variable parts ``widths`` wide)."""
@@ -346,7 +347,11 @@ def _columns(
             if w == 0:
                 continue
             index = atom.index if idx is None else np.take(atom.index, idx)
-            _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
+            # Gathered into a scratch buffer: a fresh one (a name per row, often past
+            # malloc's mmap threshold) can cost a page fault per 4 kB, chunk after chunk.
+            names = scratch.take("names", (len(index),), f"V{w}")
+            np.take(atom.items(w), index, out=names, mode="clip")  # "raise" would buffer
+            _field(block, col, f"V{w}")[...] = names
         else:
             values = np.asarray(atom.values, np.uint8)
             block[:, col] = values if idx is None else np.take(values, idx)
@@ -439,7 +444,7 @@ def _padded(
     size = len(row)
     scratch.drop_blocks_but(row)
     block = scratch.block(n, row)
-    _columns(block, row, others, cols, fixed, None)
+    _columns(block, row, others, cols, fixed, None, scratch)
     v = ints._unsigned()
     pad = np.subtract(np.uint8(top), widths[vary[0]], dtype=np.uint8)
     if top <= 4:
@@ -514,7 +519,7 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
         block = scratch.block(m, row)
-        _columns(block, row, atoms, cols, group_widths, idx)
+        _columns(block, row, atoms, cols, group_widths, idx, scratch)
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(
