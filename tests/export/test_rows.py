@@ -126,3 +126,58 @@ def test_one_scratch_for_chunk_after_chunk(chunks) -> None:
             lead + str(x).encode() + b"," + bytes([65 + i]) + strings[i] + b"}" for x, i in rows
         )
         assert got == want
+
+
+@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([b",{", b'"frame":', b"<<<<<<<<<<<<<<<<<<<<<<<"]),
+            st.integers(0, 2),  # largest number: 4, 7 or 19 digits at most
+            st.lists(
+                st.tuples(
+                    st.integers(0, 2**63 - 1),
+                    st.integers(0, 99),
+                    st.integers(0, 3),
+                    st.integers(65, 90),
+                ),
+                min_size=1,
+                max_size=40,
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_one_column_of_many_widths(chunks) -> None:
+    """Rows where one column only, of numbers, varies in width (the speedscope events
+    of frames numbered past 9): formatted padded and scattered into place, with the
+    columns before it (a byte, a number of one width, a name of one length) taken from
+    the next row; the text is Python's, chunk after chunk with one scratch."""
+    strings = [b"ab", b"cd", b"e\\", b"zz"]
+    scratch = Scratch()
+    for pre, size, rows in chunks:
+        top = (10**4, 10**7, 2**63)[size]
+        v = np.array([r[0] % top for r in rows], np.int64)
+        two = np.array([10 + r[1] % 90 for r in rows], np.int64)  # two digits each
+        idx = np.array([r[2] for r in rows], np.int64)
+        chars = np.array([r[3] for r in rows], np.uint8)
+        parts = [b"{", Chars(chars), Ints(two), Table(strings, idx), pre, Ints(v), b",9}"]
+        got = render_rows(len(rows), parts, scratch).tobytes()
+        want = b"".join(
+            b"{" + bytes([c]) + str(t).encode() + strings[i] + pre + str(x).encode() + b",9}"
+            for x, t, i, c in zip(
+                v.tolist(), two.tolist(), idx.tolist(), chars.tolist(), strict=True
+            )
+        )
+        assert got == want
+
+
+def test_blocks_after_others_are_dropped() -> None:
+    """A scratch that dropped all blocks but one (as a chunk formatted in one block
+    does) names the next ones apart from it: each template keeps its own rows."""
+    scratch = Scratch()
+    for row in (b"aa", b"bb", b"cc"):
+        scratch.block(3, row)
+    scratch.drop_blocks_but(b"cc")
+    for row in (b"dd", b"ee", b"cc", b"dd"):
+        assert scratch.block(3, row).tobytes() == row * 3

@@ -6,7 +6,9 @@ item per row). Rows are grouped by the widths of their variable parts (a handful
 groups per chunk: numbers of one digit count, names of one length); each group is a
 fixed-width block: the constants copied in once, each column stored as 32-bit words
 (two digits' text looked up at a time would be slower than four) straight into its
-place, and the block copied to the rows' offsets in the output. The text is exactly
+place, and the block copied to the rows' offsets in the output. When a single column,
+of numbers, varies in width (a trace's frame numbers), the rows form one block instead,
+the numbers padded with the constant before them (``_padded``). The text is exactly
 what joining the formatted strings would give.
 """
 
@@ -132,6 +134,14 @@ class Scratch:
             buf = self._bufs[key] = np.empty(max(nbytes, 1), np.uint8)
         return buf[:nbytes].view(dt).reshape(shape)
 
+    def drop_blocks_but(self, row: bytes) -> None:
+        """Frees the blocks of templates other than ``row``: a chunk formatted in one
+        block (``_padded``) after chunks formatted in several would hold them all."""
+        for held in [t for t in self._blocks if t != row]:
+            key = self._blocks.pop(held)
+            self._rows.pop(key, None)
+            self._bufs.pop(key, None)
+
     def block(self, m: int, row: bytes) -> np.ndarray:
         """``m`` rows of ``row`` (uint8, m × len(row)), in a block kept for that template
         (a few are: a chunk's groups). The rows it held last time are left as they are:
@@ -140,8 +150,9 @@ class Scratch:
         fill."""
         key = self._blocks.pop(row, None)
         if key is None:
-            if len(self._blocks) < _BLOCKS:
-                key = f"block{len(self._blocks)}"
+            if len(self._blocks) < _BLOCKS:  # a name not in use (some may be dropped)
+                used = set(self._blocks.values())
+                key = next(f"block{i}" for i in range(_BLOCKS) if f"block{i}" not in used)
             else:  # the least recently used template's block
                 key = self._blocks.pop(next(iter(self._blocks)))
         self._blocks[row] = key
@@ -312,6 +323,167 @@ def _groups(
     return groups, offsets
 
 
+def _columns(
+    block: np.ndarray,
+    row: bytes,
+    atoms: list,
+    cols: list[int],
+    widths: list[int],
+    idx: np.ndarray | None,
+    scratch: Scratch,
+) -> None:
+    """The variable parts of the rows ``idx`` (all when None) into ``block``, whose
+    rows hold the template ``row`` (columns ``cols``, variable parts ``widths`` wide)."""
+    it = iter(widths)
+    per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]
+    # Right to left: a short column's word may spill over bytes on its left.
+    for atom, col, w in reversed(list(zip(atoms, cols, per_atom, strict=True))):
+        if isinstance(atom, bytes):
+            continue
+        if isinstance(atom, Ints):
+            u = atom._unsigned()
+            _put_digits(block, col, w, u if idx is None else np.take(u, idx), row)
+        elif isinstance(atom, Table):
+            if w == 0:
+                continue
+            index = atom.index if idx is None else np.take(atom.index, idx)
+            # Gathered into a scratch buffer: a fresh one (a name per row, often past
+            # malloc's mmap threshold) can cost a page fault per 4 kB, chunk after chunk.
+            names = scratch.take("names", (len(index),), f"V{w}")
+            np.take(atom.items(w), index, out=names, mode="clip")  # "raise" would buffer
+            _field(block, col, f"V{w}")[...] = names
+        else:
+            values = np.asarray(atom.values, np.uint8)
+            block[:, col] = values if idx is None else np.take(values, idx)
+
+
+def _pre_words(pre: bytes) -> np.ndarray:
+    """Per number below 10,000, the last 4 bytes of ``pre`` + its digits as a word."""
+    pre = (b"\0" * 3 + pre)[-3:]  # the most a one-digit number's word holds
+    key = (0, int.from_bytes(pre, "little"))
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        v = np.arange(10_000)
+        digits = 1 + (v >= 10).astype(np.intp) + (v >= 100) + (v >= 1000)
+        high = np.array(_HIGH, np.uint32)
+        lead = np.array(
+            [
+                int.from_bytes(pre[len(pre) - (4 - k) :] if k < 4 else b"", "little")
+                for k in range(5)
+            ],
+            np.uint32,
+        )
+        table = _TABLES[key] = (_T4 & np.take(high, digits)) | np.take(lead, digits)
+    return table
+
+
+def _shifted(scratch: Scratch, key: str, values: np.ndarray) -> np.ndarray:
+    """``values`` one row on (the next row's), the last repeated."""
+    out = scratch.take(key, (len(values),), values.dtype)
+    out[:-1] = values[1:]
+    out[-1:] = values[-1:]
+    return out
+
+
+def _padded(
+    n: int, atoms: list, variable: list, widths: list[np.ndarray | int], scratch: Scratch
+) -> np.ndarray | None:
+    """The rows when one column only, of numbers, varies in width and follows constant
+    bytes (``pre``) as long as its widths differ by at least (else None: ``_groups``'s
+    way, a gather of every column and a scatter per combination of widths).
+
+    Each number is written as wide as the widest, padded on the left with the end of
+    ``pre`` instead of zeros: the bytes the text has there. The rows are formatted all
+    at once, rotated to start just before that column (the columns before it are those
+    of the next row, ``pre`` split between the two ends), and scattered so that each
+    ends where it ends in the text: its padding lands over the end of the row before,
+    which holds the same bytes, so that the order of the writes does not matter. One
+    scatter of whole rows; the first row's head is written apart."""
+    vary = [k for k, w in enumerate(widths) if not isinstance(w, int)]
+    if len(vary) != 1 or not isinstance(variable[vary[0]], Ints):
+        return None
+    ints = variable[vary[0]]
+    at = next(k for k, atom in enumerate(atoms) if atom is ints)
+    pre = atoms[at - 1] if at else None
+    if not isinstance(pre, bytes):
+        return None
+    ints._unsigned()
+    top = len(str(ints._cache["top"]))
+    lead = top - len(str(ints._cache["low"]))
+    # Bytes of ``pre`` ahead of the number in a rotated row: a number of 4 digits or
+    # fewer is one word from a table, the end of ``pre`` in its first bytes.
+    first = 4 - top if top <= 4 else 0
+    if len(pre) < first + lead:
+        return None
+    width = {id(atom): w for atom, w in zip(variable, widths, strict=True)}
+    head: list = []  # the columns before the number, of the next row
+    for k, atom in enumerate(atoms[: at - 1]):
+        if isinstance(atom, Chars):
+            atom = Chars(_shifted(scratch, f"next{k}", np.asarray(atom.values, np.uint8)))
+        elif isinstance(atom, Ints):
+            w = width[id(atom)]
+            atom = Ints(_shifted(scratch, f"next{k}", atom._unsigned()))
+            width[id(atom)] = w
+        elif isinstance(atom, Table):
+            w = width[id(atom)]
+            shifted = Table(atom.strings, _shifted(scratch, f"next{k}", atom.index))
+            shifted._cache = atom._cache  # its strings' arrays
+            atom = shifted
+            width[id(atom)] = w
+        head.append(atom)
+    if len(pre) > first:
+        head.append(pre[: len(pre) - first])
+    # The number and the end of ``pre`` before it, a placeholder in the template (its
+    # bytes differ from row to row), are written after the columns on their right (whose
+    # words may reach left over them).
+    others = [b"\0" * (first + top), *atoms[at + 1 :], *head]
+    fixed = [width[id(atom)] for atom in others if isinstance(atom, Ints | Table)]
+    row, cols = _template(others, tuple(fixed))
+    size = len(row)
+    scratch.drop_blocks_but(row)
+    block = scratch.block(n, row)
+    _columns(block, row, others, cols, fixed, None, scratch)
+    v = ints._unsigned()
+    pad = np.subtract(np.uint8(top), widths[vary[0]], dtype=np.uint8)
+    if top <= 4:
+        _field(block, 0, "<u4")[...] = np.take(_pre_words(pre), v)
+    else:
+        _put_digits(block, 0, top, v, row)
+        for x in range(lead):  # the zeros ahead of shorter numbers: ``pre``'s end
+            fill = [pre[len(pre) - p + x] if p > x else 0 for p in range(lead + 1)]
+            np.copyto(block[:, x], np.take(np.array(fill, np.uint8), pad), where=pad > x)
+    ahead = sum(len(a) for a in head if isinstance(a, bytes)) + sum(
+        width[id(a)] if isinstance(a, Ints | Table) else 1 for a in head if not isinstance(a, bytes)
+    )  # the first row's head: the text's first bytes
+    end = np.cumsum(pad, dtype=np.int64)  # bytes dropped up to each row's end
+    total = n * size - int(end[-1])
+    out = scratch.take("out", (ahead + total,))
+    # Row r's start, for its end to be the text's: ahead + (r + 1)·size − end[r] − size.
+    place = np.arange(ahead, ahead + n * size, size, dtype=np.int64)
+    place -= end
+    dst = np.ndarray(buffer=out, dtype=f"V{size}", shape=(len(out) - size + 1,), strides=(1,))
+    dst[place] = block.view(f"V{size}").reshape(-1)
+    out[:ahead] = np.frombuffer(_first_head(atoms[: at - 1], pre[: len(pre) - first]), np.uint8)
+    return out[:total]
+
+
+def _first_head(atoms: list, pre: bytes) -> bytes:
+    """The first row's text before ``pre``, then ``pre``."""
+    text = bytearray()
+    for atom in atoms:
+        if isinstance(atom, bytes):
+            text += atom
+        elif isinstance(atom, Chars):
+            text.append(int(np.asarray(atom.values)[0]))
+        elif isinstance(atom, Ints):
+            text += str(int(atom._unsigned()[0])).encode()
+        else:
+            text += atom.strings[int(atom.index[0])]
+    return bytes(text + pre)
+
+
 def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np.ndarray:
     """The ``n`` rows, each the concatenation of its parts, as one uint8 array of text
     (in ``scratch``'s buffers when given: valid until its next use)."""
@@ -338,29 +510,16 @@ def render_rows(n: int, parts: list[Part], scratch: Scratch | None = None) -> np
         len(a) if isinstance(a, bytes) else 1 for a in atoms if not isinstance(a, Ints | Table)
     )
     widths = [a.widths() for a in variable]
+    padded = _padded(n, atoms, variable, widths, scratch)
+    if padded is not None:
+        return padded
     groups, offsets = _groups(n, fixed, widths)
     out = None if offsets is None else scratch.take("out", (int(offsets[-1]),))
     for idx, group_widths in groups:
         row, cols = _template(atoms, tuple(group_widths))
         m = n if idx is None else len(idx)
         block = scratch.block(m, row)
-        it = iter(group_widths)
-        per_atom = [next(it) if isinstance(a, Ints | Table) else 0 for a in atoms]
-        # Right to left: a short column's word may spill over bytes on its left.
-        for atom, col, w in reversed(list(zip(atoms, cols, per_atom, strict=True))):
-            if isinstance(atom, bytes):
-                continue
-            if isinstance(atom, Ints):
-                u = atom._unsigned()
-                _put_digits(block, col, w, u if idx is None else np.take(u, idx), row)
-            elif isinstance(atom, Table):
-                if w == 0:
-                    continue
-                index = atom.index if idx is None else np.take(atom.index, idx)
-                _field(block, col, f"V{w}")[...] = np.take(atom.items(w), index)
-            else:
-                values = np.asarray(atom.values, np.uint8)
-                block[:, col] = values if idx is None else np.take(values, idx)
+        _columns(block, row, atoms, cols, group_widths, idx, scratch)
         if out is None:
             return block.reshape(-1)
         dst = np.ndarray(
