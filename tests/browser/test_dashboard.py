@@ -261,7 +261,7 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     box = pg.locator("#flame-plot").bounding_box()
     assert box is not None
     pg.mouse.click(box["x"] + target["x"] + target["w"] / 2, box["y"] + target["y"] + 5)
-    pg.wait_for_function("(i) => window.mcuprof.flame.focus === i", arg=target["i"], timeout=2000)
+    pg.wait_for_function("(i) => window.mcuprof.flame.focus === i", arg=target["i"], timeout=10_000)
     zoomed = pg.evaluate("(i) => window.mcuprof.flame.rects.find(r => r.i === i)", arg=target["i"])
     width = pg.evaluate("document.getElementById('flame-plot').clientWidth")
     assert zoomed["x"] == 0 and abs(zoomed["w"] - width) < 1
@@ -275,7 +275,7 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
     shot(pg, "14-flame-zoomed")
     assert_flame_fills_panel(pg)
     pg.keyboard.press("Escape")
-    pg.wait_for_function("() => window.mcuprof.flame.focus === 0", timeout=2000)
+    pg.wait_for_function("() => window.mcuprof.flame.focus === 0", timeout=10_000)
 
     pg.get_by_role("tab", name="Timeline").click()
     pg.wait_for_function(TIMELINE_DRAWN)

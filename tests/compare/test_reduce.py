@@ -1,5 +1,5 @@
 """compare's reduction of a capture from its records (diff/reduce.py) against the simple
-references: a loop for the parent search, np.unique for the interning, and a Profile's
+references: np.unique for the interning, and a Profile's
 own aggregates for the whole reduction, on random record streams with the odd cases
 (orphans, recursion, time jumping back, 32-bit wrap, depth gaps, unknown addresses)."""
 
@@ -11,14 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.diff import reduce as red
-from mcuprof.diff.reduce import (
-    RecordReducer,
-    count_at_most,
-    intern,
-    last_at_least,
-    reduce_profile,
-    stable_order,
-)
+from mcuprof.diff.reduce import RecordReducer, intern, reduce_profile
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 from mcuprof.symbols import Function, SymbolTable
@@ -32,31 +25,6 @@ FUNCS.append(Function("dup", "dup (b.c)", 0x2000, 0x20FF, "b.c", None, True))
 FUNCS.append(Function("dup", "dup (c.c)", 0x2100, 0x21FF, "c.c", None, True))
 SYMS = SymbolTable.from_functions(FUNCS)
 ADDRS = [f.start for f in FUNCS] + [0x9999, 0x1234]  # two that resolve to nothing
-
-
-def _reference_last_at_least(values, upto, x):
-    out = []
-    for u, v in zip(upto.tolist(), x.tolist(), strict=True):
-        j = u
-        while j >= 0 and values[j] < v:
-            j -= 1
-        out.append(j)
-    return np.array(out, np.int64)
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    values=st.lists(st.integers(0, 40), min_size=1, max_size=700),
-    queries=st.lists(st.tuples(st.integers(-1, 699), st.integers(0, 45)), max_size=60),
-    block=st.sampled_from([2, 3, 8, 256]),
-)
-def test_last_at_least_matches_a_loop(values, queries, block, monkeypatch_module):
-    monkeypatch_module.setattr(red, "_BLOCK", block)
-    v = np.array(values, np.int64)
-    upto = np.array([min(u, len(v) - 1) for u, _ in queries], np.int64)
-    x = np.array([q for _, q in queries], np.int64)
-    got = last_at_least(v, upto, x)
-    assert got.tolist() == _reference_last_at_least(v, upto, x).tolist()
 
 
 @pytest.fixture(scope="module")
@@ -113,51 +81,6 @@ def _calls(draw, max_records: int) -> list[tuple[int, int, int, int]]:
         for i, (a, e, d, dep) in enumerate(rows)
         if i not in drop
     ]
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=400),
-    st.sampled_from([1, 3, 255, 256, 1 << 16, 1 << 17]),
-    st.integers(-(2**40), 2**40),
-)
-def test_stable_order_is_a_stable_argsort(values, span, offset):
-    # spans under 2**8 and 2**16 sort as small offsets (radix), wider ones as they are
-    keys = np.array([offset + v % span for v in values], np.int64)
-    assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.integers(-20, 200), max_size=300),
-    st.lists(st.integers(-40, 240), max_size=300),
-    st.sampled_from([1, 7, 1000, 10**9]),
-)
-def test_count_at_most_is_searchsorted(values, queries, scale):
-    # dense values (counted per tick) and sparse ones (binary search), queries past both ends
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.array(queries, np.int64) * scale
-    want = np.searchsorted(v, x, side="right")
-    assert count_at_most(v, x).tolist() == want.tolist()
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    values=st.lists(st.integers(-20, 200), max_size=300),
-    queries=st.lists(st.integers(-40, 240), max_size=300),
-    scale=st.sampled_from([1, 7, 1000, 10**9]),
-    window=st.sampled_from([1, 2, 5, 64]),
-)
-def test_ascending_queries_are_searched_as_searchsorted(
-    values, queries, scale, window, monkeypatch_module
-):
-    # queries in order are searched per window of values (small windows: many of them)
-    monkeypatch_module.setattr(red, "_WINDOW", window)
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.sort(np.array(queries, np.int64) * scale)
-    want = np.searchsorted(v, x, side="right")
-    assert count_at_most(v, x, ascending=True).tolist() == want.tolist()
-    assert red._search_ascending(v, x).tolist() == want.tolist()
 
 
 @st.composite

@@ -5,8 +5,10 @@ code gives one function at a time: the reference below is that code as it was.""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +79,11 @@ def ref_welch(ma: float, va_: float, na: int, mb: float, vb_: float, nb: int, co
     se2 = va + vb
     if se2 <= 0.0:
         return diff, diff
-    df = se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1))
+    den = va * va / (na - 1) + vb * vb / (nb - 1)
+    df = se2 * se2 / den if den > 0.0 else math.inf
+    if not math.isfinite(df):  # squares past float64's range: the exact ratio
+        a, b, s = Fraction(va), Fraction(vb), Fraction(se2)
+        df = float(s * s / (a * a / (na - 1) + b * b / (nb - 1)))
     half = ref_t_quantile(0.5 + conf / 2.0, df) * math.sqrt(se2)
     return diff - half, diff + half
 
@@ -235,3 +241,14 @@ def test_function_intervals_equal_one_at_a_time_reference(pairs, metric, basis, 
         one = d.interval(metric, basis, conf, min_calls)  # the same, one function alone
         assert (one is None) == (ci is None)
         assert one is None or (same(one[0], ci[0]) and same(one[1], ci[1]))
+
+
+@pytest.mark.parametrize("scale", [1e-178, 1e-300, 1e200, 1e300])
+def test_welch_interval_past_the_range_of_squares(scale):
+    """Variances whose squares underflow (or overflow) float64 still have their degrees
+    of freedom: the interval scales with the spread, as at ordinary sizes."""
+    want = stats.welch_interval(0.0, 0.0, 2, 0.0, 3.0, 5, 0.95)
+    got = stats.welch_interval(0.0, 0.0, 2, 0.0, 3.0 * scale, 5, 0.95)
+    half = math.sqrt(scale)
+    assert math.isclose(got[0], want[0] * half, rel_tol=1e-9)
+    assert math.isclose(got[1], want[1] * half, rel_tol=1e-9)

@@ -59,6 +59,18 @@ def test_output_file(capture, elf, tmp_path, capsys) -> None:
     assert not (tmp_path / "p.speedscope.json.part").exists()
 
 
+def test_dash_output_is_standard_output(capture, elf, tmp_path, capsys, monkeypatch) -> None:
+    """``-o -`` writes to standard output, as ``sort -o -`` and most tools read it, and
+    leaves no file named "-" behind; its text is the same as with no ``-o``."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(capture), "--elf", str(elf), "-f", "folded"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["export", str(capture), "--elf", str(elf), "-f", "folded", "-o", "-"]) == 0
+    assert capsys.readouterr().out == plain
+    assert plain.count("\n") > 10
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_without_elf_frames_are_hex(capture, capsys) -> None:
     assert main(["export", str(capture), "--format", "csv"]) == 0
     out = capsys.readouterr().out

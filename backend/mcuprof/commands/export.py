@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("capture", help="raw device-to-host byte stream")
     p.add_argument("--elf", help="firmware ELF, for function names and source lines")
     p.add_argument("--format", "-f", required=True, choices=FORMATS, help="output format")
-    p.add_argument("-o", "--output", help="output file (default: standard output)")
+    p.add_argument(
+        "-o", "--output", help="output file; - or none: standard output (as other tools take it)"
+    )
     p.add_argument(
         "--kind",
         choices=("auto", "miniprofiler", "qs"),
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         if check.state == "mismatch":
             warn(check.message)
     progress.step(f"rendering {args.format}")
-    if args.output is None:
+    if args.output is None or args.output == "-":
         # Text, as the stream expects (ASCII or UTF-8, written as it comes).
         export.write(args.format, loaded.profile, lambda b: sys.stdout.write(str(b, "utf-8")))
         sys.stdout.flush()

@@ -20,6 +20,14 @@ import numpy as np
 from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
 from ..profile.frames import AddressTable
 from ..profile.incremental import unique_pairs
+from ..profile.levels import Level
+from ..profile.model import (
+    depth_groups,
+    set_parents,
+    sort_entries,
+    stream_candidates,
+    worth_guessing,
+)
 from ..profile.timebase import place
 from .table import Spread, capture_span
 
@@ -29,7 +37,6 @@ if TYPE_CHECKING:
 # A float64 sum of whole numbers is exact, in any order, while it stays below 2**53: a
 # computed sum of non-negative terms below 2**52 says every partial sum was exact.
 _EXACT = float(2**52)
-_BLOCK = 256  # values per block in ``last_at_least``'s block maxima
 _PER_STACK = 4  # records per stack under which a depth is summed per frame directly
 
 
@@ -84,144 +91,12 @@ def reduce_profile(profile: Profile, folded: bool = True) -> Reduced:
 # ---------------------------------------------------------------------- from records
 
 
-def last_at_least(values: np.ndarray, upto: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """For each query i, the largest j <= upto[i] with values[j] >= x[i], or -1.
-
-    The query's own position first (a sane trace stops there), a prefix maximum to
-    settle the queries with no answer at all (orphans), a few steps back, then the
-    query's own block of _BLOCK values, then the same question one level up on the
-    blocks' maxima, whose answer is the block holding the result."""
-    ok = upto >= 0
-    hit = values[upto] >= x  # (upto -1 reads the last value: masked by ok)
-    hit &= ok
-    out = np.where(hit, upto, -1)
-    if bool(hit.all()):
-        return out
-    live = np.flatnonzero(ok & ~hit)
-    del ok, hit
-    if len(live) == 0:
-        return out
-    reach = np.maximum.accumulate(values)
-    live = live[reach[upto[live]] >= x[live]]
-    del reach
-    j = upto[live] - 1
-    for _ in range(_STEPS):  # overlapping records (resets): the answer is often close
-        if len(live) == 0:
-            return out
-        hit = values[j] >= x[live]
-        out[live[hit]] = j[hit]
-        live, j = live[~hit], j[~hit] - 1
-    # j >= 0 still: the prefix maximum promised an answer at or before upto
-    found, pos = _scan_blocks(values, j // _BLOCK, j, x[live])
-    out[live[found]] = pos[found]
-    live, j = live[~found], j[~found]
-    if len(live) == 0:
-        return out
-    n = len(values)
-    n_blocks = -(-n // _BLOCK)
-    padded = np.full(n_blocks * _BLOCK, np.iinfo(np.int64).min, np.int64)
-    padded[:n] = values
-    maxima = padded.reshape(n_blocks, _BLOCK).max(axis=1)
-    del padded
-    blk = last_at_least(maxima, j // _BLOCK - 1, x[live])
-    _, pos = _scan_blocks(values, blk, blk * _BLOCK + _BLOCK - 1, x[live])
-    out[live] = pos
-    return out
-
-
-_STEPS = 16
-_GATHER = 1 << 12  # queries per (queries x _BLOCK) gather: a few MB at a time
-
-
-def _scan_blocks(
-    values: np.ndarray, block: np.ndarray, upto: np.ndarray, x: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, the last position in ``block`` at or before ``upto`` whose value is at
-    least ``x``: (found, position)."""
-    found = np.zeros(len(block), bool)
-    pos = np.full(len(block), -1, np.int64)
-    n = len(values)
-    for k in range(0, len(block), _GATHER):
-        b, u, xs = block[k : k + _GATHER], upto[k : k + _GATHER], x[k : k + _GATHER]
-        cols = b[:, None] * _BLOCK + np.arange(_BLOCK)
-        inside = (cols <= u[:, None]) & (cols < n)
-        hits = inside & (values[np.where(inside, cols, 0)] >= xs[:, None])
-        any_hit = hits.any(axis=1)
-        last = _BLOCK - 1 - np.argmax(hits[:, ::-1], axis=1)
-        found[k : k + _GATHER] = any_hit
-        pos[k : k + _GATHER] = np.where(any_hit, b * _BLOCK + last, -1)
-    return found, pos
-
-
-def parents(
-    up_entry: np.ndarray, up_exit: np.ndarray, entry: np.ndarray, exit_: np.ndarray
-) -> np.ndarray:
-    """Position of each child's parent among the records one level up (sorted by entry)
-    per CLARIFICATIONS: the record whose [entry, exit] contains the child's, entered
-    last; -1 for none (an orphan)."""
-    upto = count_at_most(up_entry, entry, ascending=True)
-    upto -= 1
-    return last_at_least(up_exit, upto, exit_)
-
-
-def count_at_most(values: np.ndarray, x: np.ndarray, ascending: bool = False) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` (``values`` ascending; ``ascending``:
-    so are the queries). Values that span fewer ticks than twice their number and the
-    queries' (a target that resets often sends the same few times again and again) are
-    counted per tick once, and each query reads its count: linear, where a binary search
-    each is not."""
-    if len(values) == 0 or len(x) == 0:
-        return np.zeros(len(x), np.int64)
-    lo = int(values[0])
-    span = int(values[-1]) - lo + 1
-    if span > 2 * (len(values) + len(x)):
-        if ascending:
-            return _search_ascending(values, x)
-        return np.searchsorted(values, x, side="right")
-    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
-    at = np.clip(x - lo, -1, span - 1)
-    out = counts[at]
-    out[at < 0] = 0  # below every value
-    return out
-
-
-_WINDOW = 1 << 12  # ascending queries searched per window of the values they fall in
-
-
-def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` for ascending ``x``: each run of
-    _WINDOW queries is searched only among the values between its first and last
-    query's answers (fewer steps, in cache), the runs' bounds in one search."""
-    n = len(x)
-    if n <= 2 * _WINDOW:
-        return np.searchsorted(values, x, side="right")
-    starts = np.arange(0, n, _WINDOW)
-    lo = np.searchsorted(values, x[starts], side="right").tolist()
-    hi = np.searchsorted(values, x[np.minimum(starts + _WINDOW, n) - 1], side="right").tolist()
-    out = np.empty(n, np.int64)
-    for s, a, b in zip(starts.tolist(), lo, hi, strict=True):
-        part = out[s : s + _WINDOW]
-        part[:] = np.searchsorted(values[a:b], x[s : s + _WINDOW], side="right")
-        part += a
-    return out
-
-
 def intern(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (parent stack, frame) pairs, in (parent stack, frame) order, and the
     index of each input pair among them: the profile's own ``unique_pairs`` (a table
     lookup when the pairs span a range a few times their count, else one sort of the
     pairs packed with their positions, no argsort)."""
     return unique_pairs(pst, frame)
-
-
-def _by_depth(depth: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """(depth, positions of its records in stream order), shallowest first."""
-    present = np.flatnonzero(np.bincount(depth))
-    if len(present) <= 8:
-        return [(d, np.flatnonzero(depth == d)) for d in present.tolist()]
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    return [(int(depth[g[0]]), g) for g in np.split(order, cuts)]
 
 
 _NONE = np.empty(0, np.int64)
@@ -236,7 +111,6 @@ class _Level:
     dur: np.ndarray  # uint32 ticks
     frame: np.ndarray  # int32 frame id
     parent: np.ndarray | None = None  # position one level up, -1 for none
-    exit: np.ndarray | None = None  # entry + dur, while the level below is placed
     local: np.ndarray = field(default_factory=lambda: _NONE)  # stack id - first
     first: int = 0  # stack id of the depth's first stack
     n_stacks: int = 0  # the depth's stacks (every one has records)
@@ -256,7 +130,12 @@ class RecordReducer:
         self._last_exit: int | None = None
         self._t0: int | None = None
         self._t1: int | None = None
-        self._parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # Per depth, its pieces: entry, duration, frame, and the stream's parent guesses
+        # (see ``_guesses``) or None.
+        self._parts: dict[int, list[tuple[np.ndarray, ...]]] = {}
+        self._seen: dict[int, int] = {}  # records of each depth so far
+        self._last_entry: dict[int, int] = {}  # each depth's last entry so far
+        self._unordered: set[int] = set()  # depths whose entries went back
 
     def add(self, records: np.ndarray) -> None:
         if len(records) == 0:
@@ -267,9 +146,34 @@ class RecordReducer:
         ids = self.table.ids(records["func_addr"])  # first: it grows the table
         frame = self.table.frame_of[ids]
         del ids
-        for d, idx in _by_depth(records["depth"]):
-            self._parts.setdefault(d, []).append((entry[idx], dur[idx], frame[idx]))
+        depth = np.ascontiguousarray(records["depth"])  # read once per depth: not strided
+        counts = []
+        for idx in depth_groups(depth):
+            d = int(depth[idx[0]])
+            e = entry[idx]
+            if d not in self._unordered and (
+                bool(np.any(e[1:] < e[:-1])) or e[0] < self._last_entry.get(d, e[0])
+            ):
+                self._unordered.add(d)
+            self._last_entry[d] = int(e[-1])
+            guess = self._guesses(depth, d, idx, len(records))
+            self._parts.setdefault(d, []).append((e, dur[idx], frame[idx], guess))
+            counts.append((d, len(idx)))
+        for d, k in counts:  # after the guesses: they count the pieces before this one
+            self._seen[d] = self._seen.get(d, 0) + k
         self.n_records += len(records)
+
+    def _guesses(self, depth: np.ndarray, d: int, idx: np.ndarray, n: int) -> np.ndarray | None:
+        """The parents the stream suggests for the records of depth ``d`` at positions
+        ``idx`` (the profile's ``stream_candidates``, as ranks among the capture's records
+        of depth d - 1), while both depths stay in stream order; None where not worth it."""
+        if d == 0 or d in self._unordered or d - 1 in self._unordered:
+            return None
+        if not worth_guessing(len(idx), n):
+            return None
+        guess = stream_candidates(depth, d - 1, idx)
+        guess += self._seen.get(d - 1, 0)
+        return guess
 
     def finish(self, timer_freq: int) -> Reduced | None:
         """The capture reduced, at ``timer_freq``. None in the rare case where a float64
@@ -314,42 +218,38 @@ class RecordReducer:
 
     def _levels(self) -> list[_Level]:
         """Each depth's records sorted by entry (stably: equal entries in stream order),
-        with their parents; the pieces go as they are joined."""
+        with their parents by the profile's own rule and search; the pieces go as they
+        are joined."""
         levels: list[_Level] = []
+        guessed = False  # the level above kept stream order (positions are stream ranks)
         for d in sorted(self._parts):
             parts = self._parts.pop(d)
-            cols = [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*parts, strict=True)]
-            del parts
-            e, dur, frame = cols
-            if len(e) > 1 and not bool(np.all(e[1:] >= e[:-1])):
-                order = stable_order(e)
-                e, dur, frame = e[order], dur[order], frame[order]
-                del order
-            lv = _Level(d, e, dur, frame)
+            e, dur, frame = (
+                np.concatenate(c) if len(c) > 1 else c[0]
+                for c in list(zip(*parts, strict=True))[:3]
+            )
+            in_order = d not in self._unordered
             up = levels[-1] if levels and levels[-1].depth == d - 1 else None
+            guess = None
+            if in_order and guessed and up is not None and all(p[3] is not None for p in parts):
+                guess = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
+            del parts
+            if not in_order:
+                e, perm = sort_entries(e)
+                dur, frame = dur[perm], frame[perm]
+                del perm
+            lv = _Level(d, e, dur, frame)
             if up is not None:
-                if up.exit is None:
-                    up.exit = up.entry + up.dur
-                lv.exit = lv.entry + lv.dur  # kept for the level below
-                lv.parent = parents(up.entry, up.exit, lv.entry, lv.exit).astype(np.int32)
-            if levels:  # only the level below asks for entries and exits
-                levels[-1].entry, levels[-1].exit = _NONE, None
+                # The level above as a Level: its columns are these arrays (no copy).
+                lv.parent = np.empty(len(e), np.int32)
+                set_parents(Level.of(up.entry, up.dur, up.frame), e, dur, guess, lv.parent)
+            if levels:  # only the level below asks for entries
+                levels[-1].entry = _NONE
             levels.append(lv)
-            del cols, e, dur, frame
-        levels[-1].entry, levels[-1].exit = _NONE, None
+            guessed = in_order
+            del e, dur, frame, guess
+        levels[-1].entry = _NONE
         return levels
-
-
-def stable_order(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")``. Keys within 2**16 of each other (a target that
-    resets often sends the same few times again and again) sort as 16-bit offsets, which
-    numpy radix-sorts in one linear pass, where merging many short runs is n log n."""
-    lo = int(keys.min())
-    span = int(keys.max()) - lo
-    if span < 1 << 16:
-        small = np.subtract(keys, lo).astype(np.uint8 if span < 1 << 8 else np.uint16)
-        return np.argsort(small, kind="stable")
-    return np.argsort(keys, kind="stable")
 
 
 def _stacks(levels: list[_Level]) -> tuple[np.ndarray, np.ndarray]:

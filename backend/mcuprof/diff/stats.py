@@ -259,8 +259,7 @@ def welch_intervals(rows: Sequence[Welch], conf: float) -> list[tuple[float, flo
         if se2 <= 0.0:  # no spread on either side: the difference is exact
             parts.append((diff, se2, None))
             continue
-        # Welch–Satterthwaite degrees of freedom.
-        parts.append((diff, se2, se2 * se2 / (va * va / (n_a - 1) + vb * vb / (n_b - 1))))
+        parts.append((diff, se2, _welch_df(va, n_a, vb, n_b, se2)))
     q = iter(t_quantiles(0.5 + conf / 2.0, [df for _, _, df in parts if df is not None]))
     out = []
     for diff, se2, df in parts:
@@ -270,6 +269,20 @@ def welch_intervals(rows: Sequence[Welch], conf: float) -> list[tuple[float, flo
             half = next(q) * math.sqrt(se2)
             out.append((diff - half, diff + half))
     return out
+
+
+def _welch_df(va: float, n_a: int, vb: float, n_b: int, se2: float) -> float:
+    """Welch–Satterthwaite degrees of freedom; where the squares leave float64's range
+    (variances past ~1e±154 underflow to 0 or overflow), the same ratio computed exactly."""
+    den = va * va / (n_a - 1) + vb * vb / (n_b - 1)
+    if den > 0.0:
+        df = se2 * se2 / den
+        if math.isfinite(df):
+            return df
+    from fractions import Fraction  # (rare: only here)
+
+    a, b, s = Fraction(va), Fraction(vb), Fraction(se2)
+    return float(s * s / (a * a / (n_a - 1) + b * b / (n_b - 1)))
 
 
 def welch_interval(

@@ -210,11 +210,30 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
     entry = up.entry
     dur = up.dur
     j = _last_at_or_before(entry, c_entry)
-    pending = np.flatnonzero(j >= 0)
-    jj = j[pending]
-    # A sane trace resolves in the first step; overlapping same-depth records (corrupt
-    # streams, device resets) walk back a few more, and the rest fall to a block search.
-    for step in range(_STEPS):
+    # A sane trace resolves in the first step, taken for every child at once (no index
+    # lists); overlapping same-depth records (corrupt streams, device resets) walk back
+    # a few more, and the rest fall to a block search.
+    has = j >= 0
+    at = j if bool(has.all()) else np.where(has, j, 0)
+    hit = entry[at] + dur[at] >= c_exit
+    del at
+    hit &= has
+    np.copyto(result, j, where=hit, casting="unsafe")  # positions in a level fit int32
+    if bool(hit.all()):
+        return result
+    pending = np.flatnonzero(has & ~hit)
+    del has, hit
+    jj = j[pending] - 1
+    del j
+    alive = jj >= 0
+    if len(pending):
+        # No record up to the end of the candidate's block exits late enough: an
+        # orphan (a target that resets sends calls without their callers), with no
+        # walk back through the records before it.
+        reach = np.maximum.accumulate(up.block_max)
+        alive &= reach[np.maximum(jj, 0) // _BLOCK] >= c_exit[pending]
+    pending, jj = pending[alive], jj[alive]
+    for _ in range(1, _STEPS):
         if len(pending) == 0:
             return result
         ok = entry[jj] + dur[jj] >= c_exit[pending]
@@ -222,12 +241,6 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
         pending = pending[~ok]
         jj = jj[~ok] - 1
         alive = jj >= 0
-        if step == 0 and len(pending):
-            # No record up to the end of the candidate's block exits late enough: an
-            # orphan (a target that resets sends calls without their callers), with no
-            # walk back through the records before it.
-            reach = np.maximum.accumulate(up.block_max)
-            alive &= reach[np.maximum(jj, 0) // _BLOCK] >= c_exit[pending]
         pending, jj = pending[alive], jj[alive]
     # Chunks bound the (children x block) gather below to a few MB.
     for k in range(0, len(pending), _CHUNK):
@@ -246,12 +259,63 @@ def _last_at_or_before(entry: np.ndarray, keys: np.ndarray) -> np.ndarray:
     if m >= 1024:
         step = np.diff(keys)
         if not (step < 0).any():
-            starts = np.flatnonzero(step)
-            if len(starts) * _RUNS < m:
+            if np.count_nonzero(step) * _RUNS < m:
+                starts = np.flatnonzero(step)
                 starts += 1
-                found = np.searchsorted(entry, keys[np.r_[0, starts]], side="right") - 1
+                found = count_at_most(entry, keys[np.r_[0, starts]], ascending=True) - 1
                 return np.repeat(found, np.diff(np.r_[0, starts, m]))
-    return np.searchsorted(entry, keys, side="right") - 1
+            del step
+            out = count_at_most(entry, keys, ascending=True)
+            out -= 1
+            return out
+    out = count_at_most(entry, keys)
+    out -= 1
+    return out
+
+
+def count_at_most(values: np.ndarray, x: np.ndarray, ascending: bool = False) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` (``values`` ascending; ``ascending``:
+    so are the queries). Values that span fewer ticks than twice their number and the
+    queries' (a target that resets often sends the same few times again and again), and
+    are not many more than the queries, are counted per tick once, and each query reads
+    its count: linear, where a binary search each is not."""
+    if len(values) == 0 or len(x) == 0:
+        return np.zeros(len(x), np.int64)
+    lo = int(values[0])
+    span = int(values[-1]) - lo + 1
+    # The count table costs a pass over every value: for a piece of queries against many
+    # values (a level parented a piece at a time), a binary search each costs less.
+    if span > 2 * (len(values) + len(x)) or len(values) > _DENSE * len(x):
+        if ascending:
+            return _search_ascending(values, x)
+        return np.searchsorted(values, x, side="right")
+    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
+    at = np.clip(x - lo, -1, span - 1)
+    out = counts[at]
+    out[at < 0] = 0  # below every value
+    return out
+
+
+_DENSE = 8  # values per query up to which they are counted per tick
+_WINDOW = 1 << 12  # ascending queries searched per window of the values they fall in
+
+
+def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, x, side="right")`` for ascending ``x``: each run of
+    _WINDOW queries is searched only among the values between its first and last
+    query's answers (fewer steps, in cache), the runs' bounds in one search."""
+    n = len(x)
+    if n <= 2 * _WINDOW:
+        return np.searchsorted(values, x, side="right")
+    starts = np.arange(0, n, _WINDOW)
+    lo = np.searchsorted(values, x[starts], side="right").tolist()
+    hi = np.searchsorted(values, x[np.minimum(starts + _WINDOW, n) - 1], side="right").tolist()
+    out = np.empty(n, np.int64)
+    for s, a, b in zip(starts.tolist(), lo, hi, strict=True):
+        part = out[s : s + _WINDOW]
+        part[:] = np.searchsorted(values[a:b], x[s : s + _WINDOW], side="right")
+        part += a
+    return out
 
 
 def confirm_parents(

@@ -45,7 +45,7 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _by_depth(depth: np.ndarray) -> list[np.ndarray]:
+def depth_groups(depth: np.ndarray) -> list[np.ndarray]:
     """Positions of the records of each depth, in stream order, shallowest depth first.
     A few depths (the usual tree) take a scan each; a deep chain, one stable sort."""
     present = np.flatnonzero(np.bincount(depth))
@@ -235,7 +235,7 @@ class Profile:
         levels = self._levels
         new_pos: dict[int, np.ndarray] = {}
         span: dict[int, tuple[int, int]] = {}
-        for idx in _by_depth(depth):
+        for idx in depth_groups(depth):
             d = int(depth[idx[0]])
             level = levels.get(d)
             if level is None:
@@ -531,7 +531,7 @@ class Builder:
         self._cap = 0
         ids = raw.view(np.int32)  # end_batch replaced every address with its id
         del raw
-        groups = {int(depth[idx[0]]): idx for idx in _by_depth(depth)} if n else {}
+        groups = {int(depth[idx[0]]): idx for idx in depth_groups(depth)} if n else {}
         # Each depth's records in stream order, then by entry where time went back.
         # One column at a time, each gathered for every depth before its whole-capture
         # array goes: the temporaries stay one column's worth.
@@ -555,7 +555,7 @@ class Builder:
         cands = {
             d: stream_candidates(depth, d - 1, groups[d])
             for d in present
-            if d in in_order and d - 1 in in_order and len(groups[d]) * _WORTH >= n
+            if d in in_order and d - 1 in in_order and worth_guessing(len(groups[d]), n)
         }
         del depth
         durs = {d: dur[groups[d]] for d in present}
@@ -566,22 +566,29 @@ class Builder:
             level = p._levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
             up = p._levels.get(d - 1)
             if d > 0 and up is not None:
-                parent, lv_entry, lv_dur = level.parent, level.entry, level.dur
-                guess = cands.pop(d, None)
-                for lo in range(0, level.n, _PIECE):
-                    c_entry = lv_entry[lo : lo + _PIECE]
-                    c_exit = c_entry + lv_dur[lo : lo + _PIECE]
-                    if guess is None:
-                        parent[lo : lo + _PIECE] = find_parents(up, c_entry, c_exit)
-                    elif not confirm_parents(
-                        up, c_entry, c_exit, guess[lo : lo + _PIECE], parent[lo : lo + _PIECE]
-                    ):
-                        guess = None  # mostly wrong (time that keeps going back): search
-                del guess
+                set_parents(up, level.entry, level.dur, cands.pop(d, None), level.parent)
         p.n_records += n
         self.n_records = 0
         p._changed()
         return p
+
+
+def set_parents(
+    up: Level, entry: np.ndarray, dur: np.ndarray, guess: np.ndarray | None, out: np.ndarray
+) -> None:
+    """``out``: the parent in ``up`` of each record (``entry``, ``dur``), sorted by entry.
+    ``guess`` (``stream_candidates``, or None) is confirmed while most guesses are right,
+    and searched past where they stop being (time that keeps going back). _PIECE records
+    at a time: the exits are made a piece at a time."""
+    for lo in range(0, len(entry), _PIECE):
+        c_entry = entry[lo : lo + _PIECE]
+        c_exit = c_entry + dur[lo : lo + _PIECE]
+        if guess is None:
+            out[lo : lo + _PIECE] = find_parents(up, c_entry, c_exit)
+        elif not confirm_parents(
+            up, c_entry, c_exit, guess[lo : lo + _PIECE], out[lo : lo + _PIECE]
+        ):
+            guess = None
 
 
 # A depth's records have their parents guessed from the stream when the depth holds at
@@ -589,6 +596,11 @@ class Builder:
 # binary search per record costs ~20 steps).
 _WORTH = 16
 _COUNT = 1 << 16  # records counted at a time
+
+
+def worth_guessing(at_depth: int, records: int) -> bool:
+    """Whether ``stream_candidates`` pays for a depth holding ``at_depth`` of ``records``."""
+    return at_depth * _WORTH >= records
 
 
 def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..protocol import Metadata, ProfileData
-from .timebase import concat_records, timer_freq_or_default, unwrap_exits
+from .timebase import concat_records, place, timer_freq_or_default
 
 _ALONE = 1 << 12  # records: an array this long is unwrapped alone
 _PIECE = 1 << 16  # records unwrapped at a time
@@ -22,7 +22,8 @@ class CaptureSpan:
         self._last_exit: int | None = None
         self._lo: int | None = None
         self._hi: int | None = None
-        self._buf = np.empty(0, np.int64)
+        self._buf = np.empty(0, np.int64)  # entries of a piece
+        self._dur = np.empty(0, np.uint32)  # its durations
 
     def feed(self, events: Iterable[object]) -> None:
         # Unwrapping is the same in one call as packet by packet: large arrays (runs of
@@ -50,21 +51,20 @@ class CaptureSpan:
             self._add(concat_records(small))
 
     def _add(self, recs: np.ndarray) -> None:
-        # A piece at a time into one reused buffer: the temporaries stay in the cache
-        # and no fresh pages are faulted in per packet run.
+        # A piece at a time into reused buffers: the temporaries stay in the cache and
+        # no fresh pages are faulted in per packet run.
         n = len(recs)
         if len(self._buf) < min(n, _PIECE):
-            self._buf = np.empty(min(max(n, _ALONE), _PIECE), np.int64)
+            size = min(max(n, _ALONE), _PIECE)
+            self._buf, self._dur = np.empty(size, np.int64), np.empty(size, np.uint32)
         last, lo, hi = self._last_exit, self._lo, self._hi
         for a in range(0, n, _PIECE):
             piece = recs[a : a + _PIECE]
-            dur = piece["duration"]
-            exits = unwrap_exits(piece["entry_time"], dur, last, self._buf[: len(piece)])
-            last = int(exits[-1])
-            top = int(exits.max())
-            low = int(np.subtract(exits, dur, out=exits).min())  # entries, in place
-            lo = low if lo is None else min(lo, low)
-            hi = top if hi is None else max(hi, top)
+            k = len(piece)
+            batch = place(piece, last, self._buf[:k], self._dur[:k])
+            last = batch.last_exit
+            lo = batch.lo if lo is None else min(lo, batch.lo)
+            hi = batch.hi if hi is None else max(hi, batch.hi)
         self._last_exit, self._lo, self._hi = last, lo, hi
 
     @property
