@@ -256,19 +256,17 @@ def _last_at_or_before(entry: np.ndarray, keys: np.ndarray) -> np.ndarray:
     equal ones (many calls entered at one tick: a coarse timer, a target replaying the
     same ticks after each reset) are searched once per run."""
     m = len(keys)
+    ascending = False
     if m >= 1024:
         step = np.diff(keys)
-        if not (step < 0).any():
-            if np.count_nonzero(step) * _RUNS < m:
-                starts = np.flatnonzero(step)
-                starts += 1
-                found = count_at_most(entry, keys[np.r_[0, starts]], ascending=True) - 1
-                return np.repeat(found, np.diff(np.r_[0, starts, m]))
-            del step
-            out = count_at_most(entry, keys, ascending=True)
-            out -= 1
-            return out
-    out = count_at_most(entry, keys)
+        ascending = not (step < 0).any()
+        if ascending and np.count_nonzero(step) * _RUNS < m:
+            starts = np.flatnonzero(step)
+            starts += 1
+            found = count_at_most(entry, keys[np.r_[0, starts]], ascending=True) - 1
+            return np.repeat(found, np.diff(np.r_[0, starts, m]))
+        del step
+    out = count_at_most(entry, keys, ascending)
     out -= 1
     return out
 
