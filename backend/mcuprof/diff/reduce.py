@@ -23,6 +23,7 @@ from ..profile.incremental import unique_pairs
 from ..profile.levels import Level
 from ..profile.model import (
     depth_groups,
+    is_sorted,
     set_parents,
     sort_entries,
     stream_candidates,
@@ -152,7 +153,7 @@ class RecordReducer:
             d = int(depth[idx[0]])
             e = entry[idx]
             if d not in self._unordered and (
-                bool(np.any(e[1:] < e[:-1])) or e[0] < self._last_entry.get(d, e[0])
+                not is_sorted(e) or e[0] < self._last_entry.get(d, e[0])
             ):
                 self._unordered.add(d)
             self._last_entry[d] = int(e[-1])

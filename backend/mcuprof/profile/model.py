@@ -392,7 +392,7 @@ def _distinct(raw: np.ndarray) -> np.ndarray:
     return (np.flatnonzero(seen) + lo).astype(np.uint32)
 
 
-def _is_sorted(a: np.ndarray) -> bool:
+def is_sorted(a: np.ndarray) -> bool:
     return len(a) < 2 or bool(np.all(a[1:] >= a[:-1]))
 
 
@@ -541,7 +541,7 @@ class Builder:
         for d in present:
             idx = groups[d]
             e = entry[idx]
-            if _is_sorted(e):
+            if is_sorted(e):
                 in_order.add(d)
             else:
                 e, perm = sort_entries(e)
