@@ -68,19 +68,24 @@ def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return h, low, inv
 
 
-def ranks(x: np.ndarray, x0: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+def ranks(x: np.ndarray, x0: int, span: int, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``x`` (in [x0, x0 + span)), sorted, and each row's rank
-    among them (int32), by a table as long as the span."""
+    among them (int32), by a table as long as the span. ``own``: ``x`` (int32) may be
+    overwritten."""
     seen = np.zeros(span, bool)
-    off = x.astype(np.int32)
-    off -= x0
+    off = x if own and x.dtype == np.int32 else x.astype(np.int32)
+    if x0:
+        off -= x0
     seen[off] = True
     rank = np.cumsum(seen, dtype=np.int32)
     rank -= 1
+    # Indexing, not np.take(out=off): take into its own indices buffers an intp copy
+    # of them and the result (3x the offsets), indexing only makes the result.
+    inv = rank[off]
+    del rank, off
     values = np.flatnonzero(seen)
     values += x0
-    np.take(rank, off, out=off)
-    return values, off
+    return values, inv
 
 
 def _dense_pairs(
@@ -106,16 +111,8 @@ def _dense_pairs(
         code *= width
         code += lo
         code -= l0
-    seen = np.zeros(span * width, bool)
-    seen[code] = True
-    rank = np.cumsum(seen, dtype=np.int32)
-    rank -= 1
-    # Indexing, not np.take(out=code): take into its own indices buffers an intp copy
-    # of them and the result (3x the codes), indexing only makes the result.
-    inv = rank[code]
-    del rank, code
-    present = np.flatnonzero(seen)
-    del seen
+    present, inv = ranks(code, 0, span * width, own=True)
+    del code
     h = present // width
     low = np.remainder(present, width, out=present)
     if hv is None:
