@@ -15,7 +15,9 @@ what joining the formatted strings would give.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -185,16 +187,27 @@ _VIEWS: dict[tuple[str, int, int], np.dtype] = {}  # (format, column, row width)
 _TABLES: dict[tuple[int, int], np.ndarray] = {}  # (k, prefix): _T4's words for _store
 
 
+def _cached(cache: dict, key: tuple, limit: int, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, made by ``make`` the first time; the cache is emptied past
+    ``limit`` entries (a format uses a few: the bound is for unusual inputs only)."""
+    got = cache.get(key)
+    if got is None:
+        if len(cache) > limit:
+            cache.clear()
+        got = cache[key] = make()
+    return got
+
+
 def _field(block: np.ndarray, col: int, fmt: str) -> np.ndarray:
     """Column ``col`` of a (rows, width) uint8 block seen as one ``fmt`` per row."""
-    key = (fmt, col, block.shape[1])
-    dt = _VIEWS.get(key)
-    if dt is None:  # a structured dtype costs ~10 µs to build: once per layout
-        if len(_VIEWS) > 4096:
-            _VIEWS.clear()
-        dt = _VIEWS[key] = np.dtype(
-            {"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": block.shape[1]}
-        )
+    width = block.shape[1]
+    # A structured dtype costs ~10 µs to build: once per layout.
+    dt = _cached(
+        _VIEWS,
+        (fmt, col, width),
+        4096,
+        lambda: np.dtype({"names": ["a"], "formats": [fmt], "offsets": [col], "itemsize": width}),
+    )
     return block.view(dt)["a"][:, 0]
 
 
@@ -211,12 +224,10 @@ def _store(block: np.ndarray, col: int, k: int, index: np.ndarray, row: bytes) -
     lead = 4 - k
     if col >= lead:
         prefix = int.from_bytes(row[col - lead : col] + b"\0" * k, "little")
-        # 10,000 words: built once per constant before a column, not once per chunk.
-        table = _TABLES.get((k, prefix))
-        if table is None:
-            if len(_TABLES) > 64:  # 40 kB each; a format has a few
-                _TABLES.clear()
-            table = _TABLES[k, prefix] = (_T4 & np.uint32(_HIGH[k])) | np.uint32(prefix)
+        # 10,000 words (40 kB): built once per constant before a column, not per chunk.
+        table = _cached(
+            _TABLES, (k, prefix), 64, lambda: (_T4 & np.uint32(_HIGH[k])) | np.uint32(prefix)
+        )
         _field(block, col - lead, "<u4")[...] = np.take(table, index)
         return
     w = np.take(_T4, index)
@@ -360,11 +371,8 @@ def _columns(
 def _pre_words(pre: bytes) -> np.ndarray:
     """Per number below 10,000, the last 4 bytes of ``pre`` + its digits as a word."""
     pre = (b"\0" * 3 + pre)[-3:]  # the most a one-digit number's word holds
-    key = (0, int.from_bytes(pre, "little"))
-    table = _TABLES.get(key)
-    if table is None:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
+
+    def make() -> np.ndarray:
         v = np.arange(10_000)
         digits = 1 + (v >= 10).astype(np.intp) + (v >= 100) + (v >= 1000)
         high = np.array(_HIGH, np.uint32)
@@ -375,8 +383,9 @@ def _pre_words(pre: bytes) -> np.ndarray:
             ],
             np.uint32,
         )
-        table = _TABLES[key] = (_T4 & np.take(high, digits)) | np.take(lead, digits)
-    return table
+        return (_T4 & np.take(high, digits)) | np.take(lead, digits)
+
+    return _cached(_TABLES, (0, int.from_bytes(pre, "little")), 64, make)
 
 
 def _shifted(scratch: Scratch, key: str, values: np.ndarray) -> np.ndarray:
