@@ -463,9 +463,8 @@ def _padded(
         for x in range(lead):  # the zeros ahead of shorter numbers: ``pre``'s end
             fill = [pre[len(pre) - p + x] if p > x else 0 for p in range(lead + 1)]
             np.copyto(block[:, x], np.take(np.array(fill, np.uint8), pad), where=pad > x)
-    ahead = sum(len(a) for a in head if isinstance(a, bytes)) + sum(
-        width[id(a)] if isinstance(a, Ints | Table) else 1 for a in head if not isinstance(a, bytes)
-    )  # the first row's head: the text's first bytes
+    first_head = _first_head(atoms[: at - 1], pre[: len(pre) - first])  # the text's start
+    ahead = len(first_head)  # as long as a rotated row's head: the same widths
     end = np.cumsum(pad, dtype=np.int64)  # bytes dropped up to each row's end
     total = n * size - int(end[-1])
     out = scratch.take("out", (ahead + total,))
@@ -474,7 +473,7 @@ def _padded(
     place -= end
     dst = np.ndarray(buffer=out, dtype=f"V{size}", shape=(len(out) - size + 1,), strides=(1,))
     dst[place] = block.view(f"V{size}").reshape(-1)
-    out[:ahead] = np.frombuffer(_first_head(atoms[: at - 1], pre[: len(pre) - first]), np.uint8)
+    out[:ahead] = np.frombuffer(first_head, np.uint8)
     return out[:total]
 
 
