@@ -6,10 +6,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.export.svg import subtree_totals
+from mcuprof.profile import paths
 from mcuprof.profile.aggregate import UNKNOWN_ID, Stacks
 from mcuprof.profile.frames import UNKNOWN
 from mcuprof.profile.paths import StackNames
@@ -107,6 +109,22 @@ def test_paths_equal_the_per_stack_reference(tree, cuts) -> None:
 @given(tree=stack_trees(st.one_of(plain, odd)), cuts=st.lists(st.integers(1, 60), max_size=3))
 def test_names_with_separators_newlines_or_nul(tree, cuts) -> None:
     _check(tree, cuts)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tree=stack_trees(),
+    cuts=st.lists(st.integers(1, 60), max_size=3),
+    vec=st.sampled_from([1, 2, 3]),
+    chunk=st.sampled_from([1, 64, 1 << 21]),
+)
+def test_lines_in_pieces_deep_and_shallow(tree, cuts, vec, chunk) -> None:
+    """Lines deeper than _VEC_LEVELS one by one, the others as arrays, in pieces of any
+    size: the same text."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(paths, "_VEC_LEVELS", vec)
+        mp.setattr(paths, "_CHUNK_BYTES", chunk)
+        _check(tree, cuts)
 
 
 def test_a_big_update_and_a_deep_chain() -> None:

@@ -412,32 +412,30 @@ class StackNames:
         level = self._level.a
         at, n = 0, len(pids)
         while at < n:
+            # The next piece: lines one by one (no name table, or a run of deep lines),
+            # else as many shallow lines as fit a chunk of text, made as arrays.
+            fast = table is not None
             if table is None:
                 end = min(n, at + 4096)
-                part = pids[at:end].astype(np.int64)
-                text = self._slow_lines(part, None if values is None else values[at:end])
-                yield text.encode("utf-8")
-                at = end
-                continue
-            tab = table[1]
-            rows = min(n - at, 1 << 16)
-            lv = level[pids[at : at + rows]]
-            deep = np.flatnonzero(lv > _VEC_LEVELS)
-            if len(deep) and deep[0] == 0:  # a run of deep lines: one by one
-                shallow = np.flatnonzero(lv <= _VEC_LEVELS)
-                end = at + (int(shallow[0]) if len(shallow) else rows)
-                part = pids[at:end].astype(np.int64)
-                text = self._slow_lines(part, None if values is None else values[at:end])
-                yield text.encode("utf-8")
-                at = end
-                continue
-            if len(deep):
-                rows = int(deep[0])
-            bound = int(lv[:rows].max()) * (tab.shape[1] + 1) + 24
-            rows = max(1, min(rows, _CHUNK_BYTES // bound))
-            end = at + rows
+            else:
+                rows = min(n - at, 1 << 16)
+                lv = level[pids[at : at + rows]]
+                deep = np.flatnonzero(lv > _VEC_LEVELS)
+                if len(deep) and deep[0] == 0:
+                    shallow = np.flatnonzero(lv <= _VEC_LEVELS)
+                    end = at + (int(shallow[0]) if len(shallow) else rows)
+                    fast = False
+                else:
+                    if len(deep):
+                        rows = int(deep[0])
+                    bound = int(lv[:rows].max()) * (table[1].shape[1] + 1) + 24
+                    end = at + max(1, min(rows, _CHUNK_BYTES // bound))
             part = pids[at:end].astype(np.int64)
-            yield self._fast_lines(part, None if values is None else values[at:end], table)
+            vals = None if values is None else values[at:end]
+            if fast:
+                yield self._fast_lines(part, vals, table)
+            else:
+                yield self._slow_lines(part, vals).encode("utf-8")
             at = end
 
     def _slow_lines(self, pids: np.ndarray, values: np.ndarray | None) -> str:
