@@ -157,3 +157,42 @@ def test_timer_frequency_mismatch_is_refused_or_reported(capsys, write, firmware
     # The same timer: reported as such, not a word on stderr.
     code, report, err = compare(capsys, base, base, "--elf", elf)
     assert code == 0 and report["timebase"]["mismatch"] is False and err == ""
+
+
+def test_an_internal_error_exits_2_not_1(capsys, write, firmware, monkeypatch):
+    """1 means "regression": a bug or an unexpected failure must not read as one."""
+    import mcuprof.commands.compare as compare_cmd
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(compare_cmd, "diff_reduced", broken)
+    base = str(write("base.bin", capture(firmware, 50, 50, seed=1)))
+    code, report, err = compare(capsys, base, base, "--elf", str(firmware.elf))
+    assert code == 2 and report is None
+    assert err == "mcuprof: internal error: RuntimeError: a bug\n"
+
+
+def test_a_closed_stdout_keeps_the_verdict(write, firmware):
+    """``mcuprof compare … | head -0``: the reader is gone before the report is printed;
+    the exit status is still the gate's (was 0, a pass, for a regression)."""
+    import os
+    import subprocess
+    import sys
+
+    base = str(write("base.bin", capture(firmware, 50, 300, seed=1)))
+    slower = str(write("slower.bin", capture(firmware, 75, 300, seed=2)))
+    r, w = os.pipe()
+    os.close(r)  # nobody will read: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcuprof", "compare", base, slower, "--elf", str(firmware.elf)],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(w)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr

@@ -7,6 +7,7 @@ import argparse
 import fnmatch
 import json
 import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +96,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diff-folded", metavar="FILE", help="write two-column folded stacks")
     p.add_argument("--diff-svg", metavar="FILE", help="write a differential flame graph SVG")
     p.add_argument("--data-dir", help="session store directory (for session ids)")
-    p.set_defaults(func=run, quick_exit=True)
+    # 1 means "regression": any error, even an internal one, exits 2
+    p.set_defaults(func=run, quick_exit=True, error_exit=2)
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:
@@ -231,7 +233,11 @@ def run(args: argparse.Namespace) -> int:
         check = report[side]["build_check"]
         if check["state"] == "mismatch":  # the names would be wrong: say so, loudly
             warn(f"{side}: {check['message']}")
-    print(json.dumps(report) if args.json else format_report(report, args.top))
+    try:
+        print(json.dumps(report) if args.json else format_report(report, args.top))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass  # the reader went away (| head): the verdict still stands
     return 1 if report["failed"] else 0
 
 
