@@ -348,11 +348,15 @@ def _frame_sums(
             f_total += fold(np.where(outer, incl, 0.0))
         del incl
         f_self += fold(np.bincount(key, weights=self_t, minlength=size))
-        # (max is exact in any order: per record, whichever way the sums go)
-        rec_frame = key if direct else frame.astype(np.intp)[key]
-        np.maximum.at(self_max, rec_frame, self_t)
-        np.maximum.at(incl_max, rec_frame, durf)
-        del rec_frame
+        # The largest call per frame, per stack first as the sums (max is exact in any
+        # order; no per-record array of frames is made).
+        for top, values in ((self_max, self_t), (incl_max, durf)):
+            per = np.zeros(size)
+            np.maximum.at(per, key, values)
+            if direct:
+                np.maximum(top, per, out=top)
+            else:
+                np.maximum.at(top, frame, per)
         np.multiply(self_t, self_t, out=self_t)
         self_sq += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(durf, durf, out=durf)
