@@ -127,7 +127,8 @@ def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
         print(
             f"mcuprof: internal error: {type(exc).__name__}: {for_terminal(exc)}", file=sys.stderr
         )
-        return 1, quick
+        # (a command whose 1 means something else, compare's "regression", says so)
+        return int(getattr(args, "error_exit", 1)), quick
 
 
 def _quick_exit(code: int) -> None:

@@ -94,3 +94,35 @@ def test_baseline_against_live(env):
     fir = next(f for f in d["functions"] if f["key"] == "fir_filter")
     assert fir["self_mean"]["new"] == 65.0
     client.post("/api/sessions/replay/stop")
+
+
+@pytest.mark.parametrize("text", ["²", "٣", "３", "1²", "¹"])
+def test_session_ids_are_ascii_digits(env, text):
+    """'²' passed str.isdigit and then failed int() (a 500); '٣' was read as session 3."""
+    client, _, a, b = env
+    for params in ({"base": text, "new": b.id}, {"base": a.id, "new": text}):
+        r = client.get("/api/sessions/diff", params=params)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"].startswith("bad session") and "\n" not in r.json()["error"]
+    r = client.get(f"/api/sessions/{text}")
+    assert r.status_code == 422
+
+
+def test_cli_session_ids_are_ascii_digits(tmp_path):
+    from mcuprof.diff.sources import session_id_of
+
+    assert session_id_of("#3") == 3 and session_id_of("session:12") == 12
+    assert session_id_of("٣") is None and session_id_of("session:٣") is None
+
+
+def test_a_raw_file_that_is_a_directory_is_a_clean_error(env):
+    client, store, a, b = env
+    raw = store.raw_path(b.id)
+    raw.unlink()
+    raw.mkdir()
+    r = client.get("/api/sessions/diff", params={"base": a.id, "new": b.id})
+    assert 400 <= r.status_code < 500, r.text
+    error = r.json()["error"]
+    assert f"session {b.id}" in error and "\n" not in error
+    # The other session is untouched and still compares with itself.
+    assert client.get("/api/sessions/diff", params={"base": a.id, "new": a.id}).status_code == 200

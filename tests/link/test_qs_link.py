@@ -12,7 +12,7 @@ import pytest
 
 from mcuprof.errors import UserError
 from mcuprof.link import SimOptions
-from mcuprof.link.qs_link import QSLink, is_qs_port, validate_listen
+from mcuprof.link.qs_link import LISTEN_IDLE_S, QSLink, is_qs_port, validate_listen
 from mcuprof.link.qs_sim import QSSimDevice
 
 from .conftest import wait_until
@@ -221,3 +221,73 @@ def test_a_capture_started_mid_step_agrees_with_its_stored_bytes() -> None:
     stored = load("qs", header + data[cut:])
     assert stored.stats["discontinuities"] == 0
     assert live.folded() == stored.profile.folded()
+
+
+class _Clock:
+    """A clock the test moves: the link's idle rule reads it, select() does not."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _listening(listener: Listener, clock: _Clock) -> tuple[QSLink, tuple[str, int]]:
+    link = QSLink("listen://127.0.0.1:0", 115_200, listener, clock=clock, idle_s=LISTEN_IDLE_S)
+    link.connect()
+    host, port = link.listening_on.rsplit(":", 1)
+    return link, (host, int(port))
+
+
+def test_a_silent_connection_is_dropped_after_the_idle_time() -> None:
+    """F3: a client that connects and sends nothing used to hold the port for ever."""
+    listener, clock = Listener(), _Clock()
+    link, address = _listening(listener, clock)
+    try:
+        with socket.create_connection(address, timeout=5) as silent:
+            wait_until(lambda: any("connected from" in m for m in listener.logs), "accept")
+            clock.now += LISTEN_IDLE_S + 1
+            silent.settimeout(5)
+            assert silent.recv(64)  # the INFO request it was sent on accept
+            assert silent.recv(64) == b""  # then closed by the link
+        wait_until(lambda: link.idle_dropped == 1, "the idle drop counted")
+        assert any(f"sent nothing for {LISTEN_IDLE_S:g} s: dropped" in m for m in listener.logs), (
+            listener.logs
+        )
+        assert link.state != "disconnected"  # still listening
+    finally:
+        link.close()
+
+
+def test_a_real_target_takes_over_from_an_idle_connection() -> None:
+    """A connection that sent a byte and then nothing is not dropped on its own, but the
+    next connection takes its place once it is idle; a busy target is never displaced."""
+    listener, clock = Listener(), _Clock()
+    link, address = _listening(listener, clock)
+    stop = threading.Event()
+    try:
+        with socket.create_connection(address, timeout=5) as squatter:
+            squatter.sendall(b"\x7e")  # one byte: it talked once
+            wait_until(lambda: listener.raw >= 1, "the squatter's byte")
+            clock.now += LISTEN_IDLE_S + 1
+            target = threading.Thread(target=_target, args=(address, stop), daemon=True)
+            target.start()
+            link.start()
+            wait_until(lambda: listener.records >= 30, "RTC steps from the real target")
+            squatter.settimeout(5)
+            with contextlib.suppress(ConnectionResetError):
+                while squatter.recv(4096):  # the INFO request, then the close
+                    pass
+        assert link.idle_dropped == 1
+        assert any("replaced by a new connection" in m for m in listener.logs), listener.logs
+        # The real target talks: a third connection is turned away, not given its place.
+        with socket.create_connection(address, timeout=5) as third:
+            third.settimeout(5)
+            assert third.recv(16) == b""
+        assert link.idle_dropped == 1
+        seen = listener.records
+        wait_until(lambda: listener.records > seen, "the real target still tracing")
+    finally:
+        stop.set()
+        link.close()

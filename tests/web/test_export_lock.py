@@ -36,3 +36,50 @@ def test_state_answers_during_an_export(idle_client) -> None:
     # Relative, not absolute: on a loaded machine every request is slower, but one that waited
     # for the export's lock would take about as long as the export itself.
     assert max(answered) < float(result["took"]) / 2  # type: ignore[arg-type]
+
+
+def test_state_never_waits_for_the_profile_lock(idle_client) -> None:
+    """Issue 26 F13: during a speedscope export of a 10M-record replay, /api/state waited
+    13-24 s: its time range ingested the queue under the live profile lock, which the
+    export's snapshot (and the merge of the replay's backlog) held. Here the export is
+    made to block while it holds that lock; /api/state must still answer, with the range
+    of what the profile holds, and the export then completes."""
+    live = idle_client.app.state.live
+    with live._profile_lock:
+        live.profile.add(chain(2_000, leaf_self_only=False))
+    live.on_records(chain(50, leaf_self_only=False))  # queued, not yet ingested
+    inside, release = threading.Event(), threading.Event()
+    real_snapshot = live.profile.snapshot
+
+    def blocking_snapshot():
+        inside.set()
+        assert release.wait(60), "the test never released the export"
+        return real_snapshot()
+
+    live.profile.snapshot = blocking_snapshot
+    result: dict[str, object] = {}
+
+    def download() -> None:
+        r = idle_client.get("/api/export/speedscope", headers={"Origin": ORIGIN})
+        result["status"] = r.status_code
+
+    def state() -> None:
+        r = idle_client.get("/api/state")
+        result["state"] = r.status_code, r.json()["range"]
+
+    exporter = threading.Thread(target=download, daemon=True)
+    exporter.start()
+    try:
+        assert inside.wait(30), "the export never reached its snapshot"
+        asker = threading.Thread(target=state, daemon=True)
+        asker.start()
+        asker.join(20)  # a bound for a hung test, not a timing measure
+        assert not asker.is_alive(), "/api/state waited for the export's lock"
+        status, span = result["state"]
+        assert status == 200
+        with live.profile.lock:
+            assert span == [live.profile.t0_us, live.profile.t1_us]
+    finally:
+        release.set()
+        exporter.join(60)
+    assert result["status"] == 200

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,12 +85,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="only gate and report functions whose name matches a glob (repeatable)",
     )
+    p.add_argument(
+        "--allow-timebase-mismatch",
+        action="store_true",
+        help="compare captures whose METADATA gives different timer frequencies (each is "
+        "converted to µs with its own; without this option such a pair is refused, exit 2)",
+    )
     p.add_argument("--top", type=int, default=10, help="rows per table (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--diff-folded", metavar="FILE", help="write two-column folded stacks")
     p.add_argument("--diff-svg", metavar="FILE", help="write a differential flame graph SVG")
     p.add_argument("--data-dir", help="session store directory (for session ids)")
-    p.set_defaults(func=run, quick_exit=True)
+    # 1 means "regression": any error, even an internal one, exits 2
+    p.set_defaults(func=run, quick_exit=True, error_exit=2)
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:
@@ -137,6 +146,15 @@ def _describe(
     }
 
 
+def timebase_check(base: Metadata | None, new: Metadata | None) -> dict[str, Any]:
+    """Do both captures claim the same timer frequency? A different one means another
+    clock setup or build: the times are converted, but the pair is not like for like."""
+    hz = [m.timer_freq if m is not None and m.timer_freq else None for m in (base, new)]
+    mismatch = None not in hz and hz[0] != hz[1]
+    message = f"timer frequencies differ: BASE {hz[0]:,} Hz, NEW {hz[1]:,} Hz" if mismatch else None
+    return {"base_hz": hz[0], "new_hz": hz[1], "mismatch": mismatch, "message": message}
+
+
 def _matches(d: FunctionDelta, globs: list[str] | None) -> bool:
     if not globs:
         return True
@@ -150,8 +168,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--min-calls must be at least 1")
     if args.top < 1:
         raise UserError("--top must be at least 1")
-    if args.min_delta_us < 0:
-        raise UserError("--min-delta-us must be >= 0")
+    # NaN passes every comparison and would switch the noise floor off: finite only.
+    if not (math.isfinite(args.min_delta_us) and args.min_delta_us >= 0):
+        raise UserError(f"--min-delta-us {args.min_delta_us!r}: must be a finite number >= 0")
     opener = StoreOpener(resolve_data_dir(args.data_dir))
     try:
         base_src = resolve_source(args.base, opener)
@@ -189,6 +208,9 @@ def run(args: argparse.Namespace) -> int:
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
         if cap.n_records == 0:
             raise UserError(f"{label}: no profile records in this capture")
+    timebase = timebase_check(base_meta, new_meta)
+    if timebase["mismatch"] and not args.allow_timebase_mismatch:
+        raise UserError(timebase["message"] + "; --allow-timebase-mismatch compares them anyway")
     diff = diff_reduced(base_cap, new_cap)
     report = build_report(
         diff,
@@ -202,13 +224,20 @@ def run(args: argparse.Namespace) -> int:
     )
     report["base"] = _describe(base_src, base_cap, base_meta, base_syms)
     report["new"] = _describe(new_src, new_cap, new_meta, new_syms)
+    report["timebase"] = timebase
     _write_exports(args, diff)
     progress.finish()
+    if timebase["mismatch"]:
+        warn(timebase["message"])
     for side in ("base", "new"):
         check = report[side]["build_check"]
         if check["state"] == "mismatch":  # the names would be wrong: say so, loudly
             warn(f"{side}: {check['message']}")
-    print(json.dumps(report) if args.json else format_report(report, args.top))
+    try:
+        print(json.dumps(report) if args.json else format_report(report, args.top))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass  # the reader went away (| head): the verdict still stands
     return 1 if report["failed"] else 0
 
 
@@ -262,35 +291,52 @@ def build_report(
     cis = function_intervals(both, metric, basis, per_function, min_calls)  # type: ignore[arg-type]
     intervals = {d.key: ci for d, ci in zip(both, cis, strict=True)}
 
+    # One call that alone sets a function's spread (a stall, a wrapped timer) would widen
+    # its interval until any change reads as noise: such a function is judged again with
+    # that call set aside on the side(s) where it is, at the same per-function level.
+    trimmed = {t.key: t for t in (_set_aside(d, metric) for d in both) if t is not None}
+    t_list = list(trimmed.values())
+    t_changes = {t.key: _denoise(t.change(metric, basis)) for t in t_list}  # type: ignore[arg-type]
+    t_cis = function_intervals(t_list, metric, basis, per_function, min_calls)  # type: ignore[arg-type]
+    t_intervals = {t.key: ci for t, ci in zip(t_list, t_cis, strict=True)}
+
     def row(d: FunctionDelta) -> dict[str, Any]:
         out = d.as_dict()
         out["change_pct"] = changes.get(d.key)
         out["growth_us"] = d.growth_us(metric, basis) if d.status == "both" else None  # type: ignore[arg-type]
         ci = intervals.get(d.key)
         out["ci_pct"] = list(ci) if ci is not None else None
+        t = trimmed.get(d.key)
+        out["outlier"] = None if t is None else _outlier_row(d, t, metric, t_changes, t_intervals)
         return out
 
-    def above_floor(d: FunctionDelta) -> bool:
-        growth = d.growth_us(metric, basis)  # type: ignore[arg-type]
-        return growth is not None and abs(growth) >= min_delta_us
-
-    def verdict(d: FunctionDelta, sign: int) -> str | None:
+    def verdict(d: FunctionDelta, sign: int, change: float | None, ci: Any) -> str | None:
         """'change', 'noise' or 'few' for a function past the threshold; None otherwise."""
-        if sign * (changes[d.key] or 0.0) <= threshold or not above_floor(d):
+        growth = d.growth_us(metric, basis)  # type: ignore[arg-type]
+        if sign * (change or 0.0) <= threshold or growth is None or abs(growth) < min_delta_us:
             return None
         if confidence <= 0:
             return "change"
-        ci = intervals[d.key]
         if ci is None:
             return "few"
         return "change" if sign * (ci[0] if sign > 0 else ci[1]) > 0 else "noise"
 
-    grew = {d.key: verdict(d, +1) for d in both}
-    shrank = {d.key: verdict(d, -1) for d in both}
+    def judged(d: FunctionDelta, sign: int) -> str | None:
+        seen = verdict(d, sign, changes[d.key], intervals[d.key])
+        t = trimmed.get(d.key)
+        if seen == "change" or t is None:
+            return seen
+        again = verdict(t, sign, t_changes[t.key], t_intervals[t.key])
+        return "change" if again == "change" else seen
+
+    grew = {d.key: judged(d, +1) for d in both}
+    shrank = {d.key: judged(d, -1) for d in both}
     regressions = [d for d in both if grew[d.key] == "change"]
     improvements = [d for d in both if shrank[d.key] == "change"]
-    noise = [d for d in both if "noise" in (grew[d.key], shrank[d.key])]
-    few = [d for d in both if "few" in (grew[d.key], shrank[d.key])]
+    # (a change found with an outlier set aside is not also noise the other way)
+    decided = {d.key for d in regressions + improvements}
+    noise = [d for d in both if "noise" in (grew[d.key], shrank[d.key]) and d.key not in decided]
+    few = [d for d in both if "few" in (grew[d.key], shrank[d.key]) and d.key not in decided]
     for group in (regressions, noise, few):
         group.sort(key=lambda d: (-abs(changes[d.key] or 0.0), d.key))
     improvements.sort(key=lambda d: ((changes[d.key] or 0.0), d.key))
@@ -318,6 +364,41 @@ def build_report(
         "base_summary": diff.base_summary,
         "new_summary": diff.new_summary,
         "failed": bool(regressions),
+    }
+
+
+def _set_aside(d: FunctionDelta, metric: str) -> FunctionDelta | None:
+    """``d`` without the one call that sets its spread on each side that has one (see
+    ``Side.outlier``); None when neither side has such a call."""
+    b, n = d.base, d.new
+    assert b is not None and n is not None
+    b_out, n_out = b.outlier(metric), n.outlier(metric)  # type: ignore[arg-type]
+    if not (b_out or n_out):
+        return None
+    return d._replace(base=b.trimmed() if b_out else b, new=n.trimmed() if n_out else n)
+
+
+def _outlier_row(
+    d: FunctionDelta,
+    t: FunctionDelta,
+    metric: str,
+    changes: dict[str, float | None],
+    intervals: dict[str, Any],
+) -> dict[str, Any]:
+    """What the gate saw with the outlying call set aside: that call per side (µs, None
+    where nothing was set aside), and the change and its interval without it."""
+    field = "self_max" if metric == "self" else "incl_max"
+    aside = {
+        side: (
+            getattr(getattr(d, side), field) if getattr(t, side) is not getattr(d, side) else None
+        )
+        for side in ("base", "new")
+    }
+    ci = intervals.get(t.key)
+    return {
+        "set_aside_us": aside,
+        "change_pct": changes.get(t.key),
+        "ci_pct": list(ci) if ci is not None else None,
     }
 
 
@@ -372,6 +453,13 @@ def _table(rows: list[dict[str, Any]], metric: str, basis: str, top: int) -> lis
             f"{_value(r, metric, basis, 'new'):>12} {_change(r['change_pct']):>8} "
             f"{_interval(r):>17} {calls:>16}"
         )
+        out = r.get("outlier")
+        if out is not None:
+            aside = ", ".join(
+                f"{side} {us:,.2f} µs" for side, us in out["set_aside_us"].items() if us is not None
+            )
+            change = "-" if out["change_pct"] is None else _change(out["change_pct"])
+            lines.append(f"    one call set aside ({aside}): {change}, interval {_interval(out)}")
     if len(rows) > top:
         lines.append(f"  … {len(rows) - top} more (--top to show more, --json for all)")
     return lines

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..profile.aggregate import UNKNOWN_ID, call_squares, mark_nested
+from ..profile.aggregate import UNKNOWN_ID, call_maxima, call_squares, mark_nested
 from ..profile.frames import AddressTable
 from ..profile.incremental import unique_pairs
 from ..profile.levels import Level
@@ -72,9 +72,17 @@ def reduce_profile(profile: Profile, folded: bool = True) -> Reduced:
     """The reference way: the profile's own aggregates (whole capture)."""
     stats = list(profile.function_stats())
     self_sq, incl_sq = call_squares(profile)
-    us2 = (1e6 / profile.timer_freq) ** 2
+    self_max, incl_max = call_maxima(profile)
+    us = 1e6 / profile.timer_freq
+    us2 = us**2
     spread = {
-        s.label: (float(self_sq[s.frame]) * us2, s.mean_us * s.calls, float(incl_sq[s.frame]) * us2)
+        s.label: (
+            float(self_sq[s.frame]) * us2,
+            s.mean_us * s.calls,
+            float(incl_sq[s.frame]) * us2,
+            float(self_max[s.frame]) * us,
+            float(incl_max[s.frame]) * us,
+        )
         for s in stats
     }
     return Reduced(
@@ -190,7 +198,7 @@ class RecordReducer:
         sums = _frame_sums(levels, st_frame, nested, len(self.table.frames))
         if sums is None:
             return None
-        calls, f_self, f_total, f_sum, self_sq, incl_sq = sums
+        calls, f_self, f_total, f_sum, self_sq, incl_sq, self_max, incl_max = sums
         us = 1e6 / timer_freq
         us2 = us**2
         # Column by column, each element as the scalar expression would give it.
@@ -198,8 +206,8 @@ class RecordReducer:
         c = calls[fids]
         frames = self.table.frames
         rows = [
-            (FunctionTotals(frames[f].name, frames[f].label, n_calls, s, t, m), ssq, isq)
-            for f, n_calls, s, t, m, ssq, isq in zip(
+            (FunctionTotals(frames[f].name, frames[f].label, n_calls, s, t, m), ssq, isq, sm, im)
+            for f, n_calls, s, t, m, ssq, isq, sm, im in zip(
                 fids.tolist(),
                 c.tolist(),
                 (f_self[fids] * us).tolist(),
@@ -207,13 +215,15 @@ class RecordReducer:
                 (f_sum[fids] * us / c).tolist(),
                 (self_sq[fids] * us2).tolist(),
                 (incl_sq[fids] * us2).tolist(),
+                (self_max[fids] * us).tolist(),
+                (incl_max[fids] * us).tolist(),
                 strict=True,
             )
         ]
         rows.sort(key=lambda r: (-r[0].self_us, -r[0].total_us, r[0].label))
         stats = [r[0] for r in rows]
         # In stats order, as the Profile's way builds it (a label met twice: the last wins).
-        spread = {s.label: (ssq, s.mean_us * s.calls, isq) for s, ssq, isq in rows}
+        spread = {s.label: (ssq, s.mean_us * s.calls, isq, sm, im) for s, ssq, isq, sm, im in rows}
         duration_us = float(self._t1 * us) - float(self._t0 * us)  # type: ignore[operator]
         return Reduced(n, duration_us, stats, spread)
 
@@ -291,10 +301,12 @@ def _frame_sums(
     levels: list[_Level], st_frame: np.ndarray, nested: np.ndarray, n_frames: int
 ) -> tuple[np.ndarray, ...] | None:
     """Per frame: calls, self, total (outermost calls only), every call's inclusive sum,
-    and the sums of squared self and inclusive ticks; None when not exact (see above).
+    the sums of squared self and inclusive ticks, and the largest self and inclusive
+    ticks of one call; None when not exact (see above).
     Each depth is summed per stack first (a stack has one frame), then per frame."""
     calls = np.zeros(n_frames, np.int64)
     sums = [np.zeros(n_frames) for _ in range(5)]  # self, total, every call, squares
+    self_max, incl_max = np.zeros(n_frames), np.zeros(n_frames)  # the largest call
     whole = 0.0
     durf = levels[0].dur.astype(np.float64) if levels else _NONE
     for i, lv in enumerate(levels):
@@ -336,6 +348,15 @@ def _frame_sums(
             f_total += fold(np.where(outer, incl, 0.0))
         del incl
         f_self += fold(np.bincount(key, weights=self_t, minlength=size))
+        # The largest call per frame, per stack first as the sums (max is exact in any
+        # order; no per-record array of frames is made).
+        for top, values in ((self_max, self_t), (incl_max, durf)):
+            per = np.zeros(size)
+            np.maximum.at(per, key, values)
+            if direct:
+                np.maximum(top, per, out=top)
+            else:
+                np.maximum.at(top, frame, per)
         np.multiply(self_t, self_t, out=self_t)
         self_sq += fold(np.bincount(key, weights=self_t, minlength=size))
         np.multiply(durf, durf, out=durf)
@@ -350,7 +371,7 @@ def _frame_sums(
     if not whole < _EXACT or bool(np.any((stacks_of > 1) & (sums[4] >= _EXACT))):
         return None
     f_self, f_total, f_sum, self_sq, incl_sq = sums
-    return calls, f_self, f_total, f_sum, self_sq, incl_sq
+    return calls, f_self, f_total, f_sum, self_sq, incl_sq, self_max, incl_max
 
 
 def _as_is(sums: np.ndarray) -> np.ndarray:

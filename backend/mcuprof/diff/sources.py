@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..profile.frames import AddressTable
     from ..store import SessionStore
 
-_SESSION = re.compile(r"(?:session:|#)?(\d{1,18})")
+_SESSION = re.compile(r"(?:session:|#)?([0-9]{1,18})")  # ASCII: \d takes any script's
 _CHUNK = 1 << 22
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)

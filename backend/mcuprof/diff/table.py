@@ -16,6 +16,12 @@ from .stats import normal_intervals, welch_intervals
 Metric = Literal["self", "total"]
 Basis = Literal["mean", "share"]
 
+# The compare gate's outlier rule (docs/limits.md): a call whose square is more than
+# this share of its function's sum of squared call times is set aside, and the function
+# compared again without it, when the function has more than OUTLIER_MIN_CALLS calls.
+OUTLIER_SHARE = 0.5
+OUTLIER_MIN_CALLS = 10
+
 
 class StatLike(Protocol):
     """The fields of ``mcuprof.profile.FunctionStat`` this module reads."""
@@ -33,6 +39,8 @@ class Side(NamedTuple):
     The spread per call: ``self_sq`` is the sum of squared self times, ``incl_sum`` and
     ``incl_sq`` the sum and the sum of squares of every call's inclusive time (``total_us``
     counts a recursive function's nested calls once, so it is not ``incl_sum``).
+    ``self_max`` and ``incl_max`` are the largest self and inclusive time of one call
+    (0: not known), for the gate's outlier rule (see ``outlier`` and ``trimmed``).
     (A NamedTuple: immutable, and made ten times faster than a frozen dataclass, which
     counts with thousands of functions.)"""
 
@@ -44,6 +52,8 @@ class Side(NamedTuple):
     self_sq: float = 0.0
     incl_sum: float = 0.0
     incl_sq: float = 0.0
+    self_max: float = 0.0
+    incl_max: float = 0.0
 
     def mean(self, metric: Metric) -> float | None:
         if self.calls == 0:
@@ -72,6 +82,30 @@ class Side(NamedTuple):
             return None
         s, q = (self.self_us, self.self_sq) if metric == "self" else (self.incl_sum, self.incl_sq)
         return max(q - s * s / n, 0.0) / (n - 1)
+
+    def outlier(self, metric: Metric) -> bool:
+        """Does one call hold more than ``OUTLIER_SHARE`` of the sum of squared times per
+        call, with enough calls left without it? Then that call alone sets the spread
+        (a stall, a wrapped timer) and would hide a change in all the others."""
+        top, sq = (
+            (self.self_max, self.self_sq) if metric == "self" else (self.incl_max, self.incl_sq)
+        )
+        return self.calls > OUTLIER_MIN_CALLS and top * top > OUTLIER_SHARE * sq
+
+    def trimmed(self) -> Side:
+        """This side without its largest call (self and inclusive: each metric reads its
+        own fields). The capture's length and profiled time stay as they are."""
+        s, i = self.self_max, self.incl_max
+        return self._replace(
+            calls=self.calls - 1,
+            self_us=max(self.self_us - s, 0.0),
+            total_us=max(self.total_us - i, 0.0),
+            self_sq=max(self.self_sq - s * s, 0.0),
+            incl_sum=max(self.incl_sum - i, 0.0),
+            incl_sq=max(self.incl_sq - i * i, 0.0),
+            self_max=0.0,
+            incl_max=0.0,
+        )
 
     def share_se(self, metric: Metric) -> float | None:
         """Standard error of the share. Calls are taken as a Poisson process, so the
@@ -213,7 +247,8 @@ def _entry(b: float | None, n: float | None) -> dict[str, float | None]:
     return {"base": b, "new": n, "delta": delta, "pct": pct_change(b, n)}
 
 
-Spread = Mapping[str, tuple[float, float, float]]
+# label -> (self_sq, incl_sum, incl_sq) or with (self_max, incl_max) too; see ``Side``
+Spread = Mapping[str, tuple[float, ...]]
 
 
 def function_deltas(
@@ -226,7 +261,8 @@ def function_deltas(
 ) -> list[FunctionDelta]:
     """Deltas for the union of functions. ``*_span`` is (profiled_us, duration_us); pass
     ``profiled_us=None``-free values (see ``capture_span``). ``*_spread`` maps a label to
-    (self_sq, incl_sum, incl_sq), see ``Side``; without it every call counts as equal."""
+    (self_sq, incl_sum, incl_sq[, self_max, incl_max]), see ``Side``; without it every
+    call counts as equal."""
     base = {s.label: s for s in base_stats}
     new = {s.label: s for s in new_stats}
     bsp, nsp = base_spread or {}, new_spread or {}
@@ -250,9 +286,7 @@ def capture_span(stats: Iterable[StatLike], duration_us: float) -> tuple[float, 
     return float(sum(s.self_us for s in stats)), float(duration_us)
 
 
-def _side(
-    s: StatLike, span: tuple[float, float], spread: tuple[float, float, float] | None
-) -> Side:
+def _side(s: StatLike, span: tuple[float, float], spread: tuple[float, ...] | None) -> Side:
     calls, self_us, total_us = int(s.calls), float(s.self_us), float(s.total_us)
     if spread is None:  # no spread known: every call took the mean
         incl = total_us

@@ -42,6 +42,11 @@ from .session import (
 READ_CHUNK = 1 << 16
 POLL_S = 0.05
 LISTEN_SCHEME = "listen://"
+# A listen:// connection that has sent nothing for this long is idle (docs/limits.md):
+# dropped if it never sent a byte (a real target answers the INFO request at once), and
+# replaced by the next connection either way (a target that talked, then went quiet
+# after Stop, is kept until another one comes).
+LISTEN_IDLE_S = 5.0
 # QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
 RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
 QS_COMMANDS = ("reset", "info", "tick")
@@ -98,6 +103,9 @@ class _Listening:
         self.server.listen(1)
         self.address = self.server.getsockname()[:2]
         self.conn: socket.socket | None = None
+        self.peer = ""
+        self.last_rx = 0.0  # clock time of the connection's last bytes (or its accept)
+        self.talked = False  # the connection has sent at least one byte
 
     def close(self) -> None:
         for s in (self.conn, self.server):
@@ -121,6 +129,7 @@ class QSLink(ListenerCalls):
         opener: Callable[[str, int], Any] | None = None,
         info_wait_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        idle_s: float = LISTEN_IDLE_S,
     ) -> None:
         if port.strip().lower().startswith(LISTEN_SCHEME):
             self._listen_at: tuple[str, int] | None = validate_listen(port, allow_remote)
@@ -134,6 +143,8 @@ class QSLink(ListenerCalls):
         self.tick_hz = tick_hz
         self.info_wait_s = info_wait_s
         self._clock = clock
+        self.idle_s = idle_s
+        self.idle_dropped = 0  # listen:// connections dropped or replaced while idle
         self._opener = opener or open_transport
         self.source = QSSource(tick_hz)
         self.state = DISCONNECTED
@@ -313,16 +324,24 @@ class QSLink(ListenerCalls):
             ready, _, _ = select.select(watch, [], [], POLL_S)
         except (OSError, ValueError):
             return None
+        if conn is not None and not lst.talked and self._idle(lst):
+            self._drop_idle(lst, "dropped")
+            conn = None
         if lst.server in ready:
             new, addr = lst.server.accept()
+            if conn is not None and self._idle(lst):
+                self._drop_idle(lst, "replaced by a new connection")
+                conn = None
             if conn is not None:
                 new.close()  # one target at a time, as QSPY
                 self._log("warning", f"QS target {addr[0]}:{addr[1]} refused: one is connected")
             else:
                 lst.conn = conn = new
+                lst.peer, lst.last_rx, lst.talked = f"{addr[0]}:{addr[1]}", self._clock(), False
                 self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
                 with contextlib.suppress(LinkError):
                     self._send(RX_INFO)
+                return b""  # (its first bytes: at the next select)
         if conn is not None and conn in ready:
             try:
                 data = conn.recv(READ_CHUNK)
@@ -333,8 +352,28 @@ class QSLink(ListenerCalls):
                 conn.close()
                 lst.conn = None
                 self._log("warning", f"QS target disconnected; waiting on {self.listening_on}")
+            else:
+                lst.last_rx, lst.talked = self._clock(), True
             return data
         return b""
+
+    def _idle(self, lst: _Listening) -> bool:
+        return self._clock() - lst.last_rx >= self.idle_s
+
+    def _drop_idle(self, lst: _Listening, what: str) -> None:
+        """Close the idle connection, with what it sent so far decoded and kept."""
+        self._flush()
+        if lst.conn is not None:
+            with contextlib.suppress(OSError):
+                lst.conn.close()
+        lst.conn = None
+        self.idle_dropped += 1
+        said = "sent nothing" if not lst.talked else "sent nothing more"
+        self._log(
+            "warning",
+            f"QS connection from {lst.peer} {said} for {self.idle_s:g} s: {what} "
+            f"(idle connections dropped so far: {self.idle_dropped})",
+        )
 
     def feed(self, data: bytes) -> None:
         """Decode bytes as if they came from the target (the reader, and tests)."""

@@ -25,7 +25,12 @@ from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
 from .live import LiveSession
-from .security import GuardMiddleware, client_message_error
+from .security import (
+    WS_MAX_MESSAGES_PER_S,
+    GuardMiddleware,
+    MessageBudget,
+    client_message_error,
+)
 from .settings import Settings
 from .uploads import UploadTooLarge
 
@@ -119,6 +124,8 @@ def create_app(
         await websocket.accept()
         client = hub.add(websocket.send_text)
 
+        budget = MessageBudget()
+
         async def receive() -> str:
             # Binary frames are not ours to parse; they are ignored. A text message too
             # large or too deep to parse safely gets an error reply and is dropped.
@@ -126,6 +133,9 @@ def create_app(
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     raise WebSocketDisconnect(message.get("code", 1000))
+                if not budget.take():  # a flood: dropped unread, so it costs no parsing
+                    await _flooded(websocket, budget, live)
+                    continue
                 text = message.get("text")
                 if text is None:
                     continue
@@ -159,6 +169,19 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=2048)
     app.add_middleware(GuardMiddleware, settings=settings)
     return app
+
+
+async def _flooded(websocket: WebSocket, budget: MessageBudget, live: LiveSession) -> None:
+    """Tell a flooding client once that its excess is dropped; past the limit, end it."""
+    if budget.dropped == 1:
+        text = f"too many messages (over {WS_MAX_MESSAGES_PER_S:g} a second): the excess is dropped"
+        live.on_log("warning", f"WebSocket client: {text}")
+        await websocket.send_text(json.dumps({"type": "error", "error": text}))
+    if budget.flooding:
+        text = f"WebSocket client disconnected: {budget.dropped:,} messages over the rate dropped"
+        live.on_log("warning", text)
+        await websocket.close(1008, "too many messages")
+        raise WebSocketDisconnect(1008)
 
 
 def _hello(live: LiveSession) -> str:

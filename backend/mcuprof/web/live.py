@@ -860,11 +860,14 @@ class LiveSession:
         }
 
     def time_range(self) -> list[float] | None:
-        with self._profile_lock:
-            self.ingest()
-            if self.profile_records() == 0:
-                return None
-            return [float(self.profile.t0_us), float(self.profile.t1_us)]
+        """The profile's span as of its last ingest (the ticker's, 10 a second). Read
+        without the profile lock, and without ingesting: an export's snapshot or the merge
+        of a replay's backlog holds that lock for seconds, and /api/state (which runs on
+        the few worker threads every request shares) must not wait for them."""
+        profile = self.profile  # (one read: a Reset may put a new one in its place)
+        if int(getattr(profile, "n_records", 0)) == 0:
+            return None
+        return [float(profile.t0_us), float(profile.t1_us)]
 
     # ------------------------------------------------------------- live updates
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
@@ -162,6 +163,37 @@ class GuardMiddleware:
 # raise RecursionError inside the parser.
 WS_MAX_MESSAGE_CHARS = 64 * 1024
 WS_MAX_DEPTH = 16
+# Messages in per client: the page sends one "drawn" report per live update (10 Hz).
+# Past WS_MAX_MESSAGES_PER_S (bursts of WS_MESSAGE_BURST) the excess is dropped unread;
+# a client that has had WS_FLOOD_CLOSE_AFTER dropped is disconnected (docs/limits.md).
+WS_MAX_MESSAGES_PER_S = 50.0
+WS_MESSAGE_BURST = 100
+WS_FLOOD_CLOSE_AFTER = 1000
+
+
+class MessageBudget:
+    """A token bucket per WebSocket client: each message takes a token, tokens come back
+    at WS_MAX_MESSAGES_PER_S up to WS_MESSAGE_BURST. ``dropped`` counts the refused."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._tokens = float(WS_MESSAGE_BURST)
+        self._at = clock()
+        self.dropped = 0
+
+    def take(self) -> bool:
+        now = self._clock()
+        elapsed, self._at = max(now - self._at, 0.0), now
+        self._tokens = min(float(WS_MESSAGE_BURST), self._tokens + elapsed * WS_MAX_MESSAGES_PER_S)
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        self.dropped += 1
+        return False
+
+    @property
+    def flooding(self) -> bool:
+        return self.dropped >= WS_FLOOD_CLOSE_AFTER
 
 
 def _depth(text: str) -> int:

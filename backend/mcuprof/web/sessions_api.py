@@ -136,6 +136,8 @@ def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
         f = path.open("rb")
     except FileNotFoundError:
         return load_capture(b"", symbols, spill=spill).profile
+    except OSError as exc:  # a directory in its place, no permission: one line, a 4xx
+        raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
     with f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
@@ -177,7 +179,9 @@ def _parse_side(text: str, allow_live: bool) -> str:
     text = text.strip().lower()
     if text == "live" and allow_live:
         return text
-    if text.isdigit() and 0 < int(text) < 2**62:
+    # ASCII digits only: str.isdigit takes '²' (then int() fails: a 500) and int() reads
+    # '٣' as 3 (another session than the one the link names).
+    if text.isascii() and text.isdigit() and 0 < int(text) < 2**62:
         return str(int(text))
     raise UserError(
         f"bad session {text!r}: give a session id" + (" or 'live'" if allow_live else "")
