@@ -1,0 +1,122 @@
+"""Byte for byte: the frames ``mcuprof qs listen --udp`` sends a target for a front
+end's datagrams equal those the real QSPY 7.4.0 sends for the same datagrams, across
+a target reconnection (the host's sequence restarts at 1). Both hosts are measured
+with the same fake target, which sends the reset sequence of a real dpp-posix64."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcuprof.protocol.qs import QSDecoder
+
+from .qsfe import REAL, start_listen
+from .qspy_replay import replay
+
+QSPY = REAL / "qspy"
+Z8 = bytes(8)
+
+
+def _hello() -> tuple[bytes, dict[str, int]]:
+    """The real target's bytes up to and including QS_QF_RUN, and its objects."""
+    data = (REAL.parent / "dpp-posix64.bin").read_bytes()
+    decoder = QSDecoder()
+    end = 0
+    for chunk in data.split(b"\x7e"):
+        end += len(chunk) + 1
+        events = decoder.feed(chunk + b"\x7e")
+        if any(getattr(e, "rec", None) == 70 for e in events):
+            break
+    return data[:end], {name: addr for addr, name in decoder.dicts.obj.items()}
+
+
+def _phases(obj: dict[str, int]) -> list[list[bytes]]:
+    table = struct.pack("<Q", obj["Table_inst"])
+
+    def named(rec: int, kind: int, name: str) -> bytes:
+        return bytes([rec, kind]) + Z8 + name.encode() + b"\0"
+
+    def event(prio: int, name: str, params: bytes = b"") -> bytes:
+        head = bytes([0x87, prio]) + bytes(2) + struct.pack("<H", len(params))
+        return head + params + name.encode() + b"\0"
+
+    first = [
+        b"\x00",
+        b"\x01\x07" + struct.pack("<III", 1, 2, 0xDEADBEEF),
+        b"\x03\x00",
+        named(0x89, 0, "Table_inst"),
+        named(0x89, 1, "Philo_inst[0]"),
+        b"\x0f\x00",
+        b"\x0f\x01",
+        named(0x89, 5, "Table_inst"),
+        b"\x04" + struct.pack("<HBB", 0x68, 2, 1),
+        b"\x05" + struct.pack("<HBBH", 0x68, 2, 1, 1),
+        b"\x06" + struct.pack("<HBBH", 0x7E7D, 2, 3, 0x7E7D),  # bytes that need escaping
+        b"\x0a\x10" + b"\xff" * 16,
+        b"\x0b\x10" + b"\xff" * 16,
+        b"\x0a\x10" + bytes(16),
+        b"\x0c\x00" + table,
+        b"\x0d\x01" + table,
+        named(0x88, 0, "Table_inst"),
+        named(0x88, 1, "Philo_inst[2]"),
+        b"\x8d\x00a note\0",  # shown by the host, nothing for the target
+        b"\x82",  # save dictionaries: nothing for the target either
+        event(0, "SERVE_SIG"),
+        event(253, "EAT_SIG", b"\x01\x7e"),
+        event(255, "SERVE_SIG"),
+        event(254, "TIMEOUT_SIG"),
+        b"\x10\x0c\x07\x00\x00\x00",
+        b"\x07",
+        b"\x08",
+        b"\x0e",
+        b"\x09" + struct.pack("<IQ", 5, 0x401CD0),
+        b"\x0d\x05" + struct.pack("<Q", 0x1234),
+        b"\x02",
+    ]
+    second = [b"\x00", b"\x03\x00", named(0x89, 0, "Table_inst"), b"\x0f\x00", b"\x00"]
+    return [first, second]
+
+
+def _qspy_bytes(tmp_path: Path, hello: bytes, phases: list[list[bytes]]) -> list[str]:
+    """What the real QSPY sends: run in a private network namespace when we may."""
+    spec = {"hello": hello.hex(), "phases": [[d.hex() for d in p] for p in phases]}
+    script, out = tmp_path / "script.json", tmp_path / "qspy.json"
+    helper = Path(__file__).with_name("qspy_replay.py")
+    argv = [sys.executable, str(helper), str(QSPY), str(script), str(out)]
+    private = shutil.which("unshare") is not None and shutil.which("ip") is not None
+    if private:
+        probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)
+        private = probe.returncode == 0
+    spec["private_net"] = private
+    script.write_text(json.dumps(spec))
+    run = subprocess.run(
+        (["unshare", "-n"] if private else []) + argv,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+def test_frames_equal_real_qspy(tmp_path):
+    if not QSPY.exists():
+        pytest.skip(f"the real QSPY is missing: {QSPY} (see shared/reference/qs/real/README.md)")
+    hello, obj = _hello()
+    phases = _phases(obj)
+    reference = _qspy_bytes(tmp_path, hello, phases)
+    host, tport, uport = start_listen()
+    try:
+        ours = replay(tport, uport, hello, phases)
+    finally:
+        host.stop(signal.SIGINT)
+    assert reference[1][:8] == "0100fe7e"  # INFO with sequence 1: it restarts with a target
+    assert ours == reference
