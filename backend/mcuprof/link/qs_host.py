@@ -91,8 +91,10 @@ class QSHost:
             self._read(conn)
         if conn is not None and conn in writable and lst.conn is conn:
             self._flush_tx(conn)
-        if self.frontends is not None and self.frontends in ready:
-            self.frontends.poll()
+        if self.frontends is not None:
+            if self.frontends in ready:
+                self.frontends.poll()
+            self.frontends.roll()  # refusal lines held back are counted out each second
 
     def send(self, cmd: RxCommand) -> str | None:
         """Queue a checked command for the target; None, or why it cannot go."""

@@ -108,7 +108,7 @@ class FrontEndPort:
             except OSError:
                 continue  # an ICMP error for an earlier send to a gone front end
             self.handle(data, addr)
-        self._roll_second()
+        self.roll()
 
     def handle(self, data: bytes, addr: tuple) -> None:
         client = self.clients.get(addr)
@@ -167,7 +167,7 @@ class FrontEndPort:
 
     def _refuse(self, addr: tuple, rec: int, reason: str) -> None:
         self.refused += 1
-        self._roll_second()
+        self.roll()
         if self._lines_this_second >= MAX_ERROR_LINES_PER_S:
             self._unshown += 1
             return
@@ -178,7 +178,8 @@ class FrontEndPort:
         if client is not None and client.channels & CHAN_TEXT:
             self._send(addr, text_packet(client.next_seq(), rec, line))
 
-    def _roll_second(self) -> None:
+    def roll(self) -> None:
+        """At a new second: refusal lines may be shown again; say how many were not."""
         second = int(self._clock())
         if second == self._second:
             return
