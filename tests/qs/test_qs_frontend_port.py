@@ -156,3 +156,27 @@ def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):
     host.host.tx += bytes(MAX_TX_BACKLOG + 1)  # as if the target had stopped reading
     reason = host.host.send(RxCommand(0, b""))
     assert reason is not None and "not reading" in reason
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "sim://?proto=qs", "--udp", "0"], "--udp needs --port listen://HOST:PORT"),
+        (["--port", "listen://0.0.0.0:0"], "refusing to listen on 0.0.0.0"),
+        (["--port", "listen://127.0.0.1:0", "--udp", "70000"], "--udp 70000"),
+    ],
+)
+def test_listen_options_are_checked(argv, message, capsys):
+    from mcuprof.cli import main
+
+    assert main(["qs", "listen", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_the_front_end_port_is_loopback_unless_allowed():
+    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, print, udp_port=0)
+    try:
+        assert host.frontends.address[0] == "127.0.0.1"
+    finally:
+        host.close()

@@ -269,7 +269,9 @@ def _listen_host(
     """The target connects to us (QSPY's -t); front ends attach over UDP (QSPY's -u)."""
 
     def out(line: str) -> None:
-        sys.stdout.write(line + "\n")
+        # The host's own lines (connections, front ends); with --json, one object each.
+        text = json.dumps({"type": "host", "line": line}) if args.json else line
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
     def write(events: list[QSEvent]) -> None:

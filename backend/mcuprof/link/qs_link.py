@@ -27,6 +27,7 @@ import serial
 from ..errors import UserError
 from ..protocol import Metadata
 from ..protocol.qs import encode_frame
+from ..qs.rx import RX
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
 from .session import (
@@ -43,7 +44,7 @@ READ_CHUNK = 1 << 16
 POLL_S = 0.05
 LISTEN_SCHEME = "listen://"
 # QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
-RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
+RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
 QS_COMMANDS = ("reset", "info", "tick")
 
 
