@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -33,11 +34,11 @@ def _event(prio: int, name: str, params: bytes = b"") -> bytes:
 
 
 @pytest.fixture(params=TARGETS)
-def setup(request):
+def setup(request, tmp_path):
     name = request.param
     if not (REAL / name).exists():
         pytest.skip(f"the real target {REAL / name} is missing")
-    host, tport, uport = start_listen()
+    host, tport, uport = start_listen("--save-dic", str(tmp_path / "target.dic"))
     target = start_target(name, tport)
     fe = FrontEnd(uport)
     try:
@@ -116,8 +117,14 @@ def test_every_command_against_the_real_target(setup):
     assert s.by_name(0x89, 0, "No_such_inst", r"ERROR .*'No_such_inst' is not in the target")
     assert s.ask(b"\x04\x00\x00\x04\xff", r"ERROR .*peek of 255 x 4 bytes")
     assert s.ask(b"\x03\x00", r"Trg-Ack  QS_RX_TICK")
-    # Init takes the SM's initial transition again: the target acknowledges it (and a
-    # DPP philosopher then asserts, its time event being armed already).
+    # Notes go to the host's output; 0x82 saves the dictionaries (--save-dic).
+    fe.send(b"\x8d\x00a note from the front end\x00")
+    host.wait_line(r"^a note from the front end$")
+    saved = s.ask(b"\x82", r"<QSPY-> Dictionaries saved to (.*)$").split("saved to ")[1]
+    dic = Path(saved).read_text()
+    assert "Table_inst" in dic and "SERVE_SIG" in dic
+    # Init takes the SM's initial transition again: the target acknowledges it (and may
+    # then assert: its time events are armed already).
     s.by_name(0x89, 0, "Table_inst", r"Trg-Ack  QS_RX_CURR_OBJ")
     assert s.ask(_event(254, "SERVE_SIG"), r"Trg-Ack  QS_RX_EVENT")
 
