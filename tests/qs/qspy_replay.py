@@ -25,7 +25,8 @@ BY_NAME = (0x87, 0x88, 0x89)  # front-end records the host turns into target com
 
 
 def replay(tport: int, uport: int, hello: bytes, phases: list[list[bytes]]) -> list[str]:
-    """Per phase, the hex of everything the fake target received."""
+    """Per phase, the hex of everything the fake target received; last, the hex of the
+    front end's binary-channel packets (the target's records as the host forwards them)."""
     fe = FrontEnd(uport)
     received = []
     try:
@@ -51,6 +52,8 @@ def replay(tport: int, uport: int, hello: bytes, phases: list[list[bytes]]) -> l
             finally:
                 target.close()
             time.sleep(0.5)  # the host sees the connection end before the next one comes
+        received.append("".join(p.hex() + "\n" for p in fe.binaries()))
+        received.append("\n".join(fe.texts()))
     finally:
         fe.close()
     return received

@@ -62,12 +62,11 @@ class QSHost:
         self.tx = bytearray()
         self.tx_seq = 0
         self.connections = 0
+        self._peer: tuple = ("", 0)
 
     def line(self, text: str) -> None:
-        """One line of the host's own output: stdout, and the front ends' text."""
+        """One line of the host's own output (connections): stdout only, as QSPY."""
         self._out(text)
-        if self.frontends is not None:
-            self.frontends.text(text)
 
     def close(self) -> None:
         self.listening.close()
@@ -120,6 +119,7 @@ class QSHost:
             return
         new.setblocking(False)
         lst.conn = new
+        self._peer = addr
         self.connections += 1
         self.tx.clear()
         self._target_reset()
@@ -137,7 +137,8 @@ class QSHost:
                 conn.close()
             self.listening.conn = None
             self.tx.clear()
-            self.line(f"{COMMS}TCP-IP   Target disconnected")
+            host, port = self._peer[:2]
+            self.line(f"{COMMS}TCP-IP   Disconn from Host={host},Port={port}")
             return
         if self._capture is not None:
             self._capture.write(data)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 from ..protocol.qs import Malformed, QSEvent, Record
+from ..protocol.qs.records import ENUM_DICT, FUN_DICT, OBJ_DICT, SIG_DICT, TARGET_INFO, USR_DICT
 from ..qs.frontend import (
     CHAN_BINARY,
     CHAN_TEXT,
@@ -37,6 +38,8 @@ from ..qs.rx import RxCommand, RxCommands, RxError
 from ..qs.text import event_lines
 from .qs_link import validate_listen
 
+# Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
+NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
 MAX_FRONT_ENDS = 8  # attached at once on one port
 MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served again
 MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
@@ -150,13 +153,14 @@ class FrontEndPort:
             for addr, client in list(self.clients.items()):
                 if raw is not None and rec != 0 and client.channels & CHAN_BINARY:
                     self._send(addr, binary_packet(raw))
-                if client.channels & CHAN_TEXT:
+                if client.channels & CHAN_TEXT and rec not in NOT_TEXT:
                     lines = event_lines(event) if lines is None else lines
                     for line in lines:
                         self._send(addr, text_packet(client.next_seq(), rec, line))
 
     def text(self, line: str, rec: int = TEXT_REC) -> None:
-        """One of the host's own lines, to the front ends' text channels."""
+        """One of the host's own lines (saving dictionaries, held-back refusals), to the
+        front ends' text channels."""
         for addr, client in list(self.clients.items()):
             if client.channels & CHAN_TEXT:
                 self._send(addr, text_packet(client.next_seq(), rec, line))
