@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from mcuprof.errors import UserError
 from mcuprof.link.qs_host import MAX_TX_BACKLOG, QSHost
 from mcuprof.link.qs_udp import MAX_FRONT_ENDS
 from mcuprof.protocol.qs import QSDecoder, encode_frame
@@ -172,6 +173,26 @@ def test_listen_options_are_checked(argv, message, capsys):
     assert main(["qs", "listen", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_saving_dictionaries_that_fails_is_one_line_and_the_port_goes_on():
+    def save() -> str:
+        raise UserError("cannot write /nowhere/x.dic: No such file or directory")
+
+    lines: list[str] = []
+    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, lines.append,
+                  udp_port=0, save_dic=save)  # fmt: skip
+    fe = FrontEnd(host.frontends.address[1])
+    try:
+        fe.send(b"\x80\x02")
+        fe.send(b"\x82")
+        fe.send(b"\x8d\x00still here\x00")
+        wait_for(lambda: host.step() or "still here" in lines, "the note after the failure")
+        assert "   <F-END> ERROR    cannot write /nowhere/x.dic: No such file or directory" in lines
+        fe.wait_text(r"ERROR    cannot write /nowhere")
+    finally:
+        fe.close()
+        host.close()
 
 
 def test_the_front_end_port_is_loopback_unless_allowed():

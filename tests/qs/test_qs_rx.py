@@ -113,3 +113,12 @@ def test_target_records_are_refused_or_forwarded_unchanged(rec, payload):
     except RxError:
         return
     assert (cmd.rec, cmd.payload) == (rec, payload)
+
+
+@pytest.mark.parametrize("rec", sorted(RX.values()))
+def test_short_payloads_say_they_do_not_fit(rec):
+    for n in range(4):
+        try:
+            commands().parse(rec, bytes([1]) * n)
+        except RxError as exc:
+            assert "out of range" not in str(exc) and "-1" not in str(exc)

@@ -112,7 +112,11 @@ class QSHost:
 
     def _accept(self) -> None:
         lst = self.listening
-        new, addr = lst.server.accept()
+        try:
+            new, addr = lst.server.accept()
+        except OSError as exc:  # out of file descriptors, or the client gave up
+            self.line(f"{COMMS}ERROR    cannot accept a target: {exc.strerror or exc}")
+            return
         if lst.conn is not None:
             new.close()  # one target at a time, as QSPY
             self.line(f"{COMMS}ERROR    Target {addr[0]}:{addr[1]} refused: one is connected")

@@ -132,7 +132,12 @@ class FrontEndPort:
         elif isinstance(packet, Detach):
             del self.clients[addr]
         elif isinstance(packet, SaveDict):
-            self._line(self._save_dic(), data[1])
+            try:
+                saved = self._save_dic()
+            except UserError as exc:  # e.g. the file cannot be written: say so, go on
+                self._refuse(addr, data[1], str(exc))
+                return
+            self._line(saved, data[1])
         elif isinstance(packet, Note):
             self._out(packet.text)
         elif isinstance(packet, ToTarget):

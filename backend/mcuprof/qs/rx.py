@@ -257,7 +257,9 @@ def _check_name(name: str, what: str) -> None:
 
 
 def _u(payload: bytes, pos: int, size: int) -> int:
-    return int.from_bytes(payload[pos : pos + size], "little") if len(payload) >= pos + size else -1
+    if len(payload) < pos + size:
+        raise struct.error("short payload")  # parse() says the payload does not fit
+    return int.from_bytes(payload[pos : pos + size], "little")
 
 
 def _parse_poke(c: RxCommands, cfg: QSConfig, p: bytes) -> RxCommand:
