@@ -76,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--udp",
         type=int,
         metavar="UPORT",
-        help="serve QSPY's front-end protocol on this UDP port (with listen:// only)",
+        help="serve QSPY's front-end protocol on this UDP port (with listen:// only; "
+        "0 picks a free port, printed on stderr with the TCP one)",
     )
     live.add_argument(
         "--allow-remote",
