@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -17,31 +18,59 @@ import pytest
 
 from mcuprof.protocol.qs import QSDecoder
 
-from .qsfe import REAL, start_listen
+from .qsfe import REAL, start_listen, start_target
 from .qspy_replay import replay
 
 QSPY = REAL / "qspy"
-Z8 = bytes(8)
 
 
-def _hello() -> tuple[bytes, dict[str, int]]:
-    """The real target's bytes up to and including QS_QF_RUN, and its objects."""
-    data = (REAL.parent / "dpp-posix64.bin").read_bytes()
+def _until_run(data: bytes) -> tuple[bytes, QSDecoder]:
+    """A target's bytes up to and including QS_QF_RUN, and a decoder that has read them."""
     decoder = QSDecoder()
     end = 0
     for chunk in data.split(b"\x7e"):
         end += len(chunk) + 1
         events = decoder.feed(chunk + b"\x7e")
         if any(getattr(e, "rec", None) == 70 for e in events):
-            break
-    return data[:end], {name: addr for addr, name in decoder.dicts.obj.items()}
+            return data[:end], decoder
+    raise AssertionError("no QS_QF_RUN in the target's bytes")
 
 
-def _phases(obj: dict[str, int]) -> list[list[bytes]]:
-    table = struct.pack("<Q", obj["Table_inst"])
+def _live_hello(name: str) -> bytes:
+    """The reset sequence of a real target, read from it over TCP (then it is killed)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        target = start_target(name, server.getsockname()[1])
+        try:
+            server.settimeout(60)
+            conn, _ = server.accept()
+            conn.settimeout(60)
+            data = bytearray()
+            with conn:
+                while b"\x7e" not in data or not _has_run(bytes(data)):
+                    data += conn.recv(65536)
+        finally:
+            target.stop(signal.SIGKILL)
+    return bytes(data)
+
+
+def _has_run(data: bytes) -> bool:
+    try:
+        _until_run(data)
+    except AssertionError:
+        return False
+    return True
+
+
+def _phases(decoder: QSDecoder) -> list[list[bytes]]:
+    obj = {name: addr for addr, name in decoder.dicts.obj.items()}
+    size, fun = decoder.config.obj_ptr_size, decoder.config.fun_ptr_size
+    table = obj["Table_inst"].to_bytes(size, "little")
+    zero = bytes(size)
 
     def named(rec: int, kind: int, name: str) -> bytes:
-        return bytes([rec, kind]) + Z8 + name.encode() + b"\0"
+        return bytes([rec, kind]) + zero + name.encode() + b"\0"
 
     def event(prio: int, name: str, params: bytes = b"") -> bytes:
         head = bytes([0x87, prio]) + bytes(2) + struct.pack("<H", len(params))
@@ -76,8 +105,8 @@ def _phases(obj: dict[str, int]) -> list[list[bytes]]:
         b"\x07",
         b"\x08",
         b"\x0e",
-        b"\x09" + struct.pack("<IQ", 5, 0x401CD0),
-        b"\x0d\x05" + struct.pack("<Q", 0x1234),
+        b"\x09" + struct.pack("<I", 5) + (0x401CD0).to_bytes(fun, "little"),
+        b"\x0d\x05" + (0x1234).to_bytes(size, "little"),
         b"\x02",
     ]
     second = [b"\x00", b"\x03\x00", named(0x89, 0, "Table_inst"), b"\x0f\x00", b"\x00"]
@@ -107,11 +136,18 @@ def _qspy_bytes(tmp_path: Path, hello: bytes, phases: list[list[bytes]]) -> list
     return json.loads(out.read_text())
 
 
-def test_frames_equal_real_qspy(tmp_path):
+@pytest.mark.parametrize("source", ["dpp-posix64.bin", "dpp-posix32"])
+def test_frames_equal_real_qspy(tmp_path, source):
     if not QSPY.exists():
         pytest.skip(f"the real QSPY is missing: {QSPY} (see shared/reference/qs/real/README.md)")
-    hello, obj = _hello()
-    phases = _phases(obj)
+    if source.endswith(".bin"):  # the stored capture of a 64-bit target
+        data = (REAL.parent / source).read_bytes()
+    elif (REAL / source).exists():  # a live 32-bit target: 4-byte pointers in 0x88/0x89
+        data = _live_hello(source)
+    else:
+        pytest.skip(f"the real target {REAL / source} is missing")
+    hello, decoder = _until_run(data)
+    phases = _phases(decoder)
     reference = _qspy_bytes(tmp_path, hello, phases)
     host, tport, uport = start_listen()
     try:
