@@ -14,6 +14,8 @@ from ..capture import read_capture
 from ..errors import UserError
 from ..files import read_file
 from ..link.ports import open_transport
+from ..link.qs_host import QSHost
+from ..link.qs_link import LISTEN_SCHEME, validate_listen
 from ..protocol.qs import (
     SIZE_OPTIONS,
     BadFrame,
@@ -60,11 +62,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     live = qs_sub.add_parser(
         "listen",
         help="print QSPY's lines live from a QS target on a port",
-        description="Read a QS target live (a serial device, socket://HOST:PORT or "
-        "sim://?proto=qs) and print QSPY's lines as records arrive, until --duration or "
-        "Ctrl-C.",
+        description="Read a QS target live (a serial device, socket://HOST:PORT, "
+        "sim://?proto=qs, or listen://HOST:PORT where the target connects, as QSPY's -t) "
+        "and print QSPY's lines as records arrive, until --duration or Ctrl-C. With "
+        "listen:// and --udp, front ends such as QView attach over UDP, as to QSPY's -u.",
     )
-    live.add_argument("--port", required=True, help="serial device, socket://HOST:PORT or sim://")
+    live.add_argument(
+        "--port",
+        required=True,
+        help="serial device, socket://HOST:PORT, sim:// or listen://HOST:PORT",
+    )
+    live.add_argument(
+        "--udp",
+        type=int,
+        metavar="UPORT",
+        help="serve QSPY's front-end protocol on this UDP port (with listen:// only; "
+        "0 picks a free port, printed on stderr with the TCP one)",
+    )
+    live.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let listen:// and --udp take connections from other machines",
+    )
     live.add_argument("--baud", type=int, default=115_200, help="baud rate (115200)")
     live.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     live.add_argument("-o", "--output", metavar="CAPTURE", help="also save the raw bytes")
@@ -166,16 +185,20 @@ def _write(events: list[QSEvent], as_json: bool) -> None:
         sys.stdout.write("\n".join(out) + "\n")
 
 
+def _save_dic(args: argparse.Namespace, decoder: QSDecoder, dicts: Any) -> None:
+    text = format_dic(decoder.config, dicts, args.O or 4, args.F or 4)
+    try:
+        Path(args.save_dic).write_text(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.save_dic}: {exc.strerror}") from None
+
+
 def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
     decoder.close()
     sys.stdout.flush()
     if args.save_dic:
         save = decoder.run_dicts if decoder.run_dicts is not None else decoder.dicts
-        text = format_dic(decoder.config, save, args.O or 4, args.F or 4)
-        try:
-            Path(args.save_dic).write_text(text)
-        except OSError as exc:
-            raise UserError(f"cannot write {args.save_dic}: {exc.strerror}") from None
+        _save_dic(args, decoder, save)
     f, s = decoder.frame_stats, decoder.stats
     print(
         f"mcuprof: {f.frames} frames, {f.bad_checksum} bad checksums, "
@@ -199,10 +222,19 @@ def run_listen(args: argparse.Namespace) -> int:
     config, dicts = _config(args)
     if args.duration is not None and not args.duration > 0:
         raise UserError(f"--duration {args.duration}: must be a positive number of seconds")
+    listen_at = None
+    if args.port.strip().lower().startswith(LISTEN_SCHEME):
+        listen_at = validate_listen(args.port, args.allow_remote)
+    elif args.udp is not None:
+        raise UserError("--udp needs --port listen://HOST:PORT (the target connects, as to QSPY)")
+    if args.udp is not None and not 0 <= args.udp <= 65535:
+        raise UserError(f"--udp {args.udp}: a UDP port from 0 to 65535")
     try:
         capture = open(args.output, "wb") if args.output else None  # noqa: SIM115
     except OSError as exc:
         raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
+    if listen_at is not None:
+        return _listen_host(args, listen_at, QSDecoder(config, dicts), capture)
     port = open_transport(args.port, args.baud)
     port.timeout = 0.05
     decoder = QSDecoder(config, dicts)
@@ -229,6 +261,60 @@ def run_listen(args: argparse.Namespace) -> int:
     _finish(args, decoder)
     if error is not None:
         raise UserError(error)
+    return 0
+
+
+def _listen_host(
+    args: argparse.Namespace, listen_at: tuple[str, int], decoder: QSDecoder, capture: Any
+) -> int:
+    """The target connects to us (QSPY's -t); front ends attach over UDP (QSPY's -u)."""
+
+    def out(line: str) -> None:
+        # The host's own lines (connections, front ends); with --json, one object each.
+        text = json.dumps({"type": "host", "line": line}) if args.json else line
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def write(events: list[QSEvent]) -> None:
+        _write(events, args.json)
+        sys.stdout.flush()
+
+    def save() -> str:
+        if not args.save_dic:
+            return "   <QSPY-> Dictionaries NOT configured (no --save-dic option)"
+        _save_dic(args, decoder, decoder.dicts)
+        return f"   <QSPY-> Dictionaries saved to {args.save_dic}"
+
+    try:
+        host = QSHost(
+            listen_at, decoder, write, out, udp_port=args.udp,
+            allow_remote=args.allow_remote, capture=capture, save_dic=save,
+        )  # fmt: skip
+    except BaseException:
+        if capture is not None:
+            capture.close()
+        raise
+    where = f"{host.listening.address[0]}:{host.listening.address[1]}"
+    if host.frontends is not None:
+        where += f", front ends on UDP {host.frontends.address[0]}:{host.frontends.address[1]}"
+    print(f"mcuprof: waiting for a QS target on {where}", file=sys.stderr, flush=True)
+    end = None if args.duration is None else time.monotonic() + args.duration
+    try:
+        host.run(end)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        host.close()
+        if capture is not None:
+            capture.close()
+    _finish(args, decoder)
+    if host.frontends is not None:
+        f = host.frontends
+        print(
+            f"mcuprof: {host.connections} target connections, {f.refused} front-end "
+            f"datagrams refused, {f.send_failures} packets to front ends dropped",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -27,6 +27,7 @@ import serial
 from ..errors import UserError
 from ..protocol import Metadata
 from ..protocol.qs import encode_frame
+from ..qs.rx import RX
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
 from .session import (
@@ -48,7 +49,7 @@ LISTEN_SCHEME = "listen://"
 # after Stop, is kept until another one comes).
 LISTEN_IDLE_S = 5.0
 # QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
-RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
+RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
 QS_COMMANDS = ("reset", "info", "tick")
 
 

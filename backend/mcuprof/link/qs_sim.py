@@ -21,6 +21,7 @@ from collections import deque
 
 from ..protocol.qs import Framer, encode_frame
 from ..protocol.qs.framing import Frame
+from ..qs.rx import RX
 
 QUANTUM_S = 0.005
 TICK_S = 0.01  # QF tick rate 0: 100 Hz
@@ -38,7 +39,7 @@ EAT, DONE, TIMEOUT, HUNGRY_SIG = 4, 5, 10, 11
 PHILO_STAT = 100
 POOL_SIZE, QUEUE_LEN = 10, 5
 # QS-RX records the host may send, and the target's acknowledgement record.
-RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
+RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
 QS_RX_STATUS = 66
 
 _STATE_NAME = {THINKING: "thinking", HUNGRY: "hungry", EATING: "eating"}

@@ -1,0 +1,204 @@
+"""QSPY's UDP port for front ends (QView, QUTest scripts): ``mcuprof qs listen --udp``.
+
+One socket serves several front ends, each known by its address once it attaches.
+Datagrams are read without blocking, at most ``MAX_DATAGRAMS_PER_POLL`` per call, so a
+flood cannot starve the target link; each is parsed and checked by qs/frontend.py and
+qs/rx.py, and a refusal is one line on the host's output and on the sender's text
+channel (at most ``MAX_ERROR_LINES_PER_S`` lines a second; the rest are counted).
+What the target sends goes back to every attached front end on the channels it chose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..protocol.qs import Malformed, QSEvent, Record
+from ..protocol.qs.records import ENUM_DICT, FUN_DICT, OBJ_DICT, SIG_DICT, TARGET_INFO, USR_DICT
+from ..qs.frontend import (
+    CHAN_BINARY,
+    CHAN_TEXT,
+    MAX_DATAGRAM,
+    TEXT_REC,
+    Attach,
+    Detach,
+    Note,
+    SaveDict,
+    ToTarget,
+    attach_packet,
+    binary_packet,
+    parse_datagram,
+    text_packet,
+)
+from ..qs.rx import RxCommand, RxCommands, RxError
+from ..qs.text import event_lines
+from .qs_link import validate_listen
+
+# Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
+NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
+MAX_FRONT_ENDS = 8  # attached at once on one port
+MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served again
+MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
+F_END = "   <F-END> "
+F_ERROR = F_END + "ERROR    "
+
+
+@dataclass
+class _Client:
+    channels: int
+    seq: int = 0
+
+    def next_seq(self) -> int:
+        self.seq = (self.seq + 1) & 0xFF
+        return self.seq
+
+
+class FrontEndPort:
+    """``send`` takes a checked command for the target and returns None, or a reason
+    it could not go (no target, the target is not reading); ``out`` prints one line of
+    the host's output; ``save_dic`` saves the dictionaries and says where."""
+
+    def __init__(
+        self,
+        port: int,
+        commands: RxCommands,
+        send: Callable[[RxCommand], str | None],
+        out: Callable[[str], None],
+        save_dic: Callable[[], str],
+        *,
+        allow_remote: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        host = "0.0.0.0" if allow_remote else "127.0.0.1"
+        validate_listen(f"listen://{host}:{port}", allow_remote)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.bind((host, port))
+        except OSError as exc:
+            self.sock.close()
+            raise UserError(f"cannot open UDP port {host}:{port}: {exc.strerror or exc}") from None
+        self.sock.setblocking(False)
+        self.address = self.sock.getsockname()[:2]
+        self.commands = commands
+        self._send_target = send
+        self._out = out
+        self._save_dic = save_dic
+        self._clock = clock
+        self.clients: dict[tuple, _Client] = {}
+        self.refused = 0
+        self.send_failures = 0
+        self._second = 0
+        self._lines_this_second = 0
+        self._unshown = 0
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def poll(self) -> None:
+        for _ in range(MAX_DATAGRAMS_PER_POLL):
+            try:
+                data, addr = self.sock.recvfrom(MAX_DATAGRAM + 1)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                continue  # an ICMP error for an earlier send to a gone front end
+            self.handle(data, addr)
+        self.roll()
+
+    def handle(self, data: bytes, addr: tuple) -> None:
+        client = self.clients.get(addr)
+        try:
+            packet = parse_datagram(data, self.commands)
+        except RxError as exc:
+            self._refuse(addr, data[1] if len(data) > 1 else 0, str(exc))
+            return
+        if isinstance(packet, Attach):
+            if client is None and len(self.clients) >= MAX_FRONT_ENDS:
+                self._refuse(addr, data[1], f"{MAX_FRONT_ENDS} front ends already attached")
+                return
+            self.clients[addr] = client = _Client(packet.channels)
+            self._send(addr, attach_packet(client.next_seq()))
+            self._out(f"{F_END}Attached Chan={packet.channels:08b}")
+        elif client is None:
+            self._refuse(addr, data[1], "not attached: send ATTACH (0x80) first")
+        elif isinstance(packet, Detach):
+            del self.clients[addr]
+        elif isinstance(packet, SaveDict):
+            try:
+                saved = self._save_dic()
+            except UserError as exc:  # e.g. the file cannot be written: say so, go on
+                self._refuse(addr, data[1], str(exc))
+                return
+            self._line(saved, data[1])
+        elif isinstance(packet, Note):
+            self._out(packet.text)
+        elif isinstance(packet, ToTarget):
+            reason = self._send_target(packet.command)
+            if reason is not None:
+                self._refuse(addr, data[1], reason)
+
+    def forward(self, events: Iterable[QSEvent]) -> None:
+        """The target's records to every attached front end; QSPY's lines to those that
+        asked for text. The host prints the lines itself."""
+        if not self.clients:
+            return
+        for event in events:
+            cls = event.__class__
+            raw = event.raw if cls is Record or cls is Malformed else None
+            rec = raw[1] if raw is not None and len(raw) > 1 else 0
+            lines = None
+            for addr, client in list(self.clients.items()):
+                if raw is not None and rec != 0 and client.channels & CHAN_BINARY:
+                    self._send(addr, binary_packet(raw))
+                if client.channels & CHAN_TEXT and rec not in NOT_TEXT:
+                    lines = event_lines(event) if lines is None else lines
+                    for line in lines:
+                        self._send(addr, text_packet(client.next_seq(), rec, line))
+
+    def text(self, line: str, rec: int = TEXT_REC) -> None:
+        """One of the host's own lines (saving dictionaries, held-back refusals), to the
+        front ends' text channels."""
+        for addr, client in list(self.clients.items()):
+            if client.channels & CHAN_TEXT:
+                self._send(addr, text_packet(client.next_seq(), rec, line))
+
+    def _line(self, line: str, rec: int) -> None:
+        self._out(line)
+        self.text(line, rec)
+
+    def _refuse(self, addr: tuple, rec: int, reason: str) -> None:
+        self.refused += 1
+        self.roll()
+        if self._lines_this_second >= MAX_ERROR_LINES_PER_S:
+            self._unshown += 1
+            return
+        self._lines_this_second += 1
+        line = F_ERROR + reason
+        self._out(line)
+        client = self.clients.get(addr)
+        if client is not None and client.channels & CHAN_TEXT:
+            self._send(addr, text_packet(client.next_seq(), rec, line))
+
+    def roll(self) -> None:
+        """At a new second: refusal lines may be shown again; say how many were not."""
+        second = int(self._clock())
+        if second == self._second:
+            return
+        self._second, self._lines_this_second = second, 0
+        if self._unshown:
+            unshown, self._unshown = self._unshown, 0
+            self._line(f"{F_ERROR}{unshown} more datagrams refused (lines not shown)", TEXT_REC)
+
+    def _send(self, addr: tuple, packet: bytes) -> None:
+        try:
+            self.sock.sendto(packet, addr)
+        except OSError:
+            self.send_failures += 1  # a full socket buffer or a gone front end

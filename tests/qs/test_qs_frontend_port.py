@@ -1,0 +1,203 @@
+"""The front-end port under hostile input, in-process with a fake TCP target: garbage,
+a flood, unknown names and oversized peeks are refused with one line each, nothing
+reaches the target, and the target link keeps going."""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+
+import pytest
+
+from mcuprof.errors import UserError
+from mcuprof.link.qs_host import MAX_TX_BACKLOG, QSHost
+from mcuprof.link.qs_udp import MAX_FRONT_ENDS
+from mcuprof.protocol.qs import QSDecoder, encode_frame
+from mcuprof.qs.rx import RxCommand
+
+from .qsfe import REAL, FakeTarget, FrontEnd, decoded_frames, wait_for
+
+HELD = re.compile(r"(\d+) more datagrams refused")
+
+
+@pytest.fixture(scope="module")
+def hello() -> bytes:
+    """The real target's bytes to its QS_QF_RUN frame (index 99 is well past it)."""
+    data = (REAL.parent / "dpp-posix64.bin").read_bytes()
+    return b"\x7e".join(data.split(b"\x7e")[:100]) + b"\x7e"
+
+
+class Host:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.events: list = []
+        self.decoder = QSDecoder()
+        self.host = QSHost(("127.0.0.1", 0), self.decoder, self.events.extend,
+                           self.lines.append, udp_port=0)  # fmt: skip
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.host.step()
+
+    @property
+    def tport(self) -> int:
+        return self.host.listening.address[1]
+
+    @property
+    def uport(self) -> int:
+        return self.host.frontends.address[1]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.host.close()
+
+
+@pytest.fixture
+def rig(hello):
+    host = Host()
+    fe = FrontEnd(host.uport)
+    target = FakeTarget(host.tport, hello)
+    try:
+        fe.send(b"\x80\x03")
+        wait_for(lambda: host.decoder.stats.records > 50, "the reset sequence")
+        yield host, fe, target
+    finally:
+        target.close()
+        fe.close()
+        host.close()
+
+
+GARBAGE = [
+    b"",
+    b"\x00",
+    b"\x00\xff\x00",
+    b"\x00\x11",  # no such QS-RX record
+    b"\x00\x04\x00\x00\x04\xff",  # a peek of 1020 bytes
+    b"\x00\x04\x00\x00\x03\x01",  # element size 3
+    b"\x00\x87\x00\x00\x00\x00\x00NO_SUCH_SIG\x00",
+    b"\x00\x87\x00\x00\x00\xff\xff" + b"x" * 40,  # parameter length past the end
+    b"\x00\x88\x00" + bytes(8) + b"No_such_inst\x00",
+    b"\x00\x89\x00" + bytes(8) + b"Table_inst\x00trailing",
+    b"\x00\x89\x00" + bytes(8) + b"\x1b[2J\x00",  # a terminal escape as a name
+    b"\x00\x0d\x01" + struct.pack("<Q", 0xDEAD),  # not a known object
+    b"\x00\x10\x01\x00\x00\x00\x00",  # signal 0 posted
+    b"\x00\x0a\x0f" + b"\xff" * 15,
+    b"\x00\x80\x09",
+    bytes(600),
+]
+
+
+def test_garbage_is_refused_one_line_each_and_nothing_reaches_the_target(rig):
+    host, fe, target = rig
+    mark = fe.mark()
+    for g in GARBAGE:
+        fe.sock.sendto(g, fe.addr)
+    wait_for(lambda: host.host.frontends.refused == len(GARBAGE), "every refusal")
+    errors = [t for t in fe.texts()[mark:] if "<F-END> ERROR" in t]
+    assert len(errors) == len(GARBAGE)
+    assert all("\n" not in line for line in errors)
+    assert sum("<F-END> ERROR" in line for line in host.lines) == len(GARBAGE)
+    assert "'NO_SUCH_SIG' is not in the target's dictionary" in "\n".join(errors)
+    assert "peek of 255 x 4 bytes" in "\n".join(errors)
+    assert target.received == b""
+    fe.send(b"\x00")  # the link still works, and its first frame has sequence 1
+    wait_for(lambda: target.frames(), "the INFO frame")
+    assert decoded_frames(bytes(target.received)) == [(1, 0, b"")]
+
+
+def test_a_flood_is_counted_and_does_not_stall_the_target(rig):
+    host, fe, target = rig
+    before = host.decoder.frame_stats.frames
+    flood = 3000
+    for i in range(flood):
+        fe.sock.sendto(bytes([i & 0xFF, 0x11]), fe.addr)
+        if i % 100 == 0:  # the target keeps talking meanwhile
+            target.sock.sendall(encode_frame(i // 100 & 0xFF, 70))
+    wait_for(lambda: host.decoder.frame_stats.frames - before == flood // 100, "target frames")
+    fe.send(b"\x03\x00")
+    wait_for(lambda: target.frames(), "the TICK frame")
+    assert decoded_frames(bytes(target.received)) == [(1, 3, b"\x00")]
+    refused = host.host.frontends.refused
+    assert 0 < refused <= flood  # the kernel may drop some of a flood first
+
+    def accounted() -> bool:
+        shown = sum("record 17" in line for line in host.lines)
+        held = [int(m.group(1)) for m in map(HELD.search, host.lines) if m]
+        return shown + sum(held) == refused and bool(held)
+
+    wait_for(accounted, "every refusal shown or counted")
+    assert sum("record 17" in line for line in host.lines) < refused
+
+
+def test_front_ends_are_bounded_and_must_attach(rig):
+    host, _fe, target = rig
+    others = [FrontEnd(host.uport) for _ in range(MAX_FRONT_ENDS)]
+    try:
+        for other in others:
+            other.send(b"\x80\x02")
+        wait_for(lambda: "already attached" in "\n".join(host.lines), "the refusal")
+        assert len(host.host.frontends.clients) == MAX_FRONT_ENDS
+        stranger = FrontEnd(host.uport)
+        stranger.send(b"\x00")
+        wait_for(lambda: "not attached" in "\n".join(host.lines), "not attached")
+        stranger.close()
+    finally:
+        for other in others:
+            other.close()
+    assert target.received == b""
+
+
+def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):
+    host, _fe, _target = rig
+    host.host.tx += bytes(MAX_TX_BACKLOG + 1)  # as if the target had stopped reading
+    reason = host.host.send(RxCommand(0, b""))
+    assert reason is not None and "not reading" in reason
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "sim://?proto=qs", "--udp", "0"], "--udp needs --port listen://HOST:PORT"),
+        (["--port", "listen://0.0.0.0:0"], "refusing to listen on 0.0.0.0"),
+        (["--port", "listen://127.0.0.1:0", "--udp", "70000"], "--udp 70000"),
+    ],
+)
+def test_listen_options_are_checked(argv, message, capsys):
+    from mcuprof.cli import main
+
+    assert main(["qs", "listen", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_saving_dictionaries_that_fails_is_one_line_and_the_port_goes_on():
+    def save() -> str:
+        raise UserError("cannot write /nowhere/x.dic: No such file or directory")
+
+    lines: list[str] = []
+    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, lines.append,
+                  udp_port=0, save_dic=save)  # fmt: skip
+    fe = FrontEnd(host.frontends.address[1])
+    try:
+        fe.send(b"\x80\x02")
+        fe.send(b"\x82")
+        fe.send(b"\x8d\x00still here\x00")
+        wait_for(lambda: host.step() or "still here" in lines, "the note after the failure")
+        assert "   <F-END> ERROR    cannot write /nowhere/x.dic: No such file or directory" in lines
+        fe.wait_text(r"ERROR    cannot write /nowhere")
+    finally:
+        fe.close()
+        host.close()
+
+
+def test_the_front_end_port_is_loopback_unless_allowed():
+    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, print, udp_port=0)
+    try:
+        assert host.frontends.address[0] == "127.0.0.1"
+    finally:
+        host.close()
