@@ -13,9 +13,11 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from tests.qs.test_columns import SETTINGS, build, corrupt, stream
+from tests.sources.conftest import sim_stream
 from tests.store.test_qs_replay_due import reference_due
 
 from mcuprof.protocol.qs import Framer, encode_frame
+from mcuprof.sources import load
 from mcuprof.store import qs_replay, replay
 from mcuprof.store.qs_replay import RX_GLB_FILTER, QSReplayDevice, _frame_pieces
 from mcuprof.store.replay import MAX_BURST
@@ -117,3 +119,23 @@ def test_pieces_are_the_recording_cut_at_good_frames(case, read) -> None:
     for end, due in zip(ends.tolist(), want.tolist(), strict=True):
         piece = int(np.searchsorted(at, end))
         assert pieces[piece][0] == due
+
+
+def test_the_record_count_is_read_a_piece_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    data = sim_stream(1.0) + b"\x7e" * 20_000
+    path = tmp_path / "rec.raw"
+    path.write_bytes(data)
+    read: list[int] = []
+    chunks = qs_replay._chunks
+
+    def spy(source, size=None):
+        for chunk in chunks(source, size):
+            read.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(qs_replay, "_chunks", spy)
+    monkeypatch.setattr(qs_replay, "DECODE_BYTES", 4096)
+    dev = QSReplayDevice(path, 1.0, clock=lambda: 0.0)
+    assert dev.total_records is None  # counted aside, on demand
+    assert dev.count_records() == load("qs", data).stats["records"] > 0
+    assert max(read) == 4096 and sum(read) == len(data)

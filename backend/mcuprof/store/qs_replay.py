@@ -65,7 +65,9 @@ class QSReplayDevice:
 
             data = self._data
             size = len(data) if isinstance(data, bytes) else os.path.getsize(data)
-            loaded = load_stream("qs", _chunks(data), size, tick_hz=self.tick_hz)
+            # Pieces as small as the replay's: a piece of bad frames is an object each.
+            pieces = _chunks(data, DECODE_BYTES)
+            loaded = load_stream("qs", pieces, size, tick_hz=self.tick_hz)
             self.total_records = int(loaded.stats["records"])
         return self.total_records
 
