@@ -114,3 +114,15 @@ def test_short_lines_are_left_whole() -> None:
     assert s["names_cut"] == 0
     texts = b"".join(monitor.text_body()).decode().splitlines()
     assert any("A" * MAX_TAG_CHARS in t for t in texts)
+
+
+def test_cut_lines_keep_their_records_not_their_texts() -> None:
+    monitor = decode_session(chunks(hostile_capture(600)))
+    first = b"".join(monitor.text_body())  # every line rendered
+    cut = monitor.summary()["lines_cut"]
+    assert cut >= 600
+    # A cut text (1 KiB) is not kept: the line renders its record again when asked.
+    kept = sum(len(line._text or "") for line in monitor.lines)
+    assert kept < 100 * len(monitor.lines)
+    assert b"".join(monitor.text_body()) == first
+    assert monitor.summary()["lines_cut"] == cut  # lines counted once, not renders

@@ -81,13 +81,15 @@ class Clips:
         self.names = 0  # distinct names cut
         self._cut: dict[str, str] = {}
 
-    def line(self, text: str) -> str:
+    def line(self, text: str, counted: bool = False) -> str:
+        """``text``, itself when it fits; ``counted``: this line's cut is counted."""
         if len(text) <= MAX_LINE_BYTES // 4:  # fits, whatever its characters
             return text
         raw = text.encode("utf-8", "replace")
         if len(raw) <= MAX_LINE_BYTES:
             return text
-        self.lines += 1
+        if not counted:
+            self.lines += 1
         return cut_text(raw, MAX_LINE_BYTES)
 
     def name(self, name: str) -> str:
@@ -114,9 +116,11 @@ def cut_text(raw: bytes, limit: int) -> str:
 class Line:
     """One log line. A record's text is rendered when first asked for (most lines are
     never shown): the record keeps the sizes and dictionaries it arrived with, so the
-    text is the same as if rendered on arrival."""
+    text is the same as if rendered on arrival. A text cut to MAX_LINE_BYTES is not
+    kept: the line keeps its record (a few hundred bytes) and renders it again when
+    asked, so a long log of cut lines costs its records, not 1 KiB a line."""
 
-    __slots__ = ("_clips", "_text", "group", "id", "objs", "rec", "record", "sig", "t")
+    __slots__ = ("_clips", "_cut", "_text", "group", "id", "objs", "rec", "record", "sig", "t")
 
     def __init__(
         self,
@@ -134,6 +138,7 @@ class Line:
         self.objs, self.sig, self.record = objs, sig, record
         self._text = None if text is None else clips.line(text)
         self._clips = clips
+        self._cut = False
 
     @property
     def text(self) -> str:
@@ -144,9 +149,20 @@ class Line:
             record = self.record
             if record is None:
                 return self._text or ""
-            text = self._text = self._clips.line(record_line(record) or "")
-            self.record = None
+            full = record_line(record) or ""
+            text = self._clips.line(full, counted=self._cut)
+            if text is full:
+                self._text = text
+                self.record = None
+            else:
+                self._cut = True
         return text
+
+    def settle(self) -> None:
+        """Keep the text now and drop the record, and the dictionaries it holds."""
+        text = self.text
+        self._text = text
+        self.record = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -412,7 +428,7 @@ class QsMonitor:
             # at most one snapshot stays alive (a target that keeps sending dictionary
             # entries must not make us keep a copy per line).
             for old in self._lazy:
-                old.text  # noqa: B018 (renders and drops the record)
+                old.settle()
             self._lazy.clear()
             self._dicts = r.dicts
         self._lazy.append(line)
