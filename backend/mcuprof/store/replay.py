@@ -433,23 +433,3 @@ def replay_factory(
         return DeviceSession(url, baud, listener, opener=opener, command_timeout_s=2.0)
 
     return factory
-
-
-def replay_for(
-    kind: str,
-    data: bytes,
-    speed: float | None,
-    metadata: Metadata | None = None,
-    tick_hz: int | None = None,
-) -> tuple[Callable[..., Any], int]:
-    """The session factory that replays a stored capture of any kind, and the number of
-    profile records it will deliver (for the progress bar and the end of the replay)."""
-    if kind == "qs":
-        from .qs_replay import QSReplayDevice, qs_replay_factory
-
-        hz = tick_hz or DEFAULT_TIMER_FREQ
-        device = QSReplayDevice(data, speed, hz, clock=time.monotonic)
-        return qs_replay_factory(device, speed, hz), device.count_records()
-    from ..summary import summarize
-
-    return replay_factory(data, speed, metadata), int(summarize(data)["records"])

@@ -26,7 +26,7 @@ from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.qs_replay import QSReplayDevice, qs_replay_factory
-from ..store.replay import ReplayDevice, parse_speed, replay_factory, replay_for
+from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -389,30 +389,22 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    device: ReplayDevice | QSReplayDevice | None = None
-    if info.kind in ("miniprofiler", "qs"):
-        path = store.raw_path(sid)
-        if not path.is_file() or path.stat().st_size == 0:
-            raise UserError(f"session {sid} holds no data to replay")
-        # The recording is read from its file in chunks as it plays, never held whole.
-        if info.kind == "qs":
-            hz = live.settings.qs_tick_hz
-            device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
-            factory = qs_replay_factory(device, speed, hz)
-        else:
-            device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
-            device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
-            factory = replay_factory(device, speed, info.metadata)
-        total = device.total_records
+    path = store.raw_path(sid)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise UserError(f"session {sid} holds no data to replay")
+    # The recording is read from its file in chunks as it plays, never held whole.
+    device: ReplayDevice | QSReplayDevice
+    if info.kind == "qs":
+        hz = live.settings.qs_tick_hz
+        device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
+        factory = qs_replay_factory(device, speed, hz)
     else:
-        data = await asyncio.to_thread(store.raw, sid)
-        if not data:
-            raise UserError(f"session {sid} holds no data to replay")
-        factory, total = await asyncio.to_thread(
-            replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
-        )
+        device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
+        device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
+        factory = replay_factory(device, speed, info.metadata)
+    total = device.total_records
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
-    if total is None and device is not None:  # counted aside, the percent follows
+    if total is None:  # counted aside, the percent follows
         threading.Thread(
             target=_count_aside,
             args=(live, device, label),
