@@ -3,7 +3,9 @@
 Times ``store.qs_replay._due_seconds`` (records of a fixed layout read as columns)
 beside the per-record walk it replaced (every record decoded to a Python object), in
 the same run, on captures made by bench/qs_scale.py, and checks they agree. Also the
-whole QSReplayDevice construction (frame split included). Medians; asserts nothing
+QSReplayDevice construction (since issue 26 it reads nothing: the recording is
+decoded a piece at a time as it plays, so this is near 0; bench/qs_hostile.py
+measures a replay's start and memory). Medians; asserts nothing
 about time.
 
 Run: .venv/bin/python bench/qs_replay.py [--frames 1M] [--shapes dpp,sim] [--repeat 3]

@@ -62,3 +62,29 @@ def test_page_connects_qs_targets_and_refuses_remote_listening(make_client) -> N
     client.post("/api/connect", json={"port": "sim://"}, headers=post)
     r = client.post("/api/qs/reset", headers=post)
     assert r.status_code == 400 and "QS target" in r.text
+
+
+def test_a_qs_replay_from_its_file_is_counted_aside_and_ends_by_itself(make_client) -> None:
+    client = make_client(autoconnect=False)
+    data = sim_stream(2.0)
+    r = client.post(
+        "/api/sessions/import?name=dpp&kind=qs",
+        content=data,
+        headers={"Origin": ORIGIN, "Content-Type": "application/octet-stream"},
+    )
+    sid = r.json()["session"]["id"]
+    r = client.post(
+        f"/api/sessions/{sid}/replay", json={"speed": "10x"}, headers={"Origin": ORIGIN}
+    )
+    assert r.status_code == 200, r.text
+    live = client.app.state.live
+    total = load("qs", data).stats["records"]
+    # It ends when the records counted aside have played: all of them, no more.
+    ended = f"replay finished: {total:,} records played"
+
+    def finished() -> bool:
+        live.ingest()
+        return any(ended in e["message"] for e in client.get("/api/log").json()["entries"])
+
+    wait_for(finished, "the replay to end by itself", 30)
+    assert live.port_label is None

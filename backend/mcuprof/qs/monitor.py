@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -29,6 +29,17 @@ MAX_SERIES = 256  # (application record, argument) series tracked
 MAX_NAMES = 4_096  # distinct objects and signals counted for the filter chips
 MAX_PAGE = 2_000  # log lines per answer
 SUMMARY_NAMES = 200  # objects and signals listed in a summary (polled every second)
+# A log line's text, in UTF-8 bytes, marker included: QSPY's lines are a few hundred
+# bytes at most, but names from the target (escaped to 4 characters a byte) and
+# application strings have no limit of their own.
+MAX_LINE_BYTES = 1024
+# A name on a line's tags (object, signal, queue): at most this many characters, so a
+# cut name still fits a filter value (web/qs_api.MAX_VALUE) and can be filtered by.
+MAX_TAG_CHARS = 256
+# A text download (log.txt), in bytes: past it the rest is left out and said so.
+MAX_TEXT_BYTES = 32 << 20
+_NOTE_ROOM = 128  # bytes kept for the line that says a download was cut
+_PIECE = 1 << 16  # bytes of a text download handed on at a time
 
 _OBJ_FIELDS = ("obj", "sender", "ao", "queue")
 _NUMERIC = frozenset(("I8", "U8", "I16", "U16", "I32", "U32", "F32", "F64", "I64", "U64", "HEX32"))
@@ -58,12 +69,58 @@ class _Plan(NamedTuple):
     margin: bool
 
 
+class Clips:
+    """Cuts texts to their bounds, with a marker saying how much went, and counts the
+    cuts (a monitor's lines share one). Cut names are kept once, so the lines naming
+    one object share one string, as they share the uncut one."""
+
+    __slots__ = ("_cut", "lines", "names")
+
+    def __init__(self) -> None:
+        self.lines = 0  # line texts cut
+        self.names = 0  # distinct names cut
+        self._cut: dict[str, str] = {}
+
+    def line(self, text: str, counted: bool = False) -> str:
+        """``text``, itself when it fits; ``counted``: this line's cut is counted."""
+        if len(text) <= MAX_LINE_BYTES // 4:  # fits, whatever its characters
+            return text
+        raw = text.encode("utf-8", "replace")
+        if len(raw) <= MAX_LINE_BYTES:
+            return text
+        if not counted:
+            self.lines += 1
+        return cut_text(raw, MAX_LINE_BYTES)
+
+    def name(self, name: str) -> str:
+        if len(name) <= MAX_TAG_CHARS:
+            return name
+        cut = self._cut.get(name)
+        if cut is None:
+            marker = f"...[{len(name)} chars]"
+            cut = name[: MAX_TAG_CHARS - len(marker)] + marker
+            if len(self._cut) < MAX_NAMES:
+                self._cut[name] = cut
+            self.names += 1
+        return cut
+
+
+def cut_text(raw: bytes, limit: int) -> str:
+    """``raw`` (UTF-8) cut to ``limit`` bytes in all, marker included, on a character
+    boundary."""
+    marker = f" ...[cut: {len(raw):,} bytes]"
+    head = raw[: limit - len(marker)].decode("utf-8", "ignore")
+    return head + marker
+
+
 class Line:
     """One log line. A record's text is rendered when first asked for (most lines are
     never shown): the record keeps the sizes and dictionaries it arrived with, so the
-    text is the same as if rendered on arrival."""
+    text is the same as if rendered on arrival. A text cut to MAX_LINE_BYTES is not
+    kept: the line keeps its record (a few hundred bytes) and renders it again when
+    asked, so a long log of cut lines costs its records, not 1 KiB a line."""
 
-    __slots__ = ("_text", "group", "id", "objs", "rec", "record", "sig", "t")
+    __slots__ = ("_clips", "_cut", "_text", "group", "id", "objs", "rec", "record", "sig", "t")
 
     def __init__(
         self,
@@ -74,10 +131,14 @@ class Line:
         objs: tuple[str, ...],
         sig: str | None,
         text: str | None,
-        record: Record | None = None,
+        record: Record | None,
+        clips: Clips,
     ) -> None:
         self.id, self.t, self.group, self.rec = id, t, group, rec
-        self.objs, self.sig, self._text, self.record = objs, sig, text, record
+        self.objs, self.sig, self.record = objs, sig, record
+        self._text = None if text is None else clips.line(text)
+        self._clips = clips
+        self._cut = False
 
     @property
     def text(self) -> str:
@@ -88,9 +149,20 @@ class Line:
             record = self.record
             if record is None:
                 return self._text or ""
-            text = self._text = record_line(record) or ""
-            self.record = None
+            full = record_line(record) or ""
+            text = self._clips.line(full, counted=self._cut)
+            if text is full:
+                self._text = text
+                self.record = None
+            else:
+                self._cut = True
         return text
+
+    def settle(self) -> None:
+        """Keep the text now and drop the record, and the dictionaries it holds."""
+        text = self.text
+        self._text = text
+        self.record = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -237,6 +309,8 @@ class QsMonitor:
         self.objects: collections.Counter[str] = collections.Counter()
         self.signals: collections.Counter[str] = collections.Counter()
         self.names_dropped = 0
+        self.clips = Clips()
+        self.text_cut = 0  # text downloads cut at MAX_TEXT_BYTES
         self.bad_frames: collections.Counter[str] = collections.Counter()
         self.discontinuities = 0
         self.lost_frames = 0
@@ -337,10 +411,11 @@ class QsMonitor:
         if plan.objs is not None:
             n = names_for(r)
             values = r.values
-            objs = tuple([n.obj(values[i]) for i in plan.objs])
+            clip = self.clips.name
+            objs = tuple([clip(n.obj(values[i])) for i in plan.objs])
             if plan.sig is not None:
                 owner = 0 if plan.owner is None else values[plan.owner]
-                sig = n.sig(values[plan.sig], owner)
+                sig = clip(n.sig(values[plan.sig], owner))
         elif rec >= USER_FIRST:
             objs, sig = self._user_tags(r)
         elif rec == 64:
@@ -353,7 +428,7 @@ class QsMonitor:
             # at most one snapshot stays alive (a target that keeps sending dictionary
             # entries must not make us keep a copy per line).
             for old in self._lazy:
-                old.text  # noqa: B018 (renders and drops the record)
+                old.settle()
             self._lazy.clear()
             self._dicts = r.dicts
         self._lazy.append(line)
@@ -379,9 +454,10 @@ class QsMonitor:
 
     def _user_tags(self, r: Record) -> tuple[tuple[str, ...], str | None]:
         n = names_for(r)
-        objs = tuple(n.obj(a.value) for a in r.values[0] if a.kind == "OBJ")
+        clip = self.clips.name
+        objs = tuple(clip(n.obj(a.value)) for a in r.values[0] if a.kind == "OBJ")
         sigs = [a.value for a in r.values[0] if a.kind == "SIG"]
-        return objs, (n.sig(*sigs[0]) if sigs else None)
+        return objs, (clip(n.sig(*sigs[0])) if sigs else None)
 
     def _count(self, counter: collections.Counter[str], name: str) -> None:
         if name in counter or len(counter) < MAX_NAMES:
@@ -411,7 +487,7 @@ class QsMonitor:
                 self.signals[sig] += 1
             else:
                 self._count(self.signals, sig)
-        line = Line(self.next_id, t, group, rec, objs, sig, text, record)
+        line = Line(self.next_id, t, group, rec, objs, sig, text, record, self.clips)
         self.lines.append(line)
         self.next_id += 1
         return line
@@ -424,7 +500,7 @@ class QsMonitor:
                 self.margins_dropped += 1
                 return
             m = self.margins[obj] = MarginTrack(
-                obj, names_for(r).obj(obj), kind, Series(self.max_points)
+                obj, self.clips.name(names_for(r).obj(obj)), kind, Series(self.max_points)
             )
         m.series.add(now, free)
         m.last_free = free
@@ -435,7 +511,8 @@ class QsMonitor:
     def _app(self, r: Record, now: int | None) -> None:
         if r.rec not in self.app_names:
             name = r.dicts.usr.get(r.rec)
-            self.app_names[r.rec] = name if name is not None else f"USER+{r.rec - USER_FIRST:03d}"
+            name = name if name is not None else f"USER+{r.rec - USER_FIRST:03d}"
+            self.app_names[r.rec] = self.clips.name(name)
         t = now if now is not None else self._last_time
         for i, a in enumerate(r.values[0]):
             if a.kind not in _NUMERIC:
@@ -489,17 +566,40 @@ class QsMonitor:
             "version": version,
         }
 
-    def texts(
+    def text_body(
         self,
         groups: Iterable[str] = (),
         objs: Iterable[str] = (),
         sigs: Iterable[str] = (),
         text: str = "",
-    ) -> list[str]:
-        """Every kept line that matches, as QSPY prints it (for a text download)."""
+        limit: int | None = None,
+    ) -> Iterator[bytes]:
+        """Every kept line that matches, as QSPY prints it, one a line (a text download),
+        in UTF-8 pieces of about ``_PIECE`` bytes: the body is never held whole. It
+        stops before ``limit`` (default MAX_TEXT_BYTES) bytes; a last line then says
+        how many lines were left out, and the cut is counted (``text_cut``)."""
         with self._lock:
             kept = list(self.lines)
-        return [line.text for line in _matching(kept, groups, objs, sigs, text)]
+        matching = _matching(kept, groups, objs, sigs, text)
+        limit = MAX_TEXT_BYTES if limit is None else limit
+        room = limit - _NOTE_ROOM
+        size = 0
+        piece = bytearray()
+        for i, line in enumerate(matching):
+            data = (line.text + "\n").encode("utf-8", "replace")
+            if size + len(data) > room:
+                with self._lock:
+                    self.text_cut += 1
+                left = len(matching) - i
+                piece += f"mcuprof: cut at {limit:,} bytes: {left:,} more lines left out\n".encode()
+                break
+            size += len(data)
+            piece += data
+            if len(piece) >= _PIECE:
+                yield bytes(piece)
+                piece.clear()
+        if piece:
+            yield bytes(piece)
 
     def margin_list(self) -> dict[str, Any]:
         with self._lock:
@@ -535,6 +635,10 @@ class QsMonitor:
                 "objects_total": len(self.objects),
                 "signals_total": len(self.signals),
                 "names_dropped": self.names_dropped,
+                # Texts cut to their bounds (MAX_LINE_BYTES, MAX_TAG_CHARS, MAX_TEXT_BYTES).
+                "lines_cut": self.clips.lines,
+                "names_cut": self.clips.names,
+                "text_cut": self.text_cut,
                 "bad_frames": sum(self.bad_frames.values()),
                 "bad_frame_kinds": dict(self.bad_frames),
                 "discontinuities": self.discontinuities,
@@ -550,5 +654,8 @@ class QsMonitor:
                     "points": self.max_points,
                     "margins": self.max_margins,
                     "series": self.max_series,
+                    "line_bytes": MAX_LINE_BYTES,
+                    "tag_chars": MAX_TAG_CHARS,
+                    "text_bytes": MAX_TEXT_BYTES,
                 },
             }

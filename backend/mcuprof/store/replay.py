@@ -88,6 +88,62 @@ class Pacer:
         return max(0.0, (at - self.played) / self.speed)
 
 
+# A piece of a recording: the capture second it is due at (None: whenever it is asked
+# for), its bytes as they go on the wire, and the profile records in it.
+Piece = tuple[float | None, bytes | memoryview, int]
+
+
+class Paced:
+    """The paced-replay core of every replay device: the recording's pieces, read
+    lazily from an iterator (one piece ahead, never the recording), put on the wire
+    when due at ``speed`` (``Pacer``), at most a burst at a time. ``throttle`` says when
+    the host is behind: a max-speed replay then holds rather than queue the recording
+    in the host's memory."""
+
+    def __init__(self, pieces: Iterator[Piece], speed: float | None, clock: Clock) -> None:
+        self._pieces = pieces
+        self._ahead: Piece | None = None
+        self._done = False
+        self.pacer = Pacer(speed, clock)
+        self.throttle: Callable[[], bool] | None = None
+        self.held = False
+
+    def _peek(self) -> Piece | None:
+        if self._ahead is None and not self._done:
+            self._ahead = next(self._pieces, None)
+            self._done = self._ahead is None
+        return self._ahead
+
+    @property
+    def finished(self) -> bool:
+        return self._peek() is None
+
+    def take(self, out: bytearray) -> int:
+        """Append the pieces due now to ``out`` until it holds MAX_BURST bytes (one piece
+        may pass it); return the records they hold."""
+        self.held = self.throttle is not None and self.throttle()
+        records = 0
+        while not self.held and len(out) < MAX_BURST:
+            piece = self._peek()
+            if piece is None or (piece[0] is not None and not self.pacer.due(piece[0])):
+                break
+            self._ahead = None
+            out += piece[1]
+            records += piece[2]
+        return records
+
+    def wait(self) -> float | None:
+        """Wall seconds until the next piece is due; None when nothing is coming."""
+        piece = self._peek()
+        if piece is None:
+            return None
+        if self.held:
+            return _HOLD_S
+        if self.pacer.speed is None or piece[0] is None:
+            return 0.0
+        return self.pacer.wait(piece[0])
+
+
 class ReplayDevice:
     """A device whose firmware is a recording. Not thread-safe: one driver at a time.
 
@@ -118,25 +174,26 @@ class ReplayDevice:
         if self.total_records is not None:
             self._due = due / timer_freq_or_default(self.metadata.timer_freq)
         self.speed = speed
-        self._pace = Pacer(speed, clock)
-        self._packets = _packets(data)
-        self._exhausted = False
-        self._next = 0
+        self._play = Paced(_packet_pieces(data, self._due), speed, clock)
         self._decoder = CommandDecoder()
         self._out = bytearray()
         self.profiling = False
         self.records_sent = 0
         self.commands: list[Command | BadCommand] = []
-        # Says when the host is behind (a max-speed replay then waits for it rather than
-        # queue the whole recording in the host's memory).
-        self.throttle: Callable[[], bool] | None = None
-        self._held = False
+
+    @property
+    def throttle(self) -> Callable[[], bool] | None:
+        """Says when the host is behind (a max-speed replay then waits for it rather than
+        queue the whole recording in the host's memory)."""
+        return self._play.throttle
+
+    @throttle.setter
+    def throttle(self, fn: Callable[[], bool] | None) -> None:
+        self._play.throttle = fn
 
     @property
     def finished(self) -> bool:
-        if self._due is None:
-            return self._exhausted
-        return self._next >= len(self._due)
+        return self._play.finished
 
     @property
     def capture_seconds(self) -> float:
@@ -167,11 +224,9 @@ class ReplayDevice:
 
     def seconds_to_next(self) -> float | None:
         """Wall-clock seconds until the next packet is due; None when nothing is coming."""
-        if not self.profiling or self.finished:
+        if not self.profiling:
             return None
-        if self.speed is None:
-            return _HOLD_S if self._held else 0.0
-        return self._pace.wait(float(self._due[self._next]))  # type: ignore[index]
+        return self._play.wait()
 
     def status(self) -> Status:
         return Status(self.profiling and not self.finished, 0, self.records_sent, 0)
@@ -192,38 +247,28 @@ class ReplayDevice:
         self._out += encode_event(Ack())
 
     def _advance(self) -> None:
-        self._pace.advance(self.profiling)
+        self._play.pacer.advance(self.profiling)
 
     def _emit(self) -> None:
-        if not self.profiling:
-            return
-        self._held = self.throttle is not None and self.throttle()
-        if self._held:
-            return
-        while not self.finished and len(self._out) < MAX_BURST:
-            # At max speed from a file there are no due times (``_due`` is None).
-            if self._due is not None and not self._pace.due(self._due[self._next]):
-                break
-            records = next(self._packets, None)
-            if records is None:
-                self._exhausted = True
-                break
-            self._next += 1
-            self._out += encode_profile_data(records)
-            self.records_sent += len(records)
+        if self.profiling:
+            self.records_sent += self._play.take(self._out)
 
 
 _READ = 1 << 22  # bytes read from the recording at a time
 
 
-def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes | memoryview]:
+def _chunks(
+    data: bytes | str | os.PathLike[str], size: int | None = None
+) -> Iterator[bytes | memoryview]:
+    """The recording ``size`` (default ``_READ``) bytes at a time."""
+    size = size or _READ
     if isinstance(data, bytes | bytearray | memoryview):
         view = memoryview(data)
-        for start in range(0, len(view), _READ):
-            yield view[start : start + _READ]
+        for start in range(0, len(view), size):
+            yield view[start : start + size]
         return
     with open(data, "rb") as f:
-        while chunk := f.read(_READ):
+        while chunk := f.read(size):
             yield chunk
 
 
@@ -232,6 +277,13 @@ def _events(data: bytes | str | os.PathLike[str]) -> Iterator[Any]:
     for chunk in _chunks(data):
         yield from decoder.feed(chunk)
     yield from decoder.close()
+
+
+def _packet_pieces(data: bytes | str | os.PathLike[str], due: np.ndarray | None) -> Iterator[Piece]:
+    """The recording's packets as pieces: each due when its last record exits (``due``,
+    in order; None at maximum speed from a file, where nothing is read ahead)."""
+    for i, records in enumerate(_packets(data)):
+        yield (None if due is None else float(due[i])), encode_profile_data(records), len(records)
 
 
 def _packets(data: bytes | str | os.PathLike[str]) -> Iterator[np.ndarray]:
@@ -381,25 +433,3 @@ def replay_factory(
         return DeviceSession(url, baud, listener, opener=opener, command_timeout_s=2.0)
 
     return factory
-
-
-def replay_for(
-    kind: str,
-    data: bytes,
-    speed: float | None,
-    metadata: Metadata | None = None,
-    tick_hz: int | None = None,
-) -> tuple[Callable[..., Any], int]:
-    """The session factory that replays a stored capture of any kind, and the number of
-    profile records it will deliver (for the progress bar and the end of the replay)."""
-    if kind == "qs":
-        from ..sources import load
-        from .qs_replay import qs_replay_factory
-
-        hz = tick_hz or DEFAULT_TIMER_FREQ
-        return qs_replay_factory(data, speed, hz), int(
-            load("qs", data, tick_hz=hz).stats["records"]
-        )
-    from ..summary import summarize
-
-    return replay_factory(data, speed, metadata), int(summarize(data)["records"])

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import StreamingResponse
 
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
@@ -60,7 +61,7 @@ class _StoredMonitors:
             if monitor is not None:
                 self._cache.move_to_end(key)
                 return monitor
-        monitor = decode_session(store.raw(sid))
+        monitor = decode_session(store.raw_chunks(sid, _CHUNK))
         with self._lock:
             self._cache[key] = monitor
             while len(self._cache) > _CACHED:
@@ -68,14 +69,13 @@ class _StoredMonitors:
         return monitor
 
 
-def decode_session(raw: bytes) -> QsMonitor:
-    """A stored QS stream through the same decoder and monitor as the live one, with
-    QSPY's default sizes until the stream's own target info."""
+def decode_session(chunks: Iterable[bytes]) -> QsMonitor:
+    """A stored QS stream, read a piece at a time, through the same decoder and monitor
+    as the live one, with QSPY's default sizes until the stream's own target info."""
     monitor = QsMonitor(max_lines=STORED_LINES)
     decoder = QSDecoder()
-    view = memoryview(raw)
-    for start in range(0, len(raw), _CHUNK):
-        monitor.qs_events(decoder.feed(view[start : start + _CHUNK]))
+    for chunk in chunks:
+        monitor.qs_events(decoder.feed(chunk))
     monitor.qs_events(decoder.close())
     return monitor
 
@@ -145,14 +145,13 @@ async def log_text(
     obj: Annotated[list[str], Query()] = [],  # noqa: B006
     sig: Annotated[list[str], Query()] = [],  # noqa: B006
     q: Annotated[str, Query(max_length=200)] = "",
-) -> Response:
-    """The matching lines kept, as QSPY prints them: a file to diff with QSPY's."""
-    lines = await asyncio.to_thread(
-        monitor.texts, _groups(group), _values("obj", obj), _values("sig", sig), q
-    )
+) -> StreamingResponse:
+    """The matching lines kept, as QSPY prints them: a file to diff with QSPY's. Sent
+    in pieces as it is rendered, and at most MAX_TEXT_BYTES (a last line says a cut)."""
+    body = monitor.text_body(_groups(group), _values("obj", obj), _values("sig", sig), q)
     name = f"mcuprof-qs-{session}.txt" if session is not None else "mcuprof-qs-live.txt"
-    return Response(
-        content="".join(line + "\n" for line in lines).encode("utf-8"),
+    return StreamingResponse(
+        body,
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

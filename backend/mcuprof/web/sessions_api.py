@@ -9,6 +9,7 @@ import collections
 import mmap
 import os
 import threading
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
@@ -24,7 +25,8 @@ from ..sources import KINDS
 from ..sources import load as load_source
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.replay import ReplayDevice, parse_speed, replay_factory, replay_for
+from ..store.qs_replay import QSReplayDevice, qs_replay_factory
+from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from .uploads import received_capture
@@ -391,25 +393,22 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    device = None
-    if info.kind == "miniprofiler":
-        path = store.raw_path(sid)
-        if not path.is_file() or path.stat().st_size == 0:
-            raise UserError(f"session {sid} holds no data to replay")
-        # The recording is read from its file in chunks as it plays, never held whole.
+    path = store.raw_path(sid)
+    if not path.is_file() or path.stat().st_size == 0:
+        raise UserError(f"session {sid} holds no data to replay")
+    # The recording is read from its file in chunks as it plays, never held whole.
+    device: ReplayDevice | QSReplayDevice
+    if info.kind == "qs":
+        hz = live.settings.qs_tick_hz
+        device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
+        factory = qs_replay_factory(device, speed, hz)
+    else:
         device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
         device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
         factory = replay_factory(device, speed, info.metadata)
-        total = device.total_records
-    else:
-        data = await asyncio.to_thread(store.raw, sid)
-        if not data:
-            raise UserError(f"session {sid} holds no data to replay")
-        factory, total = await asyncio.to_thread(
-            replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
-        )
+    total = device.total_records
     await asyncio.to_thread(_attach_replay, live, factory, label, total)
-    if total is None and device is not None:  # max speed: counted aside, the percent follows
+    if total is None:  # counted aside, the percent follows
         threading.Thread(
             target=_count_aside,
             args=(live, device, label),
@@ -421,7 +420,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     return {"replay": state}
 
 
-def _count_aside(live: Any, device: ReplayDevice, label: str) -> None:
+def _count_aside(live: Any, device: ReplayDevice | QSReplayDevice, label: str) -> None:
     total = device.count_records()
     if getattr(live, "port_label", None) == label:  # still this replay
         live.replay_total = total

@@ -151,7 +151,7 @@ class QSDecoder:
         """
         batch = self.framer.feed_batch(data)
         n = len(batch)
-        out = ColumnBatch({}, [])
+        out = ColumnBatch({}, [], batch.wire_ends)
         problems = batch.problems
         p = 0
         if n == 0:
@@ -555,6 +555,8 @@ class Selected(NamedTuple):
 class ColumnBatch(NamedTuple):
     tables: dict[int, RecordColumns]
     others: list[QSEvent]
+    # Stream offset one past each good frame's flag (FrameBatch.wire_ends).
+    wire_ends: np.ndarray = np.empty(0, np.int64)
 
 
 _DTYPES: dict[tuple, np.dtype] = {}

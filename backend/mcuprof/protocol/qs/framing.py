@@ -131,11 +131,17 @@ class FrameBatch:
     sequence number ``seqs[i]`` and record id ``recs[i]``; its stream index is
     ``first_index + i``. ``problems`` lists (i, BadFrame | Discontinuity): each comes
     just before good frame ``i`` (``i == len(self)`` means after the last one).
+    ``wire_ends[i]`` is where good frame ``i`` ends in the stream as fed (one past its
+    flag), so a reader can cut the wire bytes at frames (the QS replay does).
     """
 
-    __slots__ = ("buf", "ends", "first_index", "problems", "recs", "seqs", "starts", "u")
+    __slots__ = (
+        "buf", "ends", "first_index", "problems", "recs", "seqs", "starts", "u", "wire_ends",
+    )  # fmt: skip
 
-    def __init__(self, buf, u, starts, ends, seqs, recs, first_index, problems) -> None:
+    def __init__(
+        self, buf, u, starts, ends, seqs, recs, first_index, problems, wire_ends=None
+    ) -> None:
         self.buf: bytes = buf
         self.u: np.ndarray = u
         self.starts: np.ndarray = starts
@@ -144,6 +150,7 @@ class FrameBatch:
         self.recs: np.ndarray = recs
         self.first_index: int = first_index
         self.problems: list[tuple[int, BadFrame | Discontinuity]] = problems
+        self.wire_ends: np.ndarray = starts[:0] if wire_ends is None else wire_ends
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -225,6 +232,8 @@ class Framer:
         starts[0] = 0
         starts[1:] = ends[:-1] + 1
         batch = self._frames(unstuffed, u, starts, ends, wire_ends)
+        if len(batch):  # from the chunk's flags to the stream's bytes (tail included)
+            batch.wire_ends = batch.wire_ends + (self.stats.bytes - len(buf) + 1)
         self._hold(tail)
         return batch
 
@@ -303,7 +312,9 @@ class Framer:
                 problems.append((pos, BadFrame(kind, after, raw)))
             # Stable: at one position, a bad frame came before the gap it caused.
             problems.sort(key=lambda item: (item[0], item[1].__class__ is Discontinuity))
-        batch = FrameBatch(unstuffed, u, g_starts, g_ends, seqs, recs, self.index, problems)
+        batch = FrameBatch(
+            unstuffed, u, g_starts, g_ends, seqs, recs, self.index, problems, wire_ends[good]
+        )
         if n:
             self.index += n
             self.last_seq = int(seqs[-1])
