@@ -1,0 +1,346 @@
+"""The event flow and QSPY's -g sequence diagram.
+
+The golden files in tests/qs/seq/ were written by the real QSPY 7.4.0
+(../shared/reference/qs/real/qspy) with ``qspy -k -r c0 -u 0 -f CAPTURE -g LIST``
+(plus ``-O 8 -F 8`` for dpp-posix64), for the reference DPP capture and for
+tests/qs/seq/synth.bin (seq_capture.py). Each file's first line is QSPY's echo of its
+list. test_real_qspy_agrees runs QSPY again when it is there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import struct
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcuprof.protocol.qs import QSDecoder, decode_capture, encode_frame
+from mcuprof.qs.rtc import rtc_steps
+from mcuprof.qs.seq_svg import SeqSvg, seq_svg
+from mcuprof.qs.sequence import (
+    SEQ_NAMES_MAX,
+    FlowItem,
+    SeqError,
+    SeqText,
+    flow_items,
+    parse_seq_list,
+    seq_text,
+    state_intervals,
+)
+
+from .cli import mcuprof
+from .seq_capture import capture as synth_capture
+
+SEQ = Path(__file__).parent / "seq"
+GOLDEN = sorted(SEQ.glob("*.seq"))
+QSPY = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "qs" / "real" / "qspy"
+
+
+def _list_of(golden: Path) -> str:
+    return golden.read_bytes().split(b"\n", 1)[0][3:].decode()
+
+
+def _capture_for(golden: Path, ref_dir: Path) -> Path:
+    name = golden.name.split(".")[0]
+    return ref_dir / f"{name}.bin" if name == "dpp-posix64" else SEQ / f"{name}.bin"
+
+
+def _items(data: bytes) -> list[FlowItem]:
+    events, _ = decode_capture(data)
+    return list(flow_items(events))
+
+
+def _render(data: bytes, text: str) -> bytes:
+    return "".join(seq_text(_items(data), parse_seq_list(text))).encode()
+
+
+def test_golden_files_are_there():
+    assert len(GOLDEN) == 14
+
+
+@pytest.mark.parametrize("golden", GOLDEN, ids=lambda p: p.name)
+def test_seq_text_is_qspys(golden, ref_dir):
+    data = _capture_for(golden, ref_dir).read_bytes()
+    assert _render(data, _list_of(golden)) == golden.read_bytes()
+
+
+def test_synth_capture_is_the_one_goldens_were_made_from():
+    assert (SEQ / "synth.bin").read_bytes() == synth_capture()
+
+
+@pytest.mark.parametrize("golden", GOLDEN, ids=lambda p: p.name)
+def test_real_qspy_agrees(golden, ref_dir, tmp_path):
+    if not QSPY.is_file():
+        pytest.skip(f"the real QSPY is not at {QSPY} (see shared/reference/qs/real/README.md)")
+    cap = _capture_for(golden, ref_dir)
+    shutil.copy(cap, tmp_path / "c.bin")
+    sizes = ["-O", "8", "-F", "8"] if cap.name.startswith("dpp") else []
+    cmd = [str(QSPY), "-k", "-r", "c0", "-u", "0", "-f", "c.bin", *sizes, "-g", _list_of(golden)]
+    subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    (written,) = tmp_path.glob("*.seq")
+    assert written.read_bytes() == golden.read_bytes()
+    assert _render(cap.read_bytes(), _list_of(golden)) == written.read_bytes()
+
+
+def test_header_repeats_every_100_lines(ref_dir):
+    text = (SEQ / "dpp-posix64.3.seq").read_text().splitlines()
+    boxes = [i for i, line in enumerate(text) if line.startswith("           +---")]
+    assert boxes == [2, 4, 102, 104]
+
+
+# ------------------------------------------------------------------ the items
+
+
+def test_items_name_senders_receivers_and_signals(capture, qspy_lines):
+    items = _items(capture)
+    kinds = {k: sum(1 for i in items if i.kind == k) for k in {i.kind for i in items}}
+    # One item per line of QSPY's text of the same capture.
+    labels = {"publish": " QF-Pub ", "time_event": " TE0-Post ", "init": " Init===> ",
+              "post": " AO-Post ", "tran": " ===>Tran ", "dispatch": " Disp===> "}  # fmt: skip
+    for kind, label in labels.items():
+        assert kinds[kind] == sum(1 for line in qspy_lines if label in line), kind
+    assert sum(kinds.values()) == sum(kinds[k] for k in labels)
+    first_post = next(i for i in items if i.kind == "post")
+    assert (first_post.sender, first_post.receiver, first_post.signal) == (
+        "l_clock_tick", "Philo_inst[4]", "TIMEOUT_SIG",
+    )  # fmt: skip
+    te = next(i for i in items if i.kind == "time_event")
+    assert (te.sender, te.receiver, te.signal) == (
+        "Philo_inst[4].timeEvt",
+        "Philo_inst[4]",
+        "TIMEOUT_SIG",
+    )
+    tran = next(i for i in items if i.kind == "tran")
+    assert (tran.obj, tran.source, tran.state) == (
+        "Philo_inst[4]",
+        "Philo_thinking",
+        "Philo_hungry",
+    )
+
+
+def test_each_dispatch_links_to_its_rtc_step(capture):
+    events, _ = decode_capture(capture)
+    dispatches = {i.index: i for i in flow_items(events) if i.kind == "dispatch"}
+    steps = rtc_steps(events).steps
+    assert len(steps) == 107
+    for s in steps:
+        d = dispatches[s.index]
+        assert (d.receiver, d.signal, d.state, d.ts) == (s.obj, s.signal, s.state, s.start)
+
+
+def test_items_are_a_stream():
+    """flow_items takes one event at a time: an endless stream gives items at once."""
+    one = encode_frame(1, 6, struct.pack("<IHIII", 5, 4, 0x10, 0x20, 0x30))
+    events = QSDecoder().feed(one)
+
+    def endless():
+        while True:
+            yield from events
+
+    first = list(itertools.islice(flow_items(endless()), 1000))
+    assert len(first) == 1000 and all(i.kind == "tran" for i in first)
+
+
+def test_time_runs_on_across_a_timestamp_wrap():
+    frames = b"".join(
+        encode_frame(k + 1, 6, struct.pack("<IHIII", ts, 4, 0x10, 0x20, 0x30 + k))
+        for k, ts in enumerate((0xFFFF_FFF0, 0xFFFF_FFFE, 0x10, 0x40))
+    )
+    times = [i.time for i in flow_items(QSDecoder().feed(frames))]
+    assert times == [0xFFFF_FFF0, 0xFFFF_FFFE, 0x1_0000_0010, 0x1_0000_0040]
+    lanes = list(state_intervals(flow_items(QSDecoder().feed(frames))))
+    assert [(iv.t0, iv.t1) for iv in lanes] == [
+        (0xFFFF_FFF0, 0xFFFF_FFFE), (0xFFFF_FFFE, 0x1_0000_0010),
+        (0x1_0000_0010, 0x1_0000_0040), (0x1_0000_0040, None),
+    ]  # fmt: skip
+
+
+# ------------------------------------------------------------------ state timeline
+
+
+def test_state_timeline_of_dpp(capture, qspy_lines):
+    lanes: dict[str, list] = {}
+    for iv in state_intervals(_items(capture)):
+        lanes.setdefault(iv.obj, []).append(iv)
+    assert sorted(lanes) == ["Philo_inst[0]", "Philo_inst[1]", "Philo_inst[2]",
+                             "Philo_inst[3]", "Philo_inst[4]", "Table_inst"]  # fmt: skip
+    table = lanes["Table_inst"]
+    init = next(line for line in qspy_lines if "Init===> Obj=Table_inst" in line)
+    assert (table[0].state, table[0].t0) == ("Table_serving", int(init[:10]))
+    assert table[0].t1 == 1537722241  # the first <paused> in the -g files
+    assert [iv.state for iv in table[1:4]] == ["Table_paused", "Table_serving", "Table_paused"]
+
+
+_OBJS = ("sm_a", "sm_b", "sm_c")
+
+
+@st.composite
+def _state_changes(draw):
+    n = draw(st.integers(0, 60))
+    t = draw(st.integers(0, 1000))
+    items = []
+    for index in range(n):
+        t += draw(st.integers(0, 50))
+        kind = draw(st.sampled_from(("tran", "init", "post", "dispatch")))
+        obj = draw(st.sampled_from(_OBJS))
+        state = draw(st.sampled_from(("s1", "s2", "s3")))
+        items.append(FlowItem(kind, index, t & 0xFFFF_FFFF, t, obj=obj, state=state, receiver=obj))
+    return items
+
+
+@given(_state_changes())
+@settings(max_examples=150, deadline=None)
+def test_state_intervals_properties(items):
+    intervals = list(state_intervals(items))
+    changes = [i for i in items if i.kind in ("tran", "init")]
+    # Every transition starts exactly one interval, with its state and time.
+    assert sorted(iv.index for iv in intervals) == [c.index for c in changes]
+    by_index = {c.index: c for c in changes}
+    for iv in intervals:
+        c = by_index[iv.index]
+        assert (iv.obj, iv.state, iv.t0) == (c.obj, c.state, c.time)
+    for obj in _OBJS:
+        lane = sorted((iv for iv in intervals if iv.obj == obj), key=lambda iv: iv.index)
+        # In time order, never overlapping: each ends where the next begins; only the
+        # last is still open.
+        for a, b in itertools.pairwise(lane):
+            assert a.t0 <= a.t1 == b.t0
+        assert all(iv.t1 is not None for iv in lane[:-1])
+        if lane:
+            assert lane[-1].t1 is None
+
+
+# ------------------------------------------------------------------ the text, any input
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=24)
+
+
+_ALL_KINDS = ("post", "post_attempt", "post_lifo", "publish", "tran", "defer", "recall",
+              "recall_attempt", "tick", "dispatch")  # fmt: skip
+
+
+@st.composite
+def _diagram(draw):
+    names = draw(st.lists(st.one_of(st.sampled_from(("?", "NULL", "a")), _NAMES), min_size=1,
+                          max_size=SEQ_NAMES_MAX))  # fmt: skip
+    pool = [*names, "outsider", None]
+    items = []
+    for index in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(_ALL_KINDS))
+        label = draw(_NAMES)
+        items.append(FlowItem(
+            kind, index, draw(st.integers(0, 0xFFFF_FFFF)), index,
+            sender=draw(st.sampled_from(pool)), receiver=draw(st.sampled_from(pool)),
+            signal=label, obj=draw(st.sampled_from(pool)), state=label,
+            rate=draw(st.integers(0, 9)), ctr=draw(st.integers(0, 0xFFFF_FFFF)),
+        ))  # fmt: skip
+    return names, items
+
+
+@given(_diagram())
+@settings(max_examples=150, deadline=None)
+def test_any_items_make_whole_lines(diagram):
+    names, items = diagram
+    seq = SeqText(names)
+    out = seq.header()
+    for item in items:
+        text = seq.feed(item)
+        assert text == "" or text.endswith("\n")
+        out += text
+    lines = out.split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == seq.lines + 2  # +2: "-g ..." and blank
+    svg = SeqSvg(names)
+    for item in items:
+        svg.feed(item)
+    ET.fromstring(svg.finish())  # well-formed, whatever the names
+
+
+# ------------------------------------------------------------------ lists, CLI, SVG
+
+
+def test_lists_qspy_cannot_draw_are_refused():
+    with pytest.raises(SeqError, match="11 names, at most 10"):
+        parse_seq_list(",".join("abcdefghijk"))
+    with pytest.raises(SeqError, match="empty"):
+        parse_seq_list("")
+    with pytest.raises(SeqError, match="at most 1023"):
+        parse_seq_list("x" * 1024)
+    assert parse_seq_list("a,,?") == ["a", "", "?"]
+
+
+def test_cli_writes_qspys_file(ref_dir, tmp_path):
+    out = tmp_path / "d.seq"
+    golden = SEQ / "dpp-posix64.1.seq"
+    r = mcuprof("qs", "seq", str(ref_dir / "dpp-posix64.bin"), "-g", _list_of(golden),
+                "-o", str(out))  # fmt: skip
+    assert out.read_bytes() == golden.read_bytes()
+    assert "66 events drawn on 3 lanes" in r.stderr
+
+
+def test_cli_refuses_a_long_list_in_one_line(ref_dir):
+    r = mcuprof("qs", "seq", str(ref_dir / "dpp-posix64.bin"), "-g", ",".join("abcdefghijk"),
+                check=False)  # fmt: skip
+    assert r.returncode != 0 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "mcuprof: error: -g: the object list has 11 names, at most 10"
+    ]
+
+
+def test_svg_escapes_names(tmp_path):
+    evil = "<b>&\x1b[31m"
+    data = b"".join((
+        encode_frame(1, 61, struct.pack("<I", 0x10) + evil.encode() + b"\0"),
+        encode_frame(2, 14, struct.pack("<IIHIBBBB", 5, 0x10, 4, 0x20, 0, 0, 1, 1)),
+        encode_frame(3, 61, struct.pack("<I", 0x20) + b"B\0"),
+        encode_frame(4, 14, struct.pack("<IIHIBBBB", 6, 0x10, 4, 0x20, 0, 0, 1, 1)),
+    ))  # fmt: skip
+    items = _items(data)
+    assert items[0].sender == "<b>&\\x1b[31m"  # the decoder's clean_name
+    svg, dropped = seq_svg(items, [items[0].sender, "B", "<i>\x07"])
+    assert dropped == 0
+    root = ET.fromstring(svg)
+    texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "<b>&\\x1b[31m" in texts and "<i>\\x07" in texts
+    assert "<b>" not in svg and "\x1b" not in svg and "\x07" not in svg
+    # Only the second post is drawn: when the first came, 0x20 had no name yet.
+    assert sum(1 for t in texts if "00000004,Obj=0x00000020" in t) == 1
+
+
+def test_cli_svg(ref_dir, tmp_path):
+    out = tmp_path / "d.svg"
+    mcuprof("qs", "seq", str(ref_dir / "dpp-posix64.bin"), "-g", "?,Table_inst,Philo_inst[0]",
+            "--svg", "-o", str(out))  # fmt: skip
+    root = ET.fromstring(out.read_text())
+    texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[:3] == ["?", "Table_inst", "Philo_inst[0]"]
+    assert "hungry" in texts and "EAT_SIG" in texts
+
+
+def test_state_machines_past_the_bound_are_counted(monkeypatch):
+    from mcuprof.qs import sequence
+
+    monkeypatch.setattr(sequence, "STATE_MACHINES_MAX", 2)
+    items = [FlowItem("tran", k, k, k, obj=f"sm{k % 4}", state="s") for k in range(8)]
+    timeline = sequence.StateTimeline()
+    closed = list(timeline.feed(items))
+    assert [(iv.obj, iv.t0, iv.t1) for iv in closed] == [("sm0", 0, 4), ("sm1", 1, 5)]
+    assert timeline.dropped == 4  # sm2 and sm3, twice each
+    assert [iv.obj for iv in timeline.still_open()] == ["sm0", "sm1"]
+
+
+def test_svg_rows_past_the_bound_are_counted(capture, monkeypatch):
+    from mcuprof.qs import seq_svg as module
+
+    monkeypatch.setattr(module, "SVG_ROWS_MAX", 10)
+    svg, dropped = seq_svg(_items(capture), ["Table_inst", "Philo_inst[0]", "Philo_inst[1]"])
+    assert dropped == 66 - 10  # the golden text has 66 event lines
+    root = ET.fromstring(svg)
+    texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[-1] == "56 more rows not drawn (at most 10 rows)"
