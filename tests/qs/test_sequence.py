@@ -3,8 +3,10 @@
 The golden files in tests/qs/seq/ were written by the real QSPY 7.4.0
 (../shared/reference/qs/real/qspy) with ``qspy -k -r c0 -u 0 -f CAPTURE -g LIST``
 (plus ``-O 8 -F 8`` for dpp-posix64), for the reference DPP capture and for
-tests/qs/seq/synth.bin (seq_capture.py). Each file's first line is QSPY's echo of its
-list. test_real_qspy_agrees runs QSPY again when it is there.
+tests/qs/seq/synth.bin (seq_capture.py); dpp-posix32.1.seq was written live by QSPY
+(``qspy -t6601 -s -g ...``) from the real 32-bit DPP target, and dpp-posix32.bin is the
+raw stream it saved (``-s``). Each file's first line is QSPY's echo of its list.
+test_real_qspy_agrees runs QSPY again when it is there.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _render(data: bytes, text: str) -> bytes:
 
 
 def test_golden_files_are_there():
-    assert len(GOLDEN) == 14
+    assert len(GOLDEN) == 15
 
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=lambda p: p.name)
@@ -273,6 +275,15 @@ def test_lists_qspy_cannot_draw_are_refused():
     with pytest.raises(SeqError, match="at most 1023"):
         parse_seq_list("x" * 1024)
     assert parse_seq_list("a,,?") == ["a", "", "?"]
+
+
+@given(st.lists(st.text(st.characters(exclude_characters=","), max_size=30), min_size=1,
+                max_size=SEQ_NAMES_MAX))  # fmt: skip
+def test_lists_split_as_qspy_splits_them(names):
+    text = ",".join(names)
+    if not text:
+        return
+    assert parse_seq_list(text) == names
 
 
 def test_cli_writes_qspys_file(ref_dir, tmp_path):
