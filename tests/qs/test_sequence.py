@@ -295,6 +295,23 @@ def test_cli_writes_qspys_file(ref_dir, tmp_path):
     assert "66 events drawn on 3 lanes" in r.stderr
 
 
+def test_cli_names_from_a_dic_file(ref_dir, tmp_path):
+    """The capture cut after QS_QF_RUN has no dictionaries; with QSPY's .dic of the same
+    target the diagram is the whole capture's (QSPY 7.4 with -d writes the same file)."""
+    data = (ref_dir / "dpp-posix64.bin").read_bytes()
+    run = next(e for e in decode_capture(data)[0] if getattr(e, "rec", None) == 70)
+    cut = data.index(b"\x7e", data.index(run.raw[:2]))
+    (tmp_path / "tail.bin").write_bytes(data[cut + 1 :])
+    golden = SEQ / "dpp-posix64.1.seq"
+    out = tmp_path / "tail.seq"
+    mcuprof("qs", "seq", str(tmp_path / "tail.bin"), "--dic", str(ref_dir / "dpp-posix64.dic"),
+            "-g", _list_of(golden), "-o", str(out))  # fmt: skip
+    assert out.read_bytes() == golden.read_bytes()
+    bare = mcuprof("qs", "seq", str(tmp_path / "tail.bin"), "-O", "8", "-F", "8",
+                   "-g", _list_of(golden))  # fmt: skip
+    assert bare.stdout.count("\n") == 5  # no names: the header only
+
+
 def test_cli_refuses_a_long_list_in_one_line(ref_dir):
     r = mcuprof("qs", "seq", str(ref_dir / "dpp-posix64.bin"), "-g", ",".join("abcdefghijk"),
                 check=False)  # fmt: skip
