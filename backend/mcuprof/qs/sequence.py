@@ -75,39 +75,31 @@ STATE_KINDS = ("tran", "init")
 
 
 def _item(r: Record, kind: str, time: int | None) -> FlowItem:
+    """The item for one record; fields by position, in QP 7.x's layouts (records.py)."""
     n = names_for(r)
-    f = r.fields
+    v = r.values
     base = (kind, r.index, r.timestamp, time)
-    if kind in ("post", "post_attempt"):
-        obj = f["obj"]
-        return FlowItem(*base, n.obj(f["sender"]), n.obj(obj), n.sig(f["sig"], obj))
-    if kind == "post_lifo":
-        obj = f["obj"]
-        return FlowItem(*base, receiver=n.obj(obj), signal=n.sig(f["sig"], obj))
-    if kind == "publish":
-        return FlowItem(*base, sender=n.obj(f["sender"]), signal=n.sig(f["sig"], 0))
-    if kind == "time_event":
-        ao = f["ao"]
-        return FlowItem(*base, n.obj(f["obj"]), n.obj(ao), n.sig(f["sig"], ao))
-    if kind == "dispatch":
-        obj = f["obj"]
-        sig = n.sig(f["sig"], obj)
-        return FlowItem(*base, receiver=n.obj(obj), signal=sig, state=n.fun(f["state"]))
-    if kind == "tran":
-        obj = f["obj"]
-        sig = n.sig(f["sig"], obj)
-        return FlowItem(
-            *base, signal=sig, obj=n.obj(obj), state=n.fun(f["target"]), source=n.fun(f["source"])
-        )
-    if kind == "init":
-        return FlowItem(*base, obj=n.obj(f["obj"]), state=n.fun(f["state"]))
-    if kind == "tick":
-        return FlowItem(*base, rate=f["rate"], ctr=f["ctr"])
-    obj = f["obj"]
-    if kind == "recall_attempt":
-        return FlowItem(*base, obj=n.obj(obj), receiver=n.obj(f["queue"]))
-    sig = n.sig(f["sig"], obj)
-    return FlowItem(*base, receiver=n.obj(f["queue"]), signal=sig, obj=n.obj(obj))
+    if kind in ("post", "post_attempt"):  # ts sender sig obj ...
+        return FlowItem(*base, n.obj(v[1]), n.obj(v[3]), n.sig(v[2], v[3]))
+    if kind == "post_lifo":  # ts sig obj ...
+        return FlowItem(*base, receiver=n.obj(v[2]), signal=n.sig(v[1], v[2]))
+    if kind == "publish":  # ts sender sig ...
+        return FlowItem(*base, sender=n.obj(v[1]), signal=n.sig(v[2], 0))
+    if kind == "time_event":  # ts obj sig ao rate
+        return FlowItem(*base, n.obj(v[1]), n.obj(v[3]), n.sig(v[2], v[3]))
+    if kind == "dispatch":  # ts sig obj state
+        return FlowItem(*base, receiver=n.obj(v[2]), signal=n.sig(v[1], v[2]), state=n.fun(v[3]))
+    if kind == "tran":  # ts sig obj source target
+        sig, obj = n.sig(v[1], v[2]), n.obj(v[2])
+        return FlowItem(*base, signal=sig, obj=obj, state=n.fun(v[4]), source=n.fun(v[3]))
+    if kind == "init":  # ts obj state
+        return FlowItem(*base, obj=n.obj(v[1]), state=n.fun(v[2]))
+    if kind == "tick":  # ctr rate
+        return FlowItem(*base, rate=v[1], ctr=v[0])
+    if kind == "recall_attempt":  # ts obj queue
+        return FlowItem(*base, obj=n.obj(v[1]), receiver=n.obj(v[2]))
+    # defer, recall: ts obj queue sig ...
+    return FlowItem(*base, receiver=n.obj(v[2]), signal=n.sig(v[3], v[1]), obj=n.obj(v[1]))
 
 
 def flow_items(events: Iterable[QSEvent], clock: SeriesClock | None = None) -> Iterator[FlowItem]:
