@@ -44,12 +44,15 @@ class _Stream:
         self.t += 7
         self.rec(rec, "I" + fmt, self.t, *values)
 
-    def dictionaries(self, objects: dict[int, str]) -> None:
+    def dictionaries(
+        self, objects: dict[int, str], states: dict[int, str] = STATES,
+        signals: dict[int, str] = SIGNALS,
+    ) -> None:  # fmt: skip
         for ptr, name in objects.items():
             self.rec(61, "I", ptr, tail=name.encode() + b"\0")
-        for ptr, name in STATES.items():
+        for ptr, name in states.items():
             self.rec(62, "I", ptr, tail=name.encode() + b"\0")
-        for sig, name in SIGNALS.items():
+        for sig, name in signals.items():
             self.rec(60, "HI", sig, 0, tail=name.encode() + b"\0")
 
     def post(self, sender: int, sig: int, obj: int, attempt: bool = False) -> None:
@@ -96,4 +99,45 @@ def capture() -> bytes:
     s.dictionaries({**OBJECTS, B_MOVED: OBJECTS[B]} | {B: "gone"})
     s.rec(70)
     s.round(B_MOVED)
+    return bytes(s.out)
+
+
+# One step of a made-up capture: (kind, a, b, c) with a, b, c object, signal or state
+# numbers as the kind takes them (see ``made_up``).
+STEP_KINDS = ("post", "attempt", "lifo", "publish", "tran", "defer", "recall", "recall_a", "tick")
+
+
+def made_up(
+    objects: list[str],
+    states: list[str],
+    signals: list[str],
+    steps: list[tuple[str, int, int, int]],
+) -> bytes:
+    """A capture with these names (object k at 0x1000 * (k + 1), state k at 0x500 + 4k,
+    signal k is k + 4) and these steps; object number len(objects) is NULL."""
+    obj = [0x1000 * (k + 1) for k in range(len(objects))] + [0]
+    s = _Stream()
+    s.rec(64, tail=_target_info())
+    s.dictionaries(
+        dict(zip(obj[:-1], objects, strict=True)),
+        {0x500 + 4 * k: n for k, n in enumerate(states)},
+        {k + 4: n for k, n in enumerate(signals)},
+    )
+    for kind, a, b, c in steps:
+        sig = b % len(signals) + 4
+        if kind in ("post", "attempt"):
+            s.post(obj[a % len(obj)], sig, obj[c % len(obj)], attempt=kind == "attempt")
+        elif kind == "lifo":
+            s.timed(15, "HIBBBB", sig, obj[a % len(obj)], 1, 1, 4, 2)
+        elif kind == "publish":
+            s.timed(26, "IHBB", obj[a % len(obj)], sig, 1, 0)
+        elif kind == "tran":
+            state = 0x500 + 4 * (c % len(states))
+            s.timed(6, "HIII", sig, obj[a % len(obj)], 0x500, state)
+        elif kind in ("defer", "recall"):
+            s.timed(10 if kind == "defer" else 11, "IIHBB", obj[a % len(obj)], 0x9000, sig, 1, 1)
+        elif kind == "recall_a":
+            s.timed(18, "II", obj[a % len(obj)], 0x9000)
+        else:
+            s.rec(31, "IB", c, b % 10)
     return bytes(s.out)

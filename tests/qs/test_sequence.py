@@ -37,6 +37,7 @@ from mcuprof.qs.sequence import (
 )
 
 from .cli import mcuprof
+from .seq_capture import STEP_KINDS, made_up
 from .seq_capture import capture as synth_capture
 
 SEQ = Path(__file__).parent / "seq"
@@ -88,6 +89,44 @@ def test_real_qspy_agrees(golden, ref_dir, tmp_path):
     (written,) = tmp_path.glob("*.seq")
     assert written.read_bytes() == golden.read_bytes()
     assert _render(cap.read_bytes(), _list_of(golden)) == written.read_bytes()
+
+
+def _qspy_seq(data: bytes, text: str, where: Path) -> bytes:
+    where.mkdir()
+    (where / "c.bin").write_bytes(data)
+    cmd = [str(QSPY), "-k", "-r", "c0", "-u", "0", "-f", "c.bin", "-g", text]
+    subprocess.run(cmd, cwd=where, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    (written,) = where.glob("*.seq")
+    return written.read_bytes()
+
+
+# QSPY's command line takes no -g list that starts with "-".
+_ASCII_NAME = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters=","),
+                      min_size=1, max_size=22).filter(lambda n: n[0] != "-")  # fmt: skip
+
+
+@st.composite
+def _made_up(draw):
+    objects = draw(st.lists(_ASCII_NAME, min_size=1, max_size=6, unique=True))
+    states = draw(st.lists(_ASCII_NAME, min_size=1, max_size=4))
+    signals = draw(st.lists(_ASCII_NAME, min_size=1, max_size=4))
+    small = st.integers(0, 12)
+    steps = draw(st.lists(st.tuples(st.sampled_from(STEP_KINDS), small, small, small), max_size=60))
+    pool = st.sampled_from([*objects, "?", "NULL", "nobody"])
+    names = draw(st.lists(pool, min_size=1, max_size=SEQ_NAMES_MAX))
+    return made_up(objects, states, signals, steps), ",".join(names)
+
+
+@given(_made_up())
+@settings(max_examples=40, deadline=None)
+def test_made_up_captures_match_real_qspy(tmp_path_factory, case):
+    """Random names (1-22 characters), lists (with '?', NULL, unknown names, repeats)
+    and steps of every kind drawn: ours equals what the real QSPY writes."""
+    if not QSPY.is_file():
+        pytest.skip(f"the real QSPY is not at {QSPY} (see shared/reference/qs/real/README.md)")
+    data, text = case
+    want = _qspy_seq(data, text, tmp_path_factory.mktemp("q") / "run")
+    assert _render(data, text) == want
 
 
 def test_header_repeats_every_100_lines(ref_dir):
@@ -372,3 +411,13 @@ def test_svg_rows_past_the_bound_are_counted(capture, monkeypatch):
     root = ET.fromstring(svg)
     texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert texts[-1] == "56 more rows not drawn (at most 10 rows)"
+
+
+def test_the_last_question_mark_is_the_system_border(tmp_path):
+    """Found by test_made_up_captures_match_real_qspy: QSPY's list parser keeps the
+    last '?' it meets as the border; the first is an empty lane."""
+    data = made_up(["a"], ["s"], ["S"], [("post", 0, 0, 1)])  # a posts S to NULL
+    got = _render(data, "a,?,?").decode().splitlines()
+    assert got[-1] == "0000001007         *--S----------------+------------------>/"
+    if QSPY.is_file():
+        assert _qspy_seq(data, "a,?,?", tmp_path / "q").decode().splitlines() == got

@@ -168,7 +168,8 @@ class SeqLanes:
         self.lane: dict[str, int] = {}
         for i, name in enumerate(self.names):
             self.lane.setdefault(name, i)
-        self.system = self.lane.get(SYSTEM, -1)
+        # The border is the last '?' (QSPY's list parser keeps the last one it meets).
+        self.system = max((i for i, n in enumerate(self.names) if n == SYSTEM), default=-1)
 
     def _of(self, name: str | None) -> int:
         return -1 if name is None else self.lane.get(name, -1)
