@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.protocol.qs import QSDecoder, decode_capture, encode_frame
@@ -112,9 +112,11 @@ def _made_up(draw):
     signals = draw(st.lists(_ASCII_NAME, min_size=1, max_size=4))
     small = st.integers(0, 12)
     steps = draw(st.lists(st.tuples(st.sampled_from(STEP_KINDS), small, small, small), max_size=60))
-    pool = st.sampled_from([*objects, "?", "NULL", "nobody"])
+    pool = st.sampled_from([*objects, "?", "NULL", "nobody", ""])
     names = draw(st.lists(pool, min_size=1, max_size=SEQ_NAMES_MAX))
-    return made_up(objects, states, signals, steps), ",".join(names)
+    text = ",".join(names)
+    assume(text)  # an empty list is refused (parse_seq_list)
+    return made_up(objects, states, signals, steps), text
 
 
 @given(_made_up())
