@@ -20,6 +20,7 @@ LANE_PX = 170
 ROW_PX = 18
 TS_PX = 96  # the timestamp column
 TOP_PX = 44  # the name boxes
+RIGHT_PX = 100  # room for labels right of the last lane (self-posts, publishes)
 CHAR_PX = 7.2  # 12 px monospace
 LABEL_CHARS = int((LANE_PX - 24) / CHAR_PX)
 _STYLE = (
@@ -101,7 +102,7 @@ class SeqSvg:
 
     def finish(self) -> str:
         n = len(self.names)
-        width = TS_PX + LANE_PX * n + 8
+        width = TS_PX + LANE_PX * n + RIGHT_PX
         foot = TOP_PX + ROW_PX * (len(self.rows) + 2)
         height = foot + (ROW_PX if self.dropped else 0)
         out = [
