@@ -60,7 +60,7 @@ def _items(data: bytes) -> list[FlowItem]:
 
 
 def _render(data: bytes, text: str) -> bytes:
-    return "".join(seq_text(_items(data), parse_seq_list(text))).encode()
+    return b"".join(seq_text(_items(data), parse_seq_list(text)))
 
 
 def test_golden_files_are_there():
@@ -100,16 +100,17 @@ def _qspy_seq(data: bytes, text: str, where: Path) -> bytes:
     return written.read_bytes()
 
 
+# Letters, digits, punctuation and symbols, ASCII or not (QSPY counts their UTF-8 bytes).
 # QSPY's command line takes no -g list that starts with "-".
-_ASCII_NAME = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters=","),
-                      min_size=1, max_size=22).filter(lambda n: n[0] != "-")  # fmt: skip
+_NAME = st.text(st.characters(categories=("L", "N", "P", "S"), exclude_characters=","),
+                min_size=1, max_size=22).filter(lambda n: n[0] != "-")  # fmt: skip
 
 
 @st.composite
 def _made_up(draw):
-    objects = draw(st.lists(_ASCII_NAME, min_size=1, max_size=6, unique=True))
-    states = draw(st.lists(_ASCII_NAME, min_size=1, max_size=4))
-    signals = draw(st.lists(_ASCII_NAME, min_size=1, max_size=4))
+    objects = draw(st.lists(_NAME, min_size=1, max_size=6, unique=True))
+    states = draw(st.lists(_NAME, min_size=1, max_size=4))
+    signals = draw(st.lists(_NAME, min_size=1, max_size=4))
     small = st.integers(0, 12)
     steps = draw(st.lists(st.tuples(st.sampled_from(STEP_KINDS), small, small, small), max_size=60))
     pool = st.sampled_from([*objects, "?", "NULL", "nobody", ""])
@@ -122,8 +123,8 @@ def _made_up(draw):
 @given(_made_up())
 @settings(max_examples=40, deadline=None)
 def test_made_up_captures_match_real_qspy(tmp_path_factory, case):
-    """Random names (1-22 characters), lists (with '?', NULL, unknown names, repeats)
-    and steps of every kind drawn: ours equals what the real QSPY writes."""
+    """Random names (1-22 characters, not only ASCII), lists (with '?', NULL, unknown
+    names, repeats) and steps of every kind drawn: ours equals what the real QSPY writes."""
     if not QSPY.is_file():
         pytest.skip(f"the real QSPY is not at {QSPY} (see shared/reference/qs/real/README.md)")
     data, text = case
@@ -295,10 +296,10 @@ def test_any_items_make_whole_lines(diagram):
     out = seq.header()
     for item in items:
         text = seq.feed(item)
-        assert text == "" or text.endswith("\n")
+        assert text == b"" or text.endswith(b"\n")
         out += text
-    lines = out.split("\n")
-    assert lines[-1] == "" and len(lines) - 1 == seq.lines + 2  # +2: "-g ..." and blank
+    lines = out.split(b"\n")
+    assert lines[-1] == b"" and len(lines) - 1 == seq.lines + 2  # +2: "-g ..." and blank
     svg = SeqSvg(names)
     for item in items:
         svg.feed(item)
@@ -423,3 +424,21 @@ def test_the_last_question_mark_is_the_system_border(tmp_path):
     assert got[-1] == "0000001007         *--S----------------+------------------>/"
     if QSPY.is_file():
         assert _qspy_seq(data, "a,?,?", tmp_path / "q").decode().splitlines() == got
+
+
+def test_columns_count_utf8_bytes_as_qspys_do(tmp_path):
+    """QSPY 7.4.0 wrote exactly this: each 'é' or 'Ï' takes two columns."""
+    steps = [("post", 0, 0, 1), ("post", 1, 0, 0), ("tran", 0, 0, 0)]
+    data = made_up(["Café", "b"], ["X_é"], ["SÏG"], steps)
+    want = (
+        "-g Café,b\n\n"
+        "           +-------+-------+   +-------+-------+\n"
+        "           |     Café     |   |       b       |\n"
+        "           +-------+-------+   +-------+-------+\n"
+        "0000001007         *--SÏG------------>|\n"
+        "0000001014         |<------------SÏG--*\n"
+        "0000001021        <é>                 |\n"
+    ).encode()
+    assert _render(data, "Café,b") == want
+    if QSPY.is_file():
+        assert _qspy_seq(data, "Café,b", tmp_path / "q") == want

@@ -365,8 +365,10 @@ def run_seq(args: argparse.Namespace) -> int:
     except SeqError as exc:
         raise UserError(f"-g: {exc}") from None
     decoder, items = _flow(args)
+    # Bytes: QSPY's columns count bytes. Every name in them is escaped already.
+    sys.stdout.flush()
     try:
-        out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout  # noqa: SIM115
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
     except OSError as exc:
         raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
     try:
@@ -374,7 +376,7 @@ def run_seq(args: argparse.Namespace) -> int:
             svg = SeqSvg(names)
             for item in items:
                 svg.feed(item)
-            out.write(svg.finish())
+            out.write(svg.finish().encode())
             drawn, dropped = len(svg.rows), svg.dropped
         else:
             seq = SeqText(names, args.g)
@@ -386,8 +388,10 @@ def run_seq(args: argparse.Namespace) -> int:
                     out.write(text)
                     drawn += 1
     finally:
-        if out is not sys.stdout:
+        if args.output:
             out.close()
+        else:
+            out.flush()
     _finish(args, decoder)
     print(f"mcuprof: {drawn} events drawn on {len(names)} lanes", file=sys.stderr)
     if dropped:

@@ -14,7 +14,7 @@ is kept is a constant number of small values per object list and per state machi
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..console import for_terminal
 from ..protocol.qs import QSEvent, Record
@@ -202,74 +202,73 @@ class SeqLanes:
 
 
 class SeqText:
-    """QSPY's -g sequence diagram for one object list: ``feed`` an item, get the text it
-    adds ("" for items QSPY does not draw). Keeps only the line count and the list."""
+    """QSPY's -g sequence diagram for one object list: ``feed`` an item, get the bytes
+    it adds (b"" for items QSPY does not draw). Keeps only the line count and the list.
+    Columns count bytes of UTF-8, as QSPY's do, so names beyond ASCII come out as
+    QSPY's do too."""
 
     def __init__(self, names: Sequence[str], list_text: str | None = None) -> None:
         self.lanes = SeqLanes(names)
         # Shown with control characters as escapes (names from the target already are).
-        self.names = [_safe(n) for n in self.lanes.names]
-        self.list_text = _safe(",".join(names) if list_text is None else list_text)
+        self.names = [_safe(n).encode() for n in self.lanes.names]
+        self.list_text = _safe(",".join(names) if list_text is None else list_text).encode()
         self.system = self.lanes.system
         self.lines = 0
-        self._bars: str | None = None  # a line's lanes after the timestamp
-        self._fill: dict[tuple[int, str], str] = {}  # publish and tick lines' filler
+        self._bars: bytes | None = None  # a line's lanes after the timestamp
+        self._fill: dict[tuple[int, bytes], bytes] = {}  # publish and tick lines' filler
 
     # -- the header
 
-    def header(self) -> str:
-        out = f"-g {self.list_text}\n\n" if self.lines == 0 else ""
+    def header(self) -> bytes:
+        out = b"-g " + self.list_text + b"\n\n" if self.lines == 0 else b""
         self.lines += 3
         return out + self._box_edge() + self._box_names() + self._box_edge()
 
-    def _box_edge(self) -> str:
-        row = [" "] * (LEFT - BOX // 2)
-        for _ in self.names:
-            half = "-" * (BOX // 2 - 1)
-            row += ["+", half, "+", half, "+", " " * (LANE - BOX)]
-        return "".join(row)[: -(LANE - BOX)] + "\n"
+    def _box_edge(self) -> bytes:
+        half = b"-" * (BOX // 2 - 1)
+        box = b"+" + half + b"+" + half + b"+"
+        gap = b" " * (LANE - BOX)
+        return b" " * (LEFT - BOX // 2) + gap.join(box for _ in self.names) + b"\n"
 
-    def _box_names(self) -> str:
-        row = list(" " * (LEFT - BOX // 2))
+    def _box_names(self) -> bytes:
+        boxes = []
         for name in self.names:
-            box = [" "] * BOX
-            box[0] = box[-1] = "|"
+            box = bytearray(b"|" + b" " * (BOX - 2) + b"|")
             start = 1 + max(0, (BOX - 2 - len(name)) // 2)
-            for k, c in enumerate(name[: BOX - 1 - start]):
-                box[start + k] = c
-            row += box + [" "] * (LANE - BOX)
-        return "".join(row)[: -(LANE - BOX)] + "\n"
+            shown = name[: BOX - 1 - start]
+            box[start : start + len(shown)] = shown
+            boxes.append(bytes(box))
+        return b" " * (LEFT - BOX // 2) + (b" " * (LANE - BOX)).join(boxes) + b"\n"
 
     # -- one item
 
-    def feed(self, item: FlowItem) -> str:
+    def feed(self, item: FlowItem) -> bytes:
         p = self.lanes.place(item)
         if p is None:
-            return ""
+            return b""
         shape, ts, lane = p.shape, p.ts, p.lane
-        if not p.label.isprintable():
-            p = replace(p, label=_safe(p.label))
+        label = _safe(p.label).encode()
         if shape == "arrow":
-            return self._post(ts, lane, p.dst, p.label, p.attempt)  # type: ignore[arg-type]
+            return self._post(ts, lane, p.dst, label, p.attempt)  # type: ignore[arg-type]
         if shape == "publish":
-            return self._publish(ts, lane, p.label)  # type: ignore[arg-type]
+            return self._publish(ts, lane, label)  # type: ignore[arg-type]
         if shape == "lifo":
-            return self._lifo(ts, lane, p.label)  # type: ignore[arg-type]
+            return self._lifo(ts, lane, label)  # type: ignore[arg-type]
         if shape == "tick":
             return self._tick(item.rate, item.ctr)  # type: ignore[arg-type]
         if shape == "state":
-            return self._centred(ts, lane, p.label, "<", ">")  # type: ignore[arg-type]
-        return self._centred(ts, lane, p.label, "(", ")")  # type: ignore[arg-type]
+            return self._centred(ts, lane, label, b"<", b">")  # type: ignore[arg-type]
+        return self._centred(ts, lane, label, b"(", b")")  # type: ignore[arg-type]
 
-    def _begin(self) -> str:
-        return self.header() if self.lines % HEADER_EVERY == 0 else ""
+    def _begin(self) -> bytes:
+        return self.header() if self.lines % HEADER_EVERY == 0 else b""
 
-    def _end(self, line: _Line, at: int = -1, mark: str = "") -> str:
+    def _end(self, line: _Line, at: int = -1, mark: bytes = b"") -> bytes:
         """The system border over everything but the sender's mark at ``at``."""
         if self.system >= 0:
-            line.buf[LEFT + self.system * LANE] = "/"
+            line.buf[LEFT + self.system * LANE] = ord("/")
         if at >= 0:
-            line.buf[at] = mark
+            line.buf[at] = mark[0]
         self.lines += 1
         return line.text()
 
@@ -277,11 +276,11 @@ class SeqText:
         """The timestamp, then a bar in the middle of every lane."""
         if self._bars is None:
             last = LEFT + (len(self.names) - 1) * LANE
-            bars = ["|" if (i - LEFT) % LANE == 0 else " " for i in range(10, last)]
-            self._bars = "".join(bars) + "|\n"
-        return _Line(f"{ts:010d}" + self._bars)
+            bars = [b"|" if (i - LEFT) % LANE == 0 else b" " for i in range(10, last)]
+            self._bars = b"".join(bars) + b"|\n"
+        return _Line(b"%010d" % ts + self._bars)
 
-    def _dotted(self, head: str, odd: str, even: str) -> _Line:
+    def _dotted(self, head: bytes, odd: bytes, even: bytes) -> _Line:
         """``head``, then bars in the lanes' middles and a dotted filler, to the middle
         of the last box's right half (publish and tick lines)."""
         key = (len(head), odd)
@@ -289,94 +288,94 @@ class SeqText:
         if tail is None:
             width = LEFT - LANE + BOX // 2 + len(self.names) * LANE
             fill = [
-                "|" if (i - LEFT) % LANE == 0 else (odd if i % 2 else even)
+                b"|" if (i - LEFT) % LANE == 0 else (odd if i % 2 else even)
                 for i in range(len(head), width)
             ]
-            tail = self._fill[key] = "".join(fill) + "\n"
+            tail = self._fill[key] = b"".join(fill) + b"\n"
         return _Line(head + tail)
 
-    def _post(self, ts: int, src: int, dst: int, sig: str, attempt: bool) -> str:
+    def _post(self, ts: int, src: int, dst: int, sig: bytes, attempt: bool) -> bytes:
         head = self._begin()
         line = self._lanes(ts)
         buf = line.buf
-        dash = "~" if attempt else "-"
+        dash = b"~" if attempt else b"-"
         a, b = LEFT + src * LANE, LEFT + dst * LANE
         lo, hi = min(a, b), max(a, b)  # both in the middle of a lane
-        buf[lo:hi] = ("+" + dash * (LANE - 1)) * ((hi - lo) // LANE)
+        buf[lo:hi] = (b"+" + dash * (LANE - 1)) * ((hi - lo) // LANE)
         if src < dst:
-            buf[b - 1] = ">"
+            buf[b - 1] = ord(">")
             line.put(a + 3, sig, a + 3 + LABEL - 1)
         elif src > dst:
-            buf[b + 1], buf[b] = "<", "|"
+            buf[b + 1], buf[b] = ord("<"), ord("|")
             at = a - 2 - min(len(sig), LABEL)
             line.put(at, sig, at + LABEL - 1)
         else:  # to itself
-            line.close(line.put(a + 3, sig, a + 3 + LABEL - 1), "]")
-            buf[a + 1], buf[a + 2] = "<", "-"
-        return head + self._end(line, a, "A" if attempt else "*")
+            line.close(line.put(a + 3, sig, a + 3 + LABEL - 1), b"]")
+            buf[a + 1], buf[a + 2] = ord("<"), ord("-")
+        return head + self._end(line, a, b"A" if attempt else b"*")
 
-    def _lifo(self, ts: int, lane: int, sig: str) -> str:
+    def _lifo(self, ts: int, lane: int, sig: bytes) -> bytes:
         head = self._begin()
         line = self._lanes(ts)
         a = LEFT + lane * LANE
-        line.close(line.put(a + 3, sig, a + 3 + LABEL), "]")
-        line.buf[a + 1], line.buf[a + 2] = "<", "="
-        return head + self._end(line, a, "*")
+        line.close(line.put(a + 3, sig, a + 3 + LABEL), b"]")
+        line.buf[a + 1], line.buf[a + 2] = ord("<"), ord("=")
+        return head + self._end(line, a, b"*")
 
-    def _publish(self, ts: int, lane: int, sig: str) -> str:
+    def _publish(self, ts: int, lane: int, sig: bytes) -> bytes:
         head = self._begin()
-        line = self._dotted(f"{ts:010d}", ".", " ")
+        line = self._dotted(b"%010d" % ts, b".", b" ")
         a = LEFT + lane * LANE
         if lane < len(self.names) - 1:  # the signal right of the '*'
             line.put(a + 3, sig, a + 3 + LABEL)
         else:  # left of it
             at = a - 2 - min(len(sig), LABEL)
             line.put(at, sig, at + LABEL)
-        return head + self._end(line, a, "*")
+        return head + self._end(line, a, b"*")
 
-    def _centred(self, ts: int, lane: int, text: str, left: str, right: str) -> str:
+    def _centred(self, ts: int, lane: int, text: bytes, left: bytes, right: bytes) -> bytes:
         head = self._begin()
         line = self._lanes(ts)
         at = LEFT + lane * LANE - (min(len(text), LABEL) + 1) // 2
-        line.buf[at] = left
+        line.buf[at] = left[0]
         line.close(line.put(at + 1, text, at + LABEL), right)
         return head + self._end(line)
 
-    def _tick(self, rate: int, ctr: int) -> str:
+    def _tick(self, rate: int, ctr: int) -> bytes:
         head = self._begin()
-        line = self._dotted(f"##########  Tick<{rate:1d}> Ctr={ctr:010d}", " ", "'")
+        line = self._dotted(b"##########  Tick<%1d> Ctr=%010d" % (rate, ctr), b" ", b"'")
         return head + self._end(line)
 
 
 class _Line:
-    """One line as QSPY builds it: a buffer written at columns, and the line's length
-    (its newline included). Columns past the length hold blanks until text reaches them."""
+    """One line as QSPY builds it: a buffer written at columns (bytes), and the line's
+    length (its newline included). Columns past the length hold blanks until text
+    reaches them."""
 
     __slots__ = ("buf", "length")
 
-    def __init__(self, text: str) -> None:
-        self.buf = list(text)
+    def __init__(self, text: bytes) -> None:
+        self.buf = bytearray(text)
         self.length = len(text)
-        self.buf += " " * (2 * LANE + LABEL)  # room for text past the end
+        self.buf += b" " * (2 * LANE + LABEL)  # room for text past the end
 
-    def put(self, at: int, text: str, until: int) -> int:
+    def put(self, at: int, text: bytes, until: int) -> int:
         """``text`` from column ``at`` while the column is at most ``until``; the column
-        after the last character written."""
-        for c in text[: max(0, until - at + 1)]:
-            self.buf[at] = c
-            at += 1
-        return at
+        after the last byte written."""
+        n = min(len(text), max(0, until - at + 1))
+        self.buf[at : at + n] = text[:n]
+        return at + n
 
-    def close(self, at: int, mark: str) -> None:
+    def close(self, at: int, mark: bytes) -> None:
         """``mark`` at ``at``; a line that ended there or before now ends after it
         (QSPY moves its line end only when the text reached it)."""
-        self.buf[at] = mark
+        self.buf[at] = mark[0]
         if self.length <= at + 1:
-            self.buf[at + 1] = "\n"
+            self.buf[at + 1] = ord("\n")
             self.length = at + 2
 
-    def text(self) -> str:
-        return "".join(self.buf[: self.length])
+    def text(self) -> bytes:
+        return bytes(self.buf[: self.length])
 
 
 def _safe(text: str) -> str:
@@ -394,7 +393,7 @@ def _state_label(state: str) -> str:
     return state
 
 
-def seq_text(items: Iterable[FlowItem], names: Sequence[str]) -> Iterator[str]:
+def seq_text(items: Iterable[FlowItem], names: Sequence[str]) -> Iterator[bytes]:
     """QSPY's -g file for ``items``: the header, then what each item adds."""
     seq = SeqText(names)
     yield seq.header()
