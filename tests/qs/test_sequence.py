@@ -314,8 +314,11 @@ def test_lists_qspy_cannot_draw_are_refused():
         parse_seq_list(",".join("abcdefghijk"))
     with pytest.raises(SeqError, match="empty"):
         parse_seq_list("")
-    with pytest.raises(SeqError, match="at most 1023"):
+    with pytest.raises(SeqError, match="1024 bytes, at most 1023"):
         parse_seq_list("x" * 1024)
+    with pytest.raises(SeqError, match="1024 bytes, at most 1023"):
+        parse_seq_list("é" * 512)  # 512 characters, 1024 bytes
+    assert len(parse_seq_list("é" * 511 + "x")) == 1
     assert parse_seq_list("a,,?") == ["a", "", "?"]
 
 

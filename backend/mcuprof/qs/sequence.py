@@ -22,7 +22,7 @@ from .clock import SeriesClock
 from .text import names_for
 
 # QSPY's limits for -g: at most 10 names (SEQ_ITEMS_MAX) in a list of at most 1023
-# characters (QS_SEQ_LIST_LEN_MAX with its terminating zero).
+# bytes (QS_SEQ_LIST_LEN_MAX with its terminating zero).
 SEQ_NAMES_MAX = 10
 SEQ_LIST_MAX = 1023
 SYSTEM = "?"  # the system-border lane: posts from or to objects not in the list
@@ -132,8 +132,9 @@ def parse_seq_list(text: str) -> list[str]:
     """The names of a -g list, as QSPY splits it (on every comma, empty names kept)."""
     if not text:
         raise SeqError("the object list is empty")
-    if len(text) > SEQ_LIST_MAX:
-        raise SeqError(f"the object list has {len(text)} characters, at most {SEQ_LIST_MAX}")
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > SEQ_LIST_MAX:
+        raise SeqError(f"the object list has {size} bytes, at most {SEQ_LIST_MAX}")
     names = text.split(",")
     if len(names) > SEQ_NAMES_MAX:
         raise SeqError(f"the object list has {len(names)} names, at most {SEQ_NAMES_MAX}")
