@@ -7,10 +7,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..capture import read_capture
+from ..capture import iter_capture, read_capture
 from ..errors import UserError
 from ..files import read_file
 from ..link.ports import open_transport
@@ -27,9 +28,12 @@ from ..protocol.qs import (
     Record,
     UserArg,
 )
+from ..qs.clock import SeriesClock
 from ..qs.dicfile import DicError, format_dic, parse_dic
 from ..qs.margins import SAMPLE_RECORDS, margins_columns
 from ..qs.rtc import STEP_RECORDS, RtcTracker, folded, rtc_table_columns
+from ..qs.seq_svg import SVG_ROWS_MAX, SeqSvg
+from ..qs.sequence import FlowItem, SeqError, SeqText, flow_items, parse_seq_list
 from ..qs.text import event_lines
 
 # Feed the decoder in slices, as a live link would, so memory stays flat.
@@ -108,10 +112,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     mar.add_argument("capture", help="raw target-to-host QS byte stream")
     _common(mar)
     mar.set_defaults(func=run_margins)
+    seq = qs_sub.add_parser(
+        "seq",
+        help="QSPY's -g sequence diagram (text, or SVG) for a list of objects",
+        description="Draw posts, publishes, transitions, deferrals and ticks between the "
+        "listed objects as QSPY 7.4's -g does (the same text, byte for byte). '?' in the "
+        "list is the system border: posts from or to objects not listed end there.",
+    )
+    seq.add_argument("capture", help="raw target-to-host QS byte stream")
+    seq.add_argument("-g", required=True, metavar="OBJ1,OBJ2,...", help="objects, one lane each")
+    seq.add_argument("-o", "--output", metavar="FILE", help="write here, not to stdout")
+    seq.add_argument("--svg", action="store_true", help="an SVG drawing instead of the text")
+    _dic_option(seq)
+    _size_options(seq)
+    seq.set_defaults(func=run_seq)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dic", metavar="FILE", help="QSPY dictionary file (.dic) to start with")
+    _dic_option(p)
     p.add_argument(
         "--save-dic",
         metavar="FILE",
@@ -119,6 +137,14 @@ def _common(p: argparse.ArgumentParser) -> None:
         "or at the end when the stream has none)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per record")
+    _size_options(p)
+
+
+def _dic_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dic", metavar="FILE", help="QSPY dictionary file (.dic) to start with")
+
+
+def _size_options(p: argparse.ArgumentParser) -> None:
     for opt, text in _SIZE_HELP.items():
         p.add_argument(f"-{opt}", type=int, choices=(1, 2, 4, 8), metavar="N", help=text)
 
@@ -196,7 +222,7 @@ def _save_dic(args: argparse.Namespace, decoder: QSDecoder, dicts: Any) -> None:
 def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
     decoder.close()
     sys.stdout.flush()
-    if args.save_dic:
+    if getattr(args, "save_dic", None):
         save = decoder.run_dicts if decoder.run_dicts is not None else decoder.dicts
         _save_dic(args, decoder, save)
     f, s = decoder.frame_stats, decoder.stats
@@ -401,4 +427,62 @@ def run_margins(args: argparse.Namespace) -> int:
                 f"  {m.lowest_free:>11}  {low:>9}"
             )
     print(f"mcuprof: {len(found)} queues and pools", file=sys.stderr)
+    return 0
+
+
+def _flow(args: argparse.Namespace) -> tuple[QSDecoder, Iterator[FlowItem]]:
+    """The capture's event flow, decoded a chunk at a time."""
+    config, dicts = _config(args)
+    decoder = QSDecoder(config, dicts)
+    _size, chunks = iter_capture(args.capture, CHUNK)
+
+    def items() -> Iterator[FlowItem]:
+        clock = SeriesClock()
+        for chunk in chunks:
+            yield from flow_items(decoder.feed(chunk), clock)
+        yield from flow_items(decoder.close(), clock)
+
+    return decoder, items()
+
+
+def run_seq(args: argparse.Namespace) -> int:
+    try:
+        names = parse_seq_list(args.g)
+    except SeqError as exc:
+        raise UserError(f"-g: {exc}") from None
+    decoder, items = _flow(args)
+    # Bytes: QSPY's columns count bytes. Every name in them is escaped already.
+    sys.stdout.flush()
+    try:
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
+    try:
+        if args.svg:
+            svg = SeqSvg(names)
+            for item in items:
+                svg.feed(item)
+            out.write(svg.finish().encode())
+            drawn, dropped = len(svg.rows), svg.dropped
+        else:
+            seq = SeqText(names, args.g)
+            out.write(seq.header())
+            drawn = dropped = 0
+            for item in items:
+                text = seq.feed(item)
+                if text:
+                    out.write(text)
+                    drawn += 1
+    finally:
+        if args.output:
+            out.close()
+        else:
+            out.flush()
+    _finish(args, decoder)
+    print(f"mcuprof: {drawn} events drawn on {len(names)} lanes", file=sys.stderr)
+    if dropped:
+        print(
+            f"mcuprof: {dropped} rows not drawn: an SVG holds at most {SVG_ROWS_MAX}",
+            file=sys.stderr,
+        )
     return 0

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from ..protocol.qs import USER_FIRST, BadFrame, Discontinuity, Malformed, QSEvent, Record
 from ..protocol.qs.records import record_group
+from .clock import SeriesClock
 from .margins import margin_sample
 from .text import event_lines, names_for, record_line
 
@@ -327,10 +328,7 @@ class QsMonitor:
         # Lines whose text is not rendered yet, all holding the dictionaries in _dicts.
         self._lazy: collections.deque[Line] = collections.deque(maxlen=self.max_lines)
         self._dicts: object = None
-        self._last_raw: int | None = None  # timestamps: see _unwrap
-        self._last_time = 0
-        self._epoch = 0
-        self._restarted = False
+        self._clock = SeriesClock()  # series time from the target's timestamps
 
     # ------------------------------------------------------------ the listener
 
@@ -400,7 +398,7 @@ class QsMonitor:
         ts = r.timestamp
         now = None
         if ts is not None:
-            now = self._unwrap(ts, r.config.tstamp_size)
+            now = self._clock(ts, r.config.tstamp_size)
             if self.first_t is None:
                 self.first_t = now
             self.last_t = now
@@ -421,7 +419,8 @@ class QsMonitor:
         elif rec == 64:
             is_reset, word, target = r.values
             self.target = {"qp_version": word, "build": target.build_stamp}
-            self._restarted = bool(is_reset) and self._last_raw is not None
+            if is_reset:
+                self._clock.target_reset()
         line = self._line(ts, group, plan.name, objs, sig, None, r)
         if r.dicts is not self._dicts:
             # New dictionaries: lines still holding the old ones get their text now, so
@@ -436,21 +435,6 @@ class QsMonitor:
             self._app(r, now)
         elif plan.margin:
             self._margin(r, now, *margin_sample(r))  # type: ignore[misc]
-
-    def _unwrap(self, raw: int, size: int) -> int:
-        """Series time: the target's timestamp made monotonic across counter wraps (a
-        drop by more than half the counter's range) and target resets (the clock starts
-        again: carry on after the last time), so plots never run backwards."""
-        last = self._last_raw
-        if last is not None:
-            if self._restarted:
-                self._epoch = self._last_time + 1 - raw
-                self._restarted = False
-            elif raw < last and last - raw > 1 << (8 * size - 1):
-                self._epoch += 1 << (8 * size)
-        self._last_raw = raw
-        self._last_time = now = raw + self._epoch
-        return now
 
     def _user_tags(self, r: Record) -> tuple[tuple[str, ...], str | None]:
         n = names_for(r)
@@ -513,7 +497,7 @@ class QsMonitor:
             name = r.dicts.usr.get(r.rec)
             name = name if name is not None else f"USER+{r.rec - USER_FIRST:03d}"
             self.app_names[r.rec] = self.clips.name(name)
-        t = now if now is not None else self._last_time
+        t = now if now is not None else self._clock.last
         for i, a in enumerate(r.values[0]):
             if a.kind not in _NUMERIC:
                 continue
