@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
 
+from ..profile.shares import profiled_us
 from .stats import normal_intervals, welch_intervals
 
 Metric = Literal["self", "total"]
@@ -245,9 +246,9 @@ def function_deltas(
 
 
 def capture_span(stats: Iterable[StatLike], duration_us: float) -> tuple[float, float]:
-    """(profiled_us, duration_us): the share denominator is the summed self time, which
-    is every recorded µs counted once whatever the nesting."""
-    return float(sum(s.self_us for s in stats)), float(duration_us)
+    """(profiled_us, duration_us): the share denominator is the profiled time, as every
+    view has it (profile/shares.py)."""
+    return profiled_us(s.self_us for s in stats), float(duration_us)
 
 
 def _side(

@@ -15,6 +15,7 @@ import numpy as np
 from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame
 from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
+from .shares import profiled_us, share_pct
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -675,7 +676,7 @@ class FunctionStat:
     min_us: float  # per call, inclusive
     max_us: float
     mean_us: float
-    pct: float  # total_us / capture (or window) length, in %
+    pct: float  # total_us as a share of the window's profiled time (shares.py), in %
     self_pct: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -683,11 +684,10 @@ class FunctionStat:
 
 
 def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat]:
-    """Per-function statistics, sorted by self time, then total, then label."""
+    """Per-function statistics, sorted by self time, then total, then label; shares of
+    the window's profiled time (shares.profiled_us of these same stats)."""
     s = sums(profile, window)
     us = 1e6 / profile.timer_freq
-    span = s.span if s.span > 0 else 0.0
-    out: list[FunctionStat] = []
     have = np.flatnonzero(s.f_calls)
     frames = profile.frames
     cols = zip(
@@ -700,27 +700,31 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
         s.f_sum[have].tolist(),
         strict=True,
     )
+    rows = []
     for fid, calls, total, self_t, t_min, t_max, t_sum in cols:
         fr = frames[fid]
-        out.append(
-            FunctionStat(
-                frame=fid,
-                name=fr.name,
-                label=fr.label,
-                file=fr.file,
-                line=fr.line,
-                calls=calls,
-                total_us=total * us,
-                self_us=self_t * us,
-                min_us=t_min * us,
-                max_us=t_max * us,
-                mean_us=t_sum * us / calls,
-                pct=100.0 * total / span if span else 0.0,
-                self_pct=100.0 * self_t / span if span else 0.0,
-            )
+        rows.append((-self_t * us, -total * us, fr.label, fid, fr, calls, t_min, t_max, t_sum))
+    rows.sort(key=lambda r: r[:3])
+    # The sorted stats' self times, summed in their order: what profiled_us gives.
+    profiled = profiled_us(-r[0] for r in rows)
+    return [
+        FunctionStat(
+            frame=fid,
+            name=fr.name,
+            label=label,
+            file=fr.file,
+            line=fr.line,
+            calls=calls,
+            total_us=-neg_total,
+            self_us=-neg_self,
+            min_us=t_min * us,
+            max_us=t_max * us,
+            mean_us=t_sum * us / calls,
+            pct=share_pct(-neg_total, profiled),
+            self_pct=share_pct(-neg_self, profiled),
         )
-    out.sort(key=lambda f: (-f.self_us, -f.total_us, f.label))
-    return out
+        for neg_self, neg_total, label, fid, fr, calls, t_min, t_max, t_sum in rows
+    ]
 
 
 def call_squares(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
