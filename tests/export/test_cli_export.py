@@ -74,7 +74,7 @@ def test_dash_output_is_standard_output(capture, elf, tmp_path, capsys, monkeypa
 def test_without_elf_frames_are_hex(capture, capsys) -> None:
     assert main(["export", str(capture), "--format", "csv"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("function,label,file,line,calls")
+    assert out.splitlines()[0].startswith("function,file,line,calls")
     assert out.splitlines()[1].split(",")[0].startswith("0x")
 
 

@@ -302,3 +302,24 @@ def test_one_function_reads_the_same_in_csv_info_api_and_svg(
     assert checked >= 3, titles.keys()
     # The CSV's shares of the profiled time add up to 100% of self time.
     assert sum(float(r["self_pct"]) for r in rows.values()) == pytest.approx(100.0, abs=0.05)
+
+
+def test_functions_rows_carry_one_display_name_and_the_file_apart() -> None:
+    """The Functions view's name cell and sort key is ``display`` (no return type nor
+    parameters), so app::clamp<int> sorts under "a", not under "int"; a static's file
+    is in ``file``, never in the name."""
+    from mcuprof.profile import Profile
+    from mcuprof.web import views
+    from tests.export.conftest import _table
+    from tests.export.test_consumers import _profile
+
+    rows = views.functions(_profile(_table()), None)["functions"]
+    by_name = {r["name"]: r for r in rows}
+    clamp = by_name["int app::clamp<int>(int, int, int)"]
+    assert clamp["display"] == "app::clamp<int>" and clamp["label"] == clamp["name"]
+    order = [r["display"] for r in sorted(rows, key=lambda r: r["display"])]
+    assert order.index("app::clamp<int>") < order.index("helper") < order.index("main")
+    helpers = [r for r in rows if r["name"] == "helper"]
+    assert sorted(r["file"] for r in helpers) == ["src/file6.cpp", "src/file7.cpp"]
+    assert all(r["label"] == r["name"] for r in rows)
+    assert views.functions(Profile(), None)["functions"] == []

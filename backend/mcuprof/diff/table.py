@@ -97,6 +97,7 @@ class FunctionDelta(NamedTuple):
     name: str
     base: Side | None  # None: the function does not appear in the base capture
     new: Side | None
+    file: str | None = None  # shown next to the name: tells same-name statics apart
 
     @property
     def status(self) -> str:
@@ -142,7 +143,12 @@ class FunctionDelta(NamedTuple):
         return (n - b) * self.new.profiled_us
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "name": self.name, "status": self.status}
+        out: dict[str, Any] = {
+            "key": self.key,
+            "name": self.name,
+            "file": self.file,
+            "status": self.status,
+        }
         for field, label in (("calls", "calls"), ("self_us", "self"), ("total_us", "total")):
             b, n = self.raw(field)
             out[label] = {"base": b, "new": n, "delta": n - b, "pct": _pct_present(self, b, n)}
@@ -240,6 +246,7 @@ def function_deltas(
                 (n or b).name,  # type: ignore[union-attr]
                 None if b is None else _side(b, base_span, bsp.get(key)),
                 None if n is None else _side(n, new_span, nsp.get(key)),
+                getattr(n or b, "file", None),
             )
         )
     return out

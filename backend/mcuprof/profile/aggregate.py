@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .columns import release_free_memory
-from .frames import UNKNOWN_FRAME, Frame
+from .frames import UNKNOWN_FRAME, Frame, where
 from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
 from .shares import profiled_us, share_pct
 
@@ -681,6 +681,11 @@ class FunctionStat:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
+
+    @property
+    def where(self) -> str | None:
+        """The file shown next to the name (frames.where): tells same-name statics apart."""
+        return where(self.name, self.label, self.file)
 
 
 def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat]:

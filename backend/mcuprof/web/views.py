@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from ..names import short_label
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
+from ..profile.frames import where
 from ..profile.shares import share_pct, span
 from .icicle import Frame, icicle_payload
 
@@ -179,8 +181,11 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
             rows.append(
                 {
                     "name": f.name,
-                    "label": f.name,  # one display name everywhere; the file is in "file"
-                    "file": f.file,
+                    "label": f.name,  # one name everywhere; the file is in "file"
+                    # The name cell and its sort key: the page's short name (no
+                    # return type nor parameters), as in the flame graph's cells.
+                    "display": short_label(f.name),
+                    "file": f.where,  # tells same-name statics apart
                     "line": f.line,
                     "calls": f.calls,
                     "total_us": f.total_us,
@@ -296,9 +301,9 @@ def call_details(profile: Profile, depth: int, t_us: float) -> dict[str, Any]:
     us = 1e6 / profile.timer_freq
     return {
         "name": fr.name,
-        "label": fr.label,
+        "label": fr.name,
         "fid": fid,
-        "file": fr.file,
+        "file": where(fr.name, fr.label, fr.file),
         "line": fr.line,
         "depth": depth,
         "start_us": entry * us,
