@@ -632,7 +632,7 @@ def folded_lines(
     return names, keep, us[keep]
 
 
-_PIECE = 1 << 18
+_ROUND_PIECE = 1 << 18  # paths whose ticks are rounded to µs at a time
 
 
 def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
@@ -643,15 +643,15 @@ def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
         return None
     top = (int(ticks.max()) * 2_000_000 + f) // (2 * f) if len(ticks) else 0
     us = np.empty(len(ticks), np.int32 if top < 2**31 else np.int64)
-    for a in range(0, len(ticks), _PIECE):
-        t = ticks[a : a + _PIECE]
+    for a in range(0, len(ticks), _ROUND_PIECE):
+        t = ticks[a : a + _ROUND_PIECE]
         piece = t.astype(np.int64)
         if not bool(np.all(piece == t)):
             return None
         piece *= 2_000_000
         piece += f
         piece //= 2 * f
-        us[a : a + _PIECE] = piece
+        us[a : a + _ROUND_PIECE] = piece
     return us
 
 
