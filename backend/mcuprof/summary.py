@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .capture import CHUNK  # bytes of a capture decoded at a time
 from .profile.span import CaptureSpan
 from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
@@ -12,14 +13,12 @@ from .symbols.buildid import check_build_id
 if TYPE_CHECKING:
     from .profile.load import Progress
 
-_CHUNK = 1 << 22
-
 
 def summarize(
     data: bytes, elf_build_id: int | None = None, progress: Progress | None = None
 ) -> dict[str, Any]:
     view = memoryview(data)
-    chunks = (view[start : start + _CHUNK] for start in range(0, len(data), _CHUNK))
+    chunks = (view[start : start + CHUNK] for start in range(0, len(data), CHUNK))
     return summarize_chunks(chunks, len(data), elf_build_id, progress)
 
 

@@ -70,6 +70,9 @@ def test_bar_on_a_terminal(capture: Path, tmp_path: Path, name: str) -> None:
     finally:
         os.close(master)
     text = err.decode(errors="replace")
+    # export without --elf ends with one line saying names are addresses, after the bar
+    text, _, warning = text.partition("mcuprof: warning: no --elf")
+    assert bool(warning) == (name == "export")
     both = name == "compare"  # one bar over both captures
     what = {"compare": "reading captures", "import": "importing capture"}
     assert f"mcuprof: {what.get(name, 'reading capture')}:" in text
@@ -93,5 +96,7 @@ def test_quiet_when_piped(capture: Path, tmp_path: Path, name: str) -> None:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
+    # no bar; export without --elf says in one line that names are addresses
+    expected = ["mcuprof: warning: no --elf"] if name == "export" else []
+    assert [line[:26] for line in proc.stderr.splitlines()] == expected
     assert proc.stdout or name == "export"  # the command's own output is there (export: -o)

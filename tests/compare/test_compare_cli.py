@@ -290,3 +290,20 @@ def test_report_equals_the_profiles_on_both_paths(capsys, firmware, write, kit, 
     reducer = RecordReducer(firmware.symbols)
     reducer.add(kit.records_for(tree, 5, firmware.addr))
     assert (reducer.finish(firmware.meta.timer_freq) is None) == (long_ticks == 1 << 27)
+
+
+def test_the_table_names_a_static_as_every_view_with_its_file_apart(capsys, captures, firmware):
+    """control_iteration is static in main.c: the table calls it control_iteration, as
+    the Functions view does, and gives main.c in the file column."""
+    argv = ["compare", str(captures["base"]), str(captures["slower"]), "--elf", str(firmware.elf)]
+    code, out, _ = run(capsys, *argv, "--metric", "total", "--confidence", "0")
+    assert code == 1
+    header = next(line for line in out.splitlines() if line.strip().startswith("function"))
+    assert header.split()[:2] == ["function", "file"]
+    row = next(line for line in out.splitlines() if "control_iteration" in line)
+    assert row.split()[:2] == ["control_iteration", "main.c"]
+    assert "[main.c]" not in out
+    _, out, _ = run(capsys, *argv, "--metric", "total", "--confidence", "0", "--json")
+    rows = json.loads(out)["regressions"]
+    ci = next(r for r in rows if r["name"] == "control_iteration")
+    assert ci["file"] == "main.c" and ci["key"] == "control_iteration [main.c]"

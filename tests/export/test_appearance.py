@@ -22,6 +22,6 @@ def test_first_appearance_order(case, chunk, dtype) -> None:
     n_ids, ids = case
     frame = np.array(ids, dtype)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(frames, "_CHUNK", chunk)
+        mp.setattr(frames, "CALLS_PER_STEP", chunk)
         got = frames.appearance(frame, n_ids).tolist()
     assert got == list(dict.fromkeys(ids))  # "[unknown]" (-1) included where it first is

@@ -71,11 +71,38 @@ def test_dash_output_is_standard_output(capture, elf, tmp_path, capsys, monkeypa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_without_elf_frames_are_hex(capture, capsys) -> None:
+def test_without_elf_frames_are_hex_and_a_warning_says_so(capture, elf, capsys) -> None:
     assert main(["export", str(capture), "--format", "csv"]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("function,label,file,line,calls")
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].startswith("function,file,line,calls")
     assert out.splitlines()[1].split(",")[0].startswith("0x")
+    # One line on stderr, naming the fix (and where the sample firmware's ELF is).
+    assert err.count("\n") == 1 and err.startswith("mcuprof: warning: no --elf")
+    assert str(elf) in err
+    assert main(["export", str(capture), "--elf", str(elf), "--format", "csv"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_svg_has_the_pages_title_and_subtitle(capture, elf, capsys) -> None:
+    """Firmware, capture time (the file's last write, UTC), scope and profiled time: the
+    page's export_title lines, made by the same export.titles.flame_titles."""
+    import os
+    import xml.etree.ElementTree as ET
+
+    from mcuprof.export.titles import fmt_us
+    from mcuprof.profile import load_capture
+    from mcuprof.profile.shares import span
+
+    os.utime(capture, (1_700_000_000, 1_700_000_000))
+    assert main(["export", str(capture), "--elf", str(elf), "-f", "svg"]) == 0
+    root = ET.fromstring(capsys.readouterr().out.encode())
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    sp = span(load_capture(capture.read_bytes(), SymbolTable.from_elf(elf)).profile, None)
+    assert texts[0] == "mcuprof flame graph — firmware t"
+    assert texts[1] == (
+        f"captured 2023-11-14 22:13:20 UTC · whole capture · {fmt_us(sp['profiled_us'])} "
+        f"profiled of {fmt_us(sp['wall_us'])} wall ({sp['coverage_pct']:.1f}% coverage)"
+    )
 
 
 @pytest.mark.parametrize("bad", ["not an elf at all", "\x7fELF\x01\x01\x01"])
@@ -173,9 +200,20 @@ def test_progress_bar_on_a_tty_after_a_second() -> None:
     assert err.getvalue().endswith("\r\x1b[K")
 
 
-def test_export_is_quiet_on_stderr_when_piped(capture) -> None:
+def test_export_is_quiet_on_stderr_when_piped(capture, elf) -> None:
+    # (with --elf: without it the one warning that names are addresses is expected)
     proc = subprocess.run(
-        [sys.executable, "-m", "mcuprof", "export", str(capture), "-f", "folded"],
+        [
+            sys.executable,
+            "-m",
+            "mcuprof",
+            "export",
+            str(capture),
+            "--elf",
+            str(elf),
+            "-f",
+            "folded",
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -18,6 +18,7 @@ import pytest
 from mcuprof import export
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
+from mcuprof.symbols import Function, SymbolTable
 from tests.export.conftest import NAMES
 
 F = {name: 0x0800_0000 + i * 0x100 for i, name in enumerate(NAMES) if name != "helper"}
@@ -99,6 +100,32 @@ def test_one_display_name_per_function_in_every_export(table) -> None:
         if f["name"] == "helper"
     ]
     assert len(helpers) == 2 and len({f["file"] for f in helpers}) == 2
+    # The CSV names them as every view does, its file column telling them apart.
+    rows = list(csv.DictReader(io.StringIO(export.render("csv", p))))
+    assert "label" not in rows[0]
+    assert sorted(r["file"] for r in rows if r["function"] == "helper") == [
+        "src/file6.cpp",
+        "src/file7.cpp",
+    ]
+
+
+def test_a_static_without_dwarf_is_told_apart_by_its_unit() -> None:
+    """Two ``static void helper()`` with no line info: the file field carries the
+    translation unit (STT_FILE), where the label used to carry it in brackets."""
+    funcs = [
+        Function("helper", "helper", 0x100, 0x200, is_static=True, unit="a.c"),
+        Function("helper", "helper", 0x200, 0x300, is_static=True, unit="b.c"),
+    ]
+    p = Profile(SymbolTable.from_functions(funcs))
+    recs = np.zeros(2, RECORD_DTYPE)
+    recs["entry_time"] = [0, 100]
+    recs["duration"] = [50, 30]
+    recs["func_addr"] = [0x100, 0x200]
+    p.add(recs)
+    stats = p.function_stats()
+    assert [(s.name, s.where) for s in stats] == [("helper", "a.c"), ("helper", "b.c")]
+    rows = list(csv.DictReader(io.StringIO(export.render("csv", p))))
+    assert [(r["function"], r["file"]) for r in rows] == [("helper", "a.c"), ("helper", "b.c")]
 
 
 def test_chrome_events_give_one_frame_per_function(table) -> None:

@@ -148,8 +148,8 @@ def test_exports_equal_the_plain_documents(rows, freq, resets, cut) -> None:
 def test_many_chunks_deep_nesting_and_wide_numbers(monkeypatch) -> None:
     """Chunks end inside deep subtrees (the calls still open are carried over), times
     need more than 32 bits, frame numbers and names of many widths."""
-    monkeypatch.setattr(speedscope, "_CHUNK", 7)
-    monkeypatch.setattr(chrome, "_CHUNK", 5)
+    monkeypatch.setattr(speedscope, "CALLS_PER_STEP", 7)
+    monkeypatch.setattr(chrome, "CALLS_PER_STEP", 5)
     rng = np.random.default_rng(3)
     recs = []
     t = 0
@@ -175,13 +175,13 @@ def test_small_chunks_equal_the_plain_documents(rows, resets, chunk) -> None:
     """Chunks of a few calls: calls stay open across many chunks (carried over) and
     close in any later one, orphans' wrappers and clamped calls included."""
     p = _profile(rows, 1_000_000, resets)
-    old = speedscope._CHUNK, chrome._CHUNK
-    speedscope._CHUNK = chrome._CHUNK = chunk
+    old = speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP
+    speedscope.CALLS_PER_STEP = chrome.CALLS_PER_STEP = chunk
     try:
         assert speedscope.render(p) == speedscope_reference(p)
         assert chrome.render(p) == chrome_reference(p)
     finally:
-        speedscope._CHUNK, chrome._CHUNK = old
+        speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP = old
 
 
 def _through_workers(module, p: Profile, workers: int, window=None) -> str:
@@ -209,10 +209,10 @@ def test_chunks_formatted_on_workers_equal_the_plain_documents(
     """Each chunk is a job of its own (the calls open across it are worked out before):
     run on several threads at once, the document is the same."""
     p = _profile(rows, freq, resets)
-    old = speedscope._CHUNK, chrome._CHUNK
-    speedscope._CHUNK = chrome._CHUNK = chunk
+    old = speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP
+    speedscope.CALLS_PER_STEP = chrome.CALLS_PER_STEP = chunk
     try:
         assert _through_workers(speedscope, p, workers) == speedscope_reference(p)
         assert _through_workers(chrome, p, workers) == chrome_reference(p)
     finally:
-        speedscope._CHUNK, chrome._CHUNK = old
+        speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP = old

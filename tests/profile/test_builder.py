@@ -61,8 +61,8 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
     want = Profile()
     for a, b in zip([0, *batch_cuts], [*batch_cuts, n], strict=True):
         want.add(recs[a:b])
-    saved = model._PIECE, levels._PIECE, model._ID_PIECE
-    model._PIECE, levels._PIECE, model._ID_PIECE = piece, level_piece, piece
+    saved = model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE
+    model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE = piece, level_piece, piece
     try:
         built = Builder(Profile())
         ends = set(batch_cuts)
@@ -73,7 +73,7 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
                 built.end_batch()
         got = built.finish()
     finally:
-        model._PIECE, levels._PIECE, model._ID_PIECE = saved
+        model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE = saved
     assert _state(got) == _state(want)
     # A built profile takes later adds as any other (its levels of detail still unbuilt).
     more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)
@@ -95,15 +95,15 @@ def test_builder_levels_larger_than_a_piece() -> None:
     want = Profile()
     want.add(recs[:4000])
     want.add(recs[4000:])
-    saved = model._PIECE, levels._PIECE
-    model._PIECE, levels._PIECE = 700, 512
+    saved = model.RECORD_PIECE, levels._BUILD_PIECE
+    model.RECORD_PIECE, levels._BUILD_PIECE = 700, 512
     try:
         built = Builder(Profile())
         built.add(recs[:4000])
         got = built.finish()
         got.add(recs[4000:])  # before its levels of detail were ever asked for
     finally:
-        model._PIECE, levels._PIECE = saved
+        model.RECORD_PIECE, levels._BUILD_PIECE = saved
     assert _state(got) == _state(want)
 
 
@@ -162,9 +162,9 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
     want = Profile()
     want.add(recs[:cut])
     want.add(recs[cut:])
-    saved = model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE
+    saved = model._WORTH, model.RECORD_PIECE, model._COUNT, model._ID_PIECE
     model._WORTH = worth
-    model._PIECE, model._COUNT, model._ID_PIECE = pieces
+    model.RECORD_PIECE, model._COUNT, model._ID_PIECE = pieces
     try:
         built = Builder(Profile())
         built.add(recs[:cut])
@@ -172,5 +172,5 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
         built.add(recs[cut:])
         got = built.finish()
     finally:
-        model._WORTH, model._PIECE, model._COUNT, model._ID_PIECE = saved
+        model._WORTH, model.RECORD_PIECE, model._COUNT, model._ID_PIECE = saved
     assert _state(got) == _state(want)

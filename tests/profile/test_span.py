@@ -34,14 +34,14 @@ def test_span_is_the_profiles(rows, data, piece, alone) -> None:
     cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=8))))
     events = [ProfileData(recs[a:b]) for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
     split = data.draw(st.integers(0, len(events)))
-    saved = span_mod._PIECE, span_mod._ALONE
-    span_mod._PIECE, span_mod._ALONE = piece, alone
+    saved = span_mod.RECORD_PIECE, span_mod._ALONE
+    span_mod.RECORD_PIECE, span_mod._ALONE = piece, alone
     try:
         span = CaptureSpan()
         span.feed(events[:split])
         span.feed(events[split:])
     finally:
-        span_mod._PIECE, span_mod._ALONE = saved
+        span_mod.RECORD_PIECE, span_mod._ALONE = saved
     want = Profile()
     want.add(recs)
     assert (span._lo, span._hi) == (want.t0_ticks, want.t1_ticks)

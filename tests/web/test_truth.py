@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import csv
+import html
+import io
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
+
+from mcuprof.paths import default_elf
 
 from .conftest import ORIGIN, capture, wait_for
 
@@ -247,3 +255,71 @@ def test_merged_timeline_boxes_keep_their_longest_call_and_details_add_up() -> N
     inner = views.call_details(q, 1, 60.0)
     assert inner["name"] == "0x00000300" and inner["self_us"] == 20
     assert inner["path"] == ["0x00000400"] and inner["since_start_us"] == 50
+
+
+def _cli(*argv: str) -> str:
+    done = subprocess.run([*MCUPROF, *argv], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_one_function_reads_the_same_in_csv_info_api_and_svg(
+    client: TestClient, tmp_path: Path
+) -> None:
+    """Time, share, calls and name of a function: the Functions API, the CLI's CSV and
+    SVG of the same capture, and ``info --json``'s span of it. Shares are of the
+    profiled time everywhere (the CSV used to divide by the wall time)."""
+    _stopped(client)
+    cap = tmp_path / "cap.bin"
+    cap.write_bytes(client.get("/api/export/raw").content)
+    elf = str(default_elf())
+    api = client.get("/api/functions").json()
+    rows = {
+        r["function"]: r
+        for r in csv.DictReader(io.StringIO(_cli("export", str(cap), "--elf", elf, "-f", "csv")))
+    }
+    svg_text = _cli("export", str(cap), "--elf", elf, "-f", "svg")
+    info = json.loads(_cli("info", str(cap), "--json"))
+    assert info["records"] == api["records"]
+    assert info["duration_us"] == pytest.approx(api["wall_us"], abs=1e-3)
+    # A function on one call path only: its one flame frame is the whole function.
+    titles: dict[str, list[tuple[float, float]]] = {}
+    for name, us, pct in re.findall(r"<title>(.*?) \(([\d,]+) µs, ([\d.]+)%\)</title>", svg_text):
+        titles.setdefault(html.unescape(name), []).append((float(us.replace(",", "")), float(pct)))
+    checked = 0
+    for f in api["functions"]:
+        frames = titles.get(f["name"], [])
+        if len(frames) != 1 or abs(frames[0][0] - f["total_us"]) > 0.5:
+            continue
+        row = rows[f["name"]]
+        assert row["function"] == f["name"] == f["label"]
+        assert int(row["calls"]) == f["calls"]
+        assert float(row["total_us"]) == pytest.approx(f["total_us"], abs=5e-4)
+        assert float(row["self_us"]) == pytest.approx(f["self_us"], abs=5e-4)
+        assert float(row["total_pct"]) == pytest.approx(f["pct"], abs=5e-4 + 1e-9)
+        assert float(row["self_pct"]) == pytest.approx(f["self_pct"], abs=5e-4 + 1e-9)
+        assert frames[0][1] == pytest.approx(f["pct"], abs=5e-3 + 1e-9)
+        checked += 1
+    assert checked >= 3, titles.keys()
+    # The CSV's shares of the profiled time add up to 100% of self time.
+    assert sum(float(r["self_pct"]) for r in rows.values()) == pytest.approx(100.0, abs=0.05)
+
+
+def test_functions_rows_carry_one_display_name_and_the_file_apart() -> None:
+    """The Functions view's name cell and sort key is ``display`` (no return type nor
+    parameters), so app::clamp<int> sorts under "a", not under "int"; a static's file
+    is in ``file``, never in the name."""
+    from mcuprof.profile import Profile
+    from mcuprof.web import views
+    from tests.export.conftest import _table
+    from tests.export.test_consumers import _profile
+
+    rows = views.functions(_profile(_table()), None)["functions"]
+    by_name = {r["name"]: r for r in rows}
+    clamp = by_name["int app::clamp<int>(int, int, int)"]
+    assert clamp["display"] == "app::clamp<int>" and clamp["label"] == clamp["name"]
+    order = [r["display"] for r in sorted(rows, key=lambda r: r["display"])]
+    assert order.index("app::clamp<int>") < order.index("helper") < order.index("main")
+    helpers = [r for r in rows if r["name"] == "helper"]
+    assert sorted(r["file"] for r in helpers) == ["src/file6.cpp", "src/file7.cpp"]
+    assert all(r["label"] == r["name"] for r in rows)
+    assert views.functions(Profile(), None)["functions"] == []

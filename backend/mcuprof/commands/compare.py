@@ -442,14 +442,17 @@ def _interval(r: dict[str, Any]) -> str:
 
 
 def _table(rows: list[dict[str, Any]], metric: str, basis: str, top: int) -> list[str]:
+    # The function's name as every view shows it, its file in a column of its own
+    # (what tells two statics of one name apart).
     lines = [
-        f"  {'function':<40} {'base':>12} {'new':>12} {'change':>8} {'interval':>17} "
-        f"{'calls base→new':>16}"
+        f"  {'function':<40} {'file':<16} {'base':>12} {'new':>12} {'change':>8} "
+        f"{'interval':>17} {'calls base→new':>16}"
     ]
     for r in rows[:top]:
         calls = f"{r['calls']['base']:,}→{r['calls']['new']:,}"
         lines.append(
-            f"  {_clip(r['key'], 40):<40} {_value(r, metric, basis, 'base'):>12} "
+            f"  {_clip(r['name'], 40):<40} {_clip(r['file'] or '', 16):<16} "
+            f"{_value(r, metric, basis, 'base'):>12} "
             f"{_value(r, metric, basis, 'new'):>12} {_change(r['change_pct']):>8} "
             f"{_interval(r):>17} {calls:>16}"
         )

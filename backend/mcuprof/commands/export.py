@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .. import export
 from ..capture import iter_capture
 from ..console import load_elf, warn
 from ..errors import UserError
 from ..export import FORMATS
+from ..paths import default_elf
 from ..progress import ReadProgress
 from ..sources import load_stream, peek_kind
 
@@ -44,6 +47,25 @@ def _symbols(elf: str | None):
     return load_elf(elf)
 
 
+def _writer(args: argparse.Namespace, loaded: Any) -> Callable[[Callable[[bytes], Any]], None]:
+    """What writes the export to a byte sink. The SVG flame graph carries the page's
+    title lines: firmware, capture time (the capture file's last write), profiled time."""
+    profile = loaded.profile
+    if args.format != "svg":
+        return lambda out: export.write(args.format, profile, out)
+    from ..export import svg
+    from ..export.titles import flame_titles
+    from ..profile.shares import span
+
+    version = getattr(loaded.metadata, "fw_version", None)  # QS: no firmware version
+    try:
+        captured: float | None = os.stat(args.capture).st_mtime
+    except OSError:
+        captured = None
+    title, subtitle = flame_titles(version, captured, None, profile.t0_us, span(profile, None))
+    return lambda out: out(svg.render(profile, title=title, subtitle=subtitle).encode("utf-8"))
+
+
 def run(args: argparse.Namespace) -> int:
     symbols = _symbols(args.elf)
     size, chunks = iter_capture(args.capture)  # read as it is decoded: never held whole
@@ -59,32 +81,43 @@ def run(args: argparse.Namespace) -> int:
         if check.state == "mismatch":
             warn(check.message)
     progress.step(f"rendering {args.format}")
+    _output(args, _writer(args, loaded), progress)
+    if kind == "miniprofiler" and symbols is None and loaded.profile.n_records:
+        # Said once the export is written (a failed one says only its error).
+        warn(
+            "no --elf: functions are named by their addresses; give the firmware's ELF "
+            f"with --elf (the bundled sample firmware's is {default_elf()})"
+        )
+    return 0
+
+
+def _output(args: argparse.Namespace, write: Any, progress: ReadProgress) -> None:
+    """The export to standard output or to the -o file (written whole, then renamed)."""
     if args.output is None or args.output == "-":
         # Text, as the stream expects (ASCII or UTF-8, written as it comes).
-        export.write(args.format, loaded.profile, lambda b: sys.stdout.write(str(b, "utf-8")))
+        write(lambda b: sys.stdout.write(str(b, "utf-8")))
         sys.stdout.flush()
         progress.finish()
-        return 0
+        return
     out = Path(args.output)
     if out.exists() and not out.is_file():
         # A device or FIFO (e.g. /dev/null, a pipe): write to it as it is. The
         # write-then-rename below would replace the special file with a regular one.
         try:
             with open(out, "wb") as f:
-                export.write(args.format, loaded.profile, f.write)
+                write(f.write)
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
         finally:
             progress.finish()
-        return 0
+        return
     tmp = out.with_name(out.name + ".part")
     try:
         with open(tmp, "wb") as f:
-            export.write(args.format, loaded.profile, f.write)
+            write(f.write)
         os.replace(tmp, out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     finally:
         progress.finish()
-    return 0

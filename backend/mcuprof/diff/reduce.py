@@ -51,6 +51,7 @@ class FunctionTotals(NamedTuple):
     self_us: float
     total_us: float
     mean_us: float
+    file: str | None = None  # shown next to the name (frames.where)
 
 
 @dataclass
@@ -89,7 +90,7 @@ def reduce_profile(profile: Profile, folded: bool = True) -> Reduced:
         n_records=int(profile.n_records),
         duration_us=float(profile.duration_us),
         stats=[
-            FunctionTotals(s.name, s.label, s.calls, s.self_us, s.total_us, s.mean_us)
+            FunctionTotals(s.name, s.label, s.calls, s.self_us, s.total_us, s.mean_us, s.where)
             for s in stats
         ],
         spread=spread,
@@ -206,9 +207,9 @@ class RecordReducer:
         c = calls[fids]
         frames = self.table.frames
         rows = [
-            (FunctionTotals(frames[f].name, frames[f].label, n_calls, s, t, m), ssq, isq, sm, im)
-            for f, n_calls, s, t, m, ssq, isq, sm, im in zip(
-                fids.tolist(),
+            (FunctionTotals(fr.name, fr.label, n_calls, s, t, m, fr.where), ssq, isq, sm, im)
+            for fr, n_calls, s, t, m, ssq, isq, sm, im in zip(
+                [frames[f] for f in fids.tolist()],
                 c.tolist(),
                 (f_self[fids] * us).tolist(),
                 (f_total[fids] * us).tolist(),

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..capture import iter_capture
+from ..capture import (
+    CHUNK,  # bytes of a capture decoded at a time
+    iter_capture,
+)
 from ..errors import UserError
 from ..protocol import DEFAULT_TIMER_FREQ, Metadata, ProfileData, ResponseDecoder
 from .reduce import RecordReducer, Reduced, reduce_profile
@@ -20,7 +23,6 @@ if TYPE_CHECKING:
     from ..store import SessionStore
 
 _SESSION = re.compile(r"(?:session:|#)?([0-9]{1,18})")  # ASCII: \d takes any script's
-_CHUNK = 1 << 22
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
@@ -44,7 +46,7 @@ class Source:
         if self.path is not None:
             return iter_capture(self.path)[1]
         view = memoryview(self.data or b"")
-        return (view[i : i + _CHUNK] for i in range(0, len(view), _CHUNK))  # type: ignore[misc]
+        return (view[i : i + CHUNK] for i in range(0, len(view), CHUNK))  # type: ignore[misc]
 
 
 def session_id_of(text: str) -> int | None:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
 
+from ..profile.shares import profiled_us
 from .stats import normal_intervals, welch_intervals
 
 Metric = Literal["self", "total"]
@@ -130,6 +131,7 @@ class FunctionDelta(NamedTuple):
     name: str
     base: Side | None  # None: the function does not appear in the base capture
     new: Side | None
+    file: str | None = None  # shown next to the name: tells same-name statics apart
 
     @property
     def status(self) -> str:
@@ -175,7 +177,12 @@ class FunctionDelta(NamedTuple):
         return (n - b) * self.new.profiled_us
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "name": self.name, "status": self.status}
+        out: dict[str, Any] = {
+            "key": self.key,
+            "name": self.name,
+            "file": self.file,
+            "status": self.status,
+        }
         for field, label in (("calls", "calls"), ("self_us", "self"), ("total_us", "total")):
             b, n = self.raw(field)
             out[label] = {"base": b, "new": n, "delta": n - b, "pct": _pct_present(self, b, n)}
@@ -275,15 +282,16 @@ def function_deltas(
                 (n or b).name,  # type: ignore[union-attr]
                 None if b is None else _side(b, base_span, bsp.get(key)),
                 None if n is None else _side(n, new_span, nsp.get(key)),
+                getattr(n or b, "file", None),
             )
         )
     return out
 
 
 def capture_span(stats: Iterable[StatLike], duration_us: float) -> tuple[float, float]:
-    """(profiled_us, duration_us): the share denominator is the summed self time, which
-    is every recorded µs counted once whatever the nesting."""
-    return float(sum(s.self_us for s in stats)), float(duration_us)
+    """(profiled_us, duration_us): the share denominator is the profiled time, as every
+    view has it (profile/shares.py)."""
+    return profiled_us(s.self_us for s in stats), float(duration_us)
 
 
 def _side(s: StatLike, span: tuple[float, float], spread: tuple[float, ...] | None) -> Side:

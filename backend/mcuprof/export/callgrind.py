@@ -19,8 +19,8 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
 from ..profile.incremental import unique_inverse, unique_pairs
+from ..textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 from .frames import frame_file_line, frame_name
-from .textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 
 _UNKNOWN_FILE = "???"
 _BATCH = 1 << 20

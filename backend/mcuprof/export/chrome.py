@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..profile import Profile, Window
-from .frames import appearance, frame_name
+from .frames import CALLS_PER_STEP, appearance, frame_name
 from .nesting import Calls, calls
 from .rows import Ints, Scratch, Table, render_rows, whole_floats
 from .sink import emit
 
 PID = 1
 TID = 1
-_CHUNK = 1 << 14  # events formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -73,7 +72,13 @@ def write(
     # operations when whole, else one by one: the text is the same.
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
     text = partial(_text, c, table, prefix, to_us, ticks_are_us)
-    emit(out, (partial(text, k, min(k + _CHUNK, len(c))) for k in range(0, len(c), _CHUNK)))
+    emit(
+        out,
+        (
+            partial(text, k, min(k + CALLS_PER_STEP, len(c)))
+            for k in range(0, len(c), CALLS_PER_STEP)
+        ),
+    )
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
     out(f'],"displayTimeUnit":"ms","otherData":{other}}}'.encode("ascii"))
 

@@ -1,4 +1,5 @@
-"""Per-function statistics as CSV, one header row."""
+"""Per-function statistics as CSV, one header row. A function is named as in every
+view; its file is a column of its own, which tells same-name statics apart."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from ..profile import Profile, Window
 
 HEADER = [
     "function",
-    "label",
     "file",
     "line",
     "calls",
@@ -31,8 +31,7 @@ def render(profile: Profile, window: Window = None) -> str:
         w.writerow(
             [
                 s.name,
-                s.label,
-                s.file or "",
+                s.where or "",
                 "" if s.line is None else s.line,
                 s.calls,
                 f"{s.total_us:.3f}",

@@ -7,15 +7,13 @@ import numpy as np
 from ..profile import UNKNOWN, Profile
 from ..profile.aggregate import UNKNOWN_ID
 
-_CHUNK = 1 << 14  # calls looked at a time
+# Calls handled per step by the streamed exports (speedscope, chrome) and by
+# ``appearance``: bounded temporaries, each step's text written before the next.
+CALLS_PER_STEP = 1 << 14
 
 
 def frame_name(profile: Profile, fid: int) -> str:
     return UNKNOWN if fid == UNKNOWN_ID else profile.frames[fid].name
-
-
-def frame_label(profile: Profile, fid: int) -> str:
-    return UNKNOWN if fid == UNKNOWN_ID else profile.frames[fid].label
 
 
 def frame_file_line(profile: Profile, fid: int) -> tuple[str | None, int | None]:
@@ -30,8 +28,8 @@ def appearance(frame: np.ndarray, n_ids: int) -> np.ndarray:
     chunk, only the calls of frames not seen yet are looked at (usually none)."""
     seen = np.zeros(n_ids + 1, bool)  # -1 ("[unknown]") is the last slot, as it wraps
     found: list[np.ndarray] = []
-    for k in range(0, len(frame), _CHUNK):
-        part = frame[k : k + _CHUNK]
+    for k in range(0, len(frame), CALLS_PER_STEP):
+        part = frame[k : k + CALLS_PER_STEP]
         hit = seen.take(part, mode="wrap")
         if hit.all():
             continue

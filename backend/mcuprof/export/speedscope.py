@@ -15,14 +15,13 @@ import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
-from .frames import appearance, frame_file_line, frame_name
+from .frames import CALLS_PER_STEP, appearance, frame_file_line, frame_name
 from .nesting import Calls, calls
 from .rows import Chars, Ints, Scratch, render_rows, whole_floats
 from .sink import emit
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_CHUNK = 1 << 14  # calls whose events (twice as many) are formatted and written at a time
 _EXACT = 2**53  # integers below this are exact as floats
 
 
@@ -101,8 +100,8 @@ def _chunks(c: Calls) -> Iterator[tuple[int, int, np.ndarray]]:
     the chunk's first call."""
     n = len(c)
     carry = np.zeros(0, np.int64)
-    for p0 in range(0, n, _CHUNK):
-        p1 = min(p0 + _CHUNK, n)
+    for p0 in range(0, n, CALLS_PER_STEP):
+        p1 = min(p0 + CALLS_PER_STEP, n)
         yield p0, p1, carry
         q = np.arange(p0 - p1, 0, dtype=np.int64)  # call − p1
         q += c.size[p0:p1]

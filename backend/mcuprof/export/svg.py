@@ -11,6 +11,7 @@ import numpy as np
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
 from ..profile.aggregate import path_sums
+from ..profile.shares import share_pct, span
 from ..profile.trees import OTHER_ID, ROOT_ID
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
@@ -206,6 +207,7 @@ def render(
 ) -> str:
     tree = _tree(profile, window, max_nodes, 0.1 / WIDTH)
     total = tree.total_us or 1.0
+    profiled = span(profile, window)["profiled_us"]  # the tooltips' 100%, as every view's
     rows: list[str] = []
     depth_max = 0
     # (node, depth, x fraction)
@@ -215,7 +217,7 @@ def render(
         node, d, x = stack.pop()
         depth_max = max(depth_max, d)
         w = node.total_us / total
-        pct = 100.0 * node.total_us / total
+        pct = share_pct(node.total_us, profiled)
         tip = f"{node.name} ({node.total_us:,.0f} µs, {pct:.2f}%)"
         px = w * inner
         label = short_label(node.name)

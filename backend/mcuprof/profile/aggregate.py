@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .columns import release_free_memory
-from .frames import UNKNOWN_FRAME, Frame
+from .frames import UNKNOWN_FRAME, Frame, where
 from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
+from .shares import profiled_us, share_pct
 
 if TYPE_CHECKING:
     from .levels import Level
@@ -632,7 +633,7 @@ def folded_lines(
     return names, keep, us[keep]
 
 
-_PIECE = 1 << 18
+_ROUND_PIECE = 1 << 18  # paths whose ticks are rounded to µs at a time
 
 
 def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
@@ -643,15 +644,15 @@ def _whole_us(ticks: np.ndarray, f: int) -> np.ndarray | None:
         return None
     top = (int(ticks.max()) * 2_000_000 + f) // (2 * f) if len(ticks) else 0
     us = np.empty(len(ticks), np.int32 if top < 2**31 else np.int64)
-    for a in range(0, len(ticks), _PIECE):
-        t = ticks[a : a + _PIECE]
+    for a in range(0, len(ticks), _ROUND_PIECE):
+        t = ticks[a : a + _ROUND_PIECE]
         piece = t.astype(np.int64)
         if not bool(np.all(piece == t)):
             return None
         piece *= 2_000_000
         piece += f
         piece //= 2 * f
-        us[a : a + _PIECE] = piece
+        us[a : a + _ROUND_PIECE] = piece
     return us
 
 
@@ -676,19 +677,23 @@ class FunctionStat:
     min_us: float  # per call, inclusive
     max_us: float
     mean_us: float
-    pct: float  # total_us / capture (or window) length, in %
+    pct: float  # total_us as a share of the window's profiled time (shares.py), in %
     self_pct: float
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
 
+    @property
+    def where(self) -> str | None:
+        """The file shown next to the name (frames.where): tells same-name statics apart."""
+        return where(self.name, self.label, self.file)
+
 
 def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat]:
-    """Per-function statistics, sorted by self time, then total, then label."""
+    """Per-function statistics, sorted by self time, then total, then label; shares of
+    the window's profiled time (shares.profiled_us of these same stats)."""
     s = sums(profile, window)
     us = 1e6 / profile.timer_freq
-    span = s.span if s.span > 0 else 0.0
-    out: list[FunctionStat] = []
     have = np.flatnonzero(s.f_calls)
     frames = profile.frames
     cols = zip(
@@ -701,27 +706,31 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
         s.f_sum[have].tolist(),
         strict=True,
     )
+    rows = []
     for fid, calls, total, self_t, t_min, t_max, t_sum in cols:
         fr = frames[fid]
-        out.append(
-            FunctionStat(
-                frame=fid,
-                name=fr.name,
-                label=fr.label,
-                file=fr.file,
-                line=fr.line,
-                calls=calls,
-                total_us=total * us,
-                self_us=self_t * us,
-                min_us=t_min * us,
-                max_us=t_max * us,
-                mean_us=t_sum * us / calls,
-                pct=100.0 * total / span if span else 0.0,
-                self_pct=100.0 * self_t / span if span else 0.0,
-            )
+        rows.append((-self_t * us, -total * us, fr.label, fid, fr, calls, t_min, t_max, t_sum))
+    rows.sort(key=lambda r: r[:3])
+    # The sorted stats' self times, summed in their order: what profiled_us gives.
+    profiled = profiled_us(-r[0] for r in rows)
+    return [
+        FunctionStat(
+            frame=fid,
+            name=fr.name,
+            label=label,
+            file=fr.file,
+            line=fr.line,
+            calls=calls,
+            total_us=-neg_total,
+            self_us=-neg_self,
+            min_us=t_min * us,
+            max_us=t_max * us,
+            mean_us=t_sum * us / calls,
+            pct=share_pct(-neg_total, profiled),
+            self_pct=share_pct(-neg_self, profiled),
         )
-    out.sort(key=lambda f: (-f.self_us, -f.total_us, f.label))
-    return out
+        for neg_self, neg_total, label, fid, fr, calls, t_min, t_max, t_sum in rows
+    ]
 
 
 def _call_times(profile: Profile) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -21,8 +21,23 @@ class Frame:
     start: int  # function start, or the raw address for unresolved frames
     symbol: int  # index into SymbolTable.functions, -1 when unresolved
 
+    @property
+    def where(self) -> str | None:
+        """The file shown next to the name (see ``where``)."""
+        return where(self.name, self.label, self.file)
+
 
 UNKNOWN_FRAME = Frame(UNKNOWN, UNKNOWN, None, None, 0, -1)
+
+
+def where(name: str, label: str, file: str | None) -> str | None:
+    """A function's file, as the views and exports show it next to its one display
+    name: for a static, what its label adds to the name (its file; or file and unit
+    for a copy from a header; or its unit or address without DWARF), so two statics
+    of one name stay told apart by this field alone; else its source file."""
+    if label != name and label.startswith(name + " [") and label.endswith("]"):
+        return label[len(name) + 2 : -1]
+    return file
 
 
 class AddressTable:

@@ -14,8 +14,8 @@ from .lod import Pyramid
 
 _BLOCK = 256
 _STEPS = 16
-_CHUNK = 4096
-_PIECE = 1 << 18  # records per step when a level is built whole (a multiple of _BLOCK)
+_FAR_CHUNK = 4096  # children searched far at a time (see the loop in find_parents)
+_BUILD_PIECE = 1 << 18  # records per step when a level is built whole (a multiple of _BLOCK)
 
 
 class Level:
@@ -116,8 +116,8 @@ class Level:
         out.n = n
         out.max_dur = int(dur.max()) if n else 0
         maxima = []
-        for lo in range(0, n, _PIECE):
-            hi = min(n, lo + _PIECE)
+        for lo in range(0, n, _BUILD_PIECE):
+            hi = min(n, lo + _BUILD_PIECE)
             exits = entry[lo:hi] + dur[lo:hi]
             full = (hi - lo) // _BLOCK
             maxima.append(exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1))
@@ -132,8 +132,8 @@ class Level:
     def lod(self) -> Pyramid:
         if self._lod is None:
             lod = Pyramid()
-            for hi in range(_PIECE, self.n + _PIECE, _PIECE):  # a piece at a time
-                lod.update(self.entry[:hi], self.dur[:hi], hi - _PIECE)
+            for hi in range(_BUILD_PIECE, self.n + _BUILD_PIECE, _BUILD_PIECE):  # a piece at a time
+                lod.update(self.entry[:hi], self.dur[:hi], hi - _BUILD_PIECE)
             self._lod = lod
         return self._lod
 
@@ -243,8 +243,8 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
         alive = jj >= 0
         pending, jj = pending[alive], jj[alive]
     # Chunks bound the (children x block) gather below to a few MB.
-    for k in range(0, len(pending), _CHUNK):
-        _far_search(up, c_exit, pending[k : k + _CHUNK], jj[k : k + _CHUNK], result)
+    for k in range(0, len(pending), _FAR_CHUNK):
+        _far_search(up, c_exit, pending[k : k + _FAR_CHUNK], jj[k : k + _FAR_CHUNK], result)
     return result
 
 

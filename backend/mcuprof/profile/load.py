@@ -18,7 +18,7 @@ Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records 
 # Bytes decoded per Profile.add: at least this, and at most _ADDS adds per capture, so a
 # stream whose time keeps jumping back (each add re-parents what the newcomers may
 # contain) is added in few steps, while an add's temporaries stay a fraction of the store.
-_CHUNK = 1 << 23
+_MIN_ADD_BYTES = 1 << 23
 _ADDS = 8
 
 
@@ -41,7 +41,7 @@ def load_capture(
     total = len(data)
     step = chunk  # a caller's chunk also bounds each add's temporaries (the dashboard's)
     if chunk is None:
-        chunk = max(_CHUNK, -(-total // _ADDS))
+        chunk = max(_MIN_ADD_BYTES, -(-total // _ADDS))
     view = memoryview(data)
     pieces = (view[start : start + chunk] for start in range(0, total, chunk))
     return load_chunks(pieces, total, symbols, progress, spill, step)
@@ -57,13 +57,14 @@ def load_chunks(
 ) -> LoadResult:
     """``load_capture`` over a capture read piece by piece (``total`` bytes in all), so
     the raw bytes are never held whole. Records are added to the profile ``step`` bytes at
-    a time (default: ``total / _ADDS``, at least _CHUNK), whatever the size of the pieces."""
+    a time (default: ``total / _ADDS``, at least _MIN_ADD_BYTES), whatever the size of
+    the pieces."""
     profile = Profile(symbols, spill=spill)  # spill: records on disk (profile/columns.py)
     # Arrays, not an event per packet; left as cut (the builder copies them anyway).
     decoder = ResponseDecoder(batch=True, merge=False)
     metadata: Metadata | None = None
     if step is None:
-        step = max(_CHUNK, -(-total // _ADDS))
+        step = max(_MIN_ADD_BYTES, -(-total // _ADDS))
     # In RAM, a Builder stages the records as they come and parents them once at the end
     # (the same profile as the adds below, without their temporaries or re-parenting);
     # it ends a batch where they would add, so frame ids come in the same order.

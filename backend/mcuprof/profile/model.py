@@ -14,6 +14,7 @@ from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator, sort_with_order
 from .levels import Level, confirm_parents, find_parents
+from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
 
 Window = tuple[float, float] | None
@@ -376,7 +377,6 @@ class Profile:
         return self._cache[key]
 
 
-_PIECE = 1 << 16  # records unwrapped, or parented, at a time (bounded temporaries)
 _ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 
@@ -477,8 +477,8 @@ class Builder:
         self._reserve(self.n_records + len(recs))
         p = self.profile
         at = self.n_records
-        for start in range(0, len(recs), _PIECE):
-            piece = recs[start : start + _PIECE]
+        for start in range(0, len(recs), RECORD_PIECE):
+            piece = recs[start : start + RECORD_PIECE]
             k = len(piece)
             _, _, p._last_exit, lo, hi = place(
                 piece, p._last_exit, self._entry[at : at + k], self._dur[at : at + k]
@@ -578,15 +578,15 @@ def set_parents(
 ) -> None:
     """``out``: the parent in ``up`` of each record (``entry``, ``dur``), sorted by entry.
     ``guess`` (``stream_candidates``, or None) is confirmed while most guesses are right,
-    and searched past where they stop being (time that keeps going back). _PIECE records
+    and searched past where they stop being (time that keeps going back). RECORD_PIECE records
     at a time: the exits are made a piece at a time."""
-    for lo in range(0, len(entry), _PIECE):
-        c_entry = entry[lo : lo + _PIECE]
-        c_exit = c_entry + dur[lo : lo + _PIECE]
+    for lo in range(0, len(entry), RECORD_PIECE):
+        c_entry = entry[lo : lo + RECORD_PIECE]
+        c_exit = c_entry + dur[lo : lo + RECORD_PIECE]
         if guess is None:
-            out[lo : lo + _PIECE] = find_parents(up, c_entry, c_exit)
+            out[lo : lo + RECORD_PIECE] = find_parents(up, c_entry, c_exit)
         elif not confirm_parents(
-            up, c_entry, c_exit, guess[lo : lo + _PIECE], out[lo : lo + _PIECE]
+            up, c_entry, c_exit, guess[lo : lo + RECORD_PIECE], out[lo : lo + RECORD_PIECE]
         ):
             guess = None
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..export.textrows import PaddedInts
+from ..textrows import PaddedInts
 from .frames import UNKNOWN
 
 if TYPE_CHECKING:
@@ -634,7 +634,7 @@ class StackNames:
         return order
 
 
-_PIECE = 1 << 17  # sort keys checked at a time
+_KEY_PIECE = 1 << 17  # sort keys checked at a time
 
 
 def _sort_key(
@@ -654,8 +654,8 @@ def _increasing(
 ) -> bool:
     """Whether ``_sort_key`` strictly increases, its keys made a piece at a time."""
     last = None
-    for a in range(0, len(owner), _PIECE):
-        b = min(len(owner), a + _PIECE)
+    for a in range(0, len(owner), _KEY_PIECE):
+        b = min(len(owner), a + _KEY_PIECE)
         piece = None if kind is None else kind[a:b]
         key = _sort_key(owner[a:b], piece, nid[a:b], rank, span)
         if (last is not None and key[0] <= last) or not bool(np.all(key[1:] > key[:-1])):

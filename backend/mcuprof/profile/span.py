@@ -10,7 +10,9 @@ from ..protocol import Metadata, ProfileData
 from .timebase import concat_records, place, timer_freq_or_default
 
 _ALONE = 1 << 12  # records: an array this long is unwrapped alone
-_PIECE = 1 << 16  # records unwrapped at a time
+# Records unwrapped (here and in model.py's Builder) or parented (model.set_parents) at
+# a time: bounded temporaries. Defined here: ``mcuprof info`` needs the span, not the model.
+RECORD_PIECE = 1 << 16
 
 
 class CaptureSpan:
@@ -54,12 +56,12 @@ class CaptureSpan:
         # A piece at a time into reused buffers: the temporaries stay in the cache and
         # no fresh pages are faulted in per packet run.
         n = len(recs)
-        if len(self._buf) < min(n, _PIECE):
-            size = min(max(n, _ALONE), _PIECE)
+        if len(self._buf) < min(n, RECORD_PIECE):
+            size = min(max(n, _ALONE), RECORD_PIECE)
             self._buf, self._dur = np.empty(size, np.int64), np.empty(size, np.uint32)
         last, lo, hi = self._last_exit, self._lo, self._hi
-        for a in range(0, n, _PIECE):
-            piece = recs[a : a + _PIECE]
+        for a in range(0, n, RECORD_PIECE):
+            piece = recs[a : a + RECORD_PIECE]
             k = len(piece)
             batch = place(piece, last, self._buf[:k], self._dur[:k])
             last = batch.last_exit

@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..capture import CHUNK  # bytes of a capture decoded at a time
 from ..errors import UserError
 from ..profile.load import LoadResult, load_capture, load_chunks
 from ..profile.model import Profile
@@ -39,7 +40,6 @@ def _looks_like_qs(sample: bytes) -> int:
 
 
 SAMPLE_BYTES = 1 << 16
-_CHUNK = 1 << 22
 
 
 def new_source(kind: str, tick_hz: int | None = None) -> Source:
@@ -80,7 +80,7 @@ def load(
     if kind == MiniProfilerSource.kind:
         return load_capture(data, symbols, progress=progress)
     view = memoryview(data)
-    pieces = (view[start : start + _CHUNK] for start in range(0, len(data), _CHUNK))
+    pieces = (view[start : start + CHUNK] for start in range(0, len(data), CHUNK))
     return load_stream(kind, pieces, len(data), symbols, progress=progress, tick_hz=tick_hz)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
@@ -14,6 +13,7 @@ from fastapi.responses import Response
 from ..errors import UserError
 from ..export import render as render_format
 from ..export import svg
+from ..export.titles import flame_titles
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
 
@@ -58,32 +58,13 @@ def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: 
     return render_format(fmt, profile, window)
 
 
-def _fmt_us(us: float) -> str:
-    """Three significant digits and a unit, as the page's fmtTime."""
-    for scale, unit in ((1e6, "s"), (1e3, "ms"), (1.0, "µs")):
-        if abs(us) >= scale or unit == "µs":
-            v = us / scale
-            text = f"{v:.0f}" if abs(v) >= 99.95 else f"{v:.1f}" if abs(v) >= 9.995 else f"{v:.2f}"
-            return f"{text} {unit}"
-    return f"{us:.2f} µs"
-
-
 def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
     """Title lines of the flame exports: firmware version, capture time, window, total."""
     meta = live.metadata
-    version = meta.fw_version if meta is not None and meta.fw_version else "unknown"
-    when = live.capture_started
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)) if when is not None else "—"
-    window = payload.get("window")
-    if window:
-        t0 = profile.t0_us
-        scope = f"window {_fmt_us(window[0] - t0)} – {_fmt_us(window[1] - t0)}"
-    else:
-        scope = "whole capture"
-    total = f"{_fmt_us(payload.get('profiled_us', payload['total_us']))} profiled"
-    if payload.get("wall_us"):
-        total += f" of {_fmt_us(payload['wall_us'])} wall ({payload['coverage_pct']:.1f}% coverage)"
-    return f"mcuprof flame graph — firmware {version}", f"captured {stamp} · {scope} · {total}"
+    version = meta.fw_version if meta is not None else None
+    return flame_titles(
+        version, live.capture_started, payload.get("window"), profile.t0_us, payload
+    )
 
 
 @router.get("/{fmt}")

@@ -8,8 +8,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from ..names import short_label
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
+from ..profile.frames import where
+from ..profile.shares import share_pct, span
 from .icicle import Frame, icicle_payload
 
 Window = tuple[float, float] | None
@@ -51,31 +54,14 @@ def top_down(profile: Profile, window: Window) -> TreeNode:
     return profile.cached(("web-top-down", window), lambda: profile.top_down(window))
 
 
-def span(profile: Profile, window: Window) -> dict[str, float]:
-    """The one definition of 100%: the window's profiled time (time inside instrumented
-    functions, nested calls counted once). Coverage sets it against the wall time of the
-    window (or of the whole capture)."""
-    profiled = top_down(profile, window).total_us if profile.n_records else 0.0
-    if window is not None:
-        wall = max(0.0, min(window[1], profile.t1_us) - max(window[0], profile.t0_us))
-    else:
-        wall = profile.duration_us if profile.n_records else 0.0
-    wall = max(wall, profiled)  # a lone record still covers its own duration
-    return {
-        "profiled_us": profiled,
-        "wall_us": wall,
-        "coverage_pct": 100.0 * profiled / wall if wall else 0.0,
-    }
-
-
-def _shares(profile: Profile, window: Window, profiled: float) -> dict[str, list[float]]:
+def _shares(profile: Profile, window: Window) -> dict[str, list[float]]:
     """Per function (by frame id): [total %, self %, calls, total µs, self µs], the
     numbers the Functions table shows, so the flame tooltip can quote them."""
     out: dict[str, list[float]] = {}
     for f in profile.function_stats(window):
         out[str(f.frame)] = [
-            100.0 * f.total_us / profiled if profiled else 0.0,
-            100.0 * f.self_us / profiled if profiled else 0.0,
+            f.pct,
+            f.self_pct,
             f.calls,
             f.total_us,
             f.self_us,
@@ -96,9 +82,7 @@ def icicle(
     else:
         tree = profile.cached(("web-icicle", window), lambda: _frames(top_down(profile, window)))
     sp = span(profile, window)
-    shares = profile.cached(
-        ("web-shares", window), lambda: _shares(profile, window, sp["profiled_us"])
-    )
+    shares = profile.cached(("web-shares", window), lambda: _shares(profile, window))
     return icicle_payload(tree, max_nodes) | extra | sp | {"functions": shares}
 
 
@@ -192,14 +176,16 @@ def _merge(acc: _Acc, node: TreeNode) -> None:
 def functions(profile: Profile, window: Window) -> dict[str, Any]:
     rows = []
     sp = span(profile, window)
-    profiled = sp["profiled_us"]
     if profile.n_records:
         for f in profile.function_stats(window):
             rows.append(
                 {
                     "name": f.name,
-                    "label": f.name,  # one display name everywhere; the file is in "file"
-                    "file": f.file,
+                    "label": f.name,  # one name everywhere; the file is in "file"
+                    # The name cell and its sort key: the page's short name (no
+                    # return type nor parameters), as in the flame graph's cells.
+                    "display": short_label(f.name),
+                    "file": f.where,  # tells same-name statics apart
                     "line": f.line,
                     "calls": f.calls,
                     "total_us": f.total_us,
@@ -209,8 +195,8 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
                     "max_us": f.max_us,
                     "fid": f.frame,
                     # Of the window's profiled time, as in the call tree and flame graph.
-                    "pct": 100.0 * f.total_us / profiled if profiled else 0.0,
-                    "self_pct": 100.0 * f.self_us / profiled if profiled else 0.0,
+                    "pct": f.pct,
+                    "self_pct": f.self_pct,
                 }
             )
     return {"functions": rows, "window": window, "records": profile.n_records} | sp
@@ -226,8 +212,8 @@ def _compact(node: TreeNode, total: float) -> dict[str, Any]:
             t=src.total_us,
             s=src.self_us,
             c=src.calls,
-            p=100.0 * src.total_us / total if total else 0.0,
-            q=100.0 * src.self_us / total if total else 0.0,
+            p=share_pct(src.total_us, total),
+            q=share_pct(src.self_us, total),
             i=src.frame,
             f=f"{src.file}:{src.line}" if src.file and src.line else src.file or "",
             k=[],
@@ -315,9 +301,9 @@ def call_details(profile: Profile, depth: int, t_us: float) -> dict[str, Any]:
     us = 1e6 / profile.timer_freq
     return {
         "name": fr.name,
-        "label": fr.label,
+        "label": fr.name,
         "fid": fid,
-        "file": fr.file,
+        "file": where(fr.name, fr.label, fr.file),
         "line": fr.line,
         "depth": depth,
         "start_us": entry * us,

@@ -1,5 +1,7 @@
-"""rows.py's row builder for text that may hold UTF-8 and must be cut row by row:
-the rows' bytes and each row's length, so a caller can interleave other text."""
+"""A row builder for text that may hold UTF-8 and must be cut row by row (export/rows.py's
+kind): the rows' bytes and each row's length, so a caller can interleave other text.
+Neutral ground: the exports (callgrind) and the profile's paths both use it, and the
+profile imports nothing from the exports."""
 
 from __future__ import annotations
 
