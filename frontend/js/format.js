@@ -32,18 +32,28 @@ export function plural(n, word, many = `${word}s`) {
   return `${fmtInt(n)} ${Math.round(n) === 1 ? word : many}`;
 }
 
-// The longest prefix of `text` that fits `room` px, cut with "…"; "" when not even
-// one character and the ellipsis fit.
+// `text` cut in the middle to fit `room` px, keeping both ends ("TIMER1…ndler", as
+// speedscope): the start names the module, the end tells handlers and variants apart.
+// "" when not even one character and the ellipsis fit.
 export function fitLabel(text, room, measure) {
   if (measure(text) <= room) return text;
+  const cut = (k) => `${text.slice(0, Math.ceil(k / 2))}…${text.slice(text.length - Math.floor(k / 2))}`;
   let lo = 0;
   let hi = text.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (measure(text.slice(0, mid) + "…") <= room) lo = mid;
+    if (measure(cut(mid)) <= room) lo = mid;
     else hi = mid - 1;
   }
-  return lo >= 1 ? `${text.slice(0, lo)}…` : "";
+  return lo >= 1 ? cut(lo) : "";
+}
+
+// Wall-clock seconds as local "YYYY-MM-DD HH:MM:SS".
+export function fmtWhen(t) {
+  if (!t) return "—";
+  const d = new Date(t * 1000);
+  const pad = (x) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 export function fmtInt(n) {

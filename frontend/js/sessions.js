@@ -2,7 +2,7 @@
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtInt, fmtPct, fmtRate, fmtTime } from "./format.js";
+import { fmtInt, fmtPct, fmtRate, fmtTime, fmtWhen } from "./format.js";
 
 const STYLE = `
 .sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
@@ -64,13 +64,6 @@ function fmtBytes(n) {
   if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
   if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
   return `${n} B`;
-}
-
-function fmtWhen(t) {
-  if (!t) return "—";
-  const d = new Date(t * 1000);
-  const pad = (x) => String(x).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 export async function mount(container, ctx) {

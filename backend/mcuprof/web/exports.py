@@ -72,8 +72,11 @@ def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str,
     """Title lines of the flame exports: firmware version, capture time, window, total."""
     meta = live.metadata
     version = meta.fw_version if meta is not None and meta.fw_version else "unknown"
-    when = live.capture_started
+    opened = getattr(live, "opened", None)
+    when = live.capture_time() if opened is not None else live.capture_started
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)) if when is not None else "—"
+    if opened is not None:  # a stored session: say which
+        stamp += f" · session {opened['id']} ({opened['name']})"
     window = payload.get("window")
     if window:
         t0 = profile.t0_us

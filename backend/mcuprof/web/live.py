@@ -98,6 +98,9 @@ class LiveSession:
         self.elf_error: str | None = None
         self.profile = self._empty_profile()
         self.capture_started: float | None = None  # wall clock of the last Start
+        # The stored session the views show (opened or replayed from the Sessions tab):
+        # id, name, captured_at, records. Exports and the banner follow it until a Start.
+        self.opened: dict[str, Any] | None = None
         self.writer: Any = None  # the store's SessionWriter of the capture in progress
         self.capture_id: int | None = None
         self.version = 0  # bumped whenever the profile gains data or is replaced
@@ -320,7 +323,11 @@ class LiveSession:
         return SIM_PORT + ("?" + text if text else "")
 
     def replay(
-        self, factory: Callable[..., DeviceSession], label: str, total: int | None = None
+        self,
+        factory: Callable[..., DeviceSession],
+        label: str,
+        total: int | None = None,
+        opened: dict[str, Any] | None = None,
     ) -> None:
         """Play a stored session into the live views (the store's replay device), without
         recording it again. With ``total`` (its record count) the replay shows progress
@@ -348,6 +355,7 @@ class LiveSession:
                 self._new_profile()
                 self._taking = True
                 self.capture_started = self.wall()
+                self.opened = opened
                 session.start()
             except UserError as exc:
                 with contextlib.suppress(Exception):
@@ -429,6 +437,7 @@ class LiveSession:
             if self.port_label is not None:
                 raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
+            self.opened = None  # the views show this new capture from now on
             # Under the link's feed lock: the capture's first byte and the profile's
             # first record are the same moment (QS targets stream before Start).
             with self._held(session):
@@ -617,6 +626,8 @@ class LiveSession:
 
     def raw_capture(self) -> tuple[bytes, str] | None:
         """Bytes of the current (or last) capture, and a file-name stem."""
+        if self.store is not None and self.opened is not None:
+            return self.store.raw(int(self.opened["id"])), self.file_stem()
         if self.store is None or self.capture_id is None:
             return None
         writer = self.writer
@@ -687,8 +698,18 @@ class LiveSession:
     def file_stem(self) -> str:
         version = self.metadata.fw_version if self.metadata and self.metadata.fw_version else ""
         safe = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in version) or "unknown"
-        when = self.capture_started if self.capture_started is not None else self.wall()
-        return f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
+        when = self.capture_time()
+        stem = f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
+        if self.opened is not None:  # a stored session: its own name, not when it was opened
+            name = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in self.opened["name"])
+            stem += f"-session{self.opened['id']}-{name[:60]}".rstrip("-_")
+        return stem
+
+    def capture_time(self) -> float:
+        """Wall clock of the capture the views show: a stored session's own start."""
+        if self.opened is not None and self.opened.get("captured_at") is not None:
+            return float(self.opened["captured_at"])
+        return self.capture_started if self.capture_started is not None else self.wall()
 
     # ------------------------------------------------------------- status for the page
 
@@ -777,6 +798,7 @@ class LiveSession:
             "qs": self._qs_health(stats),
             "capture_id": self.capture_id,
             "recording": self.writer is not None,
+            "opened": self.opened,
             **rates,
         }
 

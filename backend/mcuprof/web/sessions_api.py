@@ -404,7 +404,18 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         factory, total = await asyncio.to_thread(
             replay_for, info.kind, data, speed, info.metadata, live.settings.qs_tick_hz
         )
-    await asyncio.to_thread(_attach_replay, live, factory, label, total)
+    stats = info.link_stats or {}
+    opened = {  # what the page shows of the stored session in place of the device's
+        "id": sid,
+        "name": info.name,
+        "captured_at": info.started_at if info.started_at is not None else info.created_at,
+        "records": stats.get("records"),
+        "crc_errors": stats.get("crc_errors"),
+        "malformed": stats.get("malformed"),
+        "metadata": info.as_dict()["metadata"],
+        "speed": body.speed.strip().lower(),
+    }
+    await asyncio.to_thread(_attach_replay, live, factory, label, total, opened)
     if total is None and device is not None:  # max speed: counted aside, the percent follows
         threading.Thread(
             target=_count_aside,
@@ -433,10 +444,12 @@ def _backlog(live: Any) -> int:
     return int(session.records_received_since_start) - int(live.profile_records())
 
 
-def _attach_replay(live: Any, factory: Any, label: str, total: int | None = None) -> None:
+def _attach_replay(
+    live: Any, factory: Any, label: str, total: int | None = None, opened: Any = None
+) -> None:
     """Hand the replay device to the live session: it connects, starts and shows it like a
     device, without recording it as a new session."""
     hook = getattr(live, "replay", None)
     if not callable(hook):
         raise UserError("this server's live session cannot replay")
-    hook(factory, label, total)
+    hook(factory, label, total, opened)

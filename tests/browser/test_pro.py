@@ -1,0 +1,85 @@
+"""Issue 24 in a real Chromium: an opened session is that session (exports, banner,
+health), loss after a Disconnect reconciles, Compare gives the CLI's verdict, and the
+flame graph and page layout hold at laptop sizes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+MCUPROF = [sys.executable, "-m", "mcuprof"]
+FLAME_READY = "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 3"
+SHOTS = Path("/tmp/ui-shots")
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _bytes(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read()
+
+
+def _capture(pg: Page, ms: int = 1500) -> None:
+    expect(pg.locator("#conn-state")).to_contain_text("Ready")
+    pg.get_by_role("button", name="Start", exact=True).click()
+    pg.wait_for_function(FLAME_READY, timeout=10_000)
+    pg.wait_for_timeout(ms)
+    pg.get_by_role("button", name="Stop", exact=True).click()
+    expect(pg.locator("#h-state")).to_have_text("ready")
+
+
+def _open(pg: Page, sid: int) -> None:
+    pg.get_by_role("tab", name="Sessions").click()
+    pg.locator(f"#sessions-table tr[data-id='{sid}']").click()
+    with pg.expect_response(lambda r: r.url.endswith("/replay") and r.request.method == "POST"):
+        pg.locator("#sess-open").click()
+    expect(pg.locator("#source-kind")).to_have_text("Stored session", timeout=20_000)
+
+
+def _shot(pg: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def test_an_opened_session_is_that_session(server, page, tmp_path: Path) -> None:
+    """Item 1 and 4: raw export of an opened session is its stored bytes, named with its
+    own capture time and name; the banner, device card and health name it."""
+    pg, console = page
+    pg.goto(server.url)
+    _capture(pg)
+    _capture(pg)  # the last live capture is another session
+    sessions = sorted(_get(f"{server.url}api/sessions")["sessions"], key=lambda s: s["id"])
+    first = sessions[0]
+    assert len(sessions) == 2
+    _open(pg, first["id"])
+    pg.get_by_role("tab", name="Flame graph").click()
+    source = pg.locator("#source-line")
+    expect(source).to_contain_text(first["name"])
+    expect(source).to_contain_text(f"{first['records']:,} records")
+    expect(pg.locator("#device-kind")).to_have_text(f"Stored session {first['id']}")
+    expect(pg.locator("#h-received")).to_have_text(f"{first['records']:,}")
+    pg.get_by_role("button", name="Export").click()
+    with pg.expect_download() as dl:
+        pg.locator("[data-export=raw]").click()
+    path = tmp_path / "raw.bin"
+    dl.value.save_as(path)
+    assert path.read_bytes() == _bytes(f"{server.url}api/sessions/{first['id']}/raw")
+    assert f"session{first['id']}" in dl.value.suggested_filename
+    stamp = first["name"].split(" ", 1)[1].replace("-", "").replace(":", "").replace(" ", "-")
+    assert stamp in dl.value.suggested_filename, (stamp, dl.value.suggested_filename)
+    _shot(pg, "opened-session-1280")
+    # A new Start shows the live capture again.
+    pg.get_by_role("button", name="Start", exact=True).click()
+    expect(pg.locator("#source-kind")).to_have_text("Live")
+    pg.get_by_role("button", name="Stop", exact=True).click()
+    assert console.errors == []
