@@ -216,7 +216,8 @@ export function initDevice(ctx) {
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
     ov.className = `mono mp-only ${h.overflow_warning ? "bad" : ""}`;
     const cap = $("h-captured");
-    cap.textContent = h.captured == null ? "—" : fmtInt(h.captured);
+    const age = label === "profiling" && h.status_age_s != null ? ` · ${h.status_age_s.toFixed(1)} s ago` : "";
+    cap.textContent = h.captured == null ? "—" : `${fmtInt(h.captured)}${age}`;
     cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
     $("h-received").textContent = fmtInt(h.received);
     $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);
@@ -224,12 +225,12 @@ export function initDevice(ctx) {
     loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
     loss.className = `mono mp-only ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
     const rec = $("h-reconcile");
-    rec.hidden = (h.captured == null || label === "disconnected" || !!qsh) && !stored;
+    rec.hidden = (h.captured == null || !!qsh) && !stored;
     rec.textContent = stored
       ? `Stored session ${stored.id}: ${fmtInt(h.received)} records as recorded. Its device counters were not stored.`
       : label === "profiling"
       ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
-      : `After Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
+      : `${label === "disconnected" ? "At Disconnect" : "After Stop"}: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
     $("h-bytes").textContent = fmtRate(h.bytes_per_s, "B");
     $("h-records").textContent = fmtRate(h.records_per_s, "rec");
     const crc = $("h-crc");

@@ -83,3 +83,37 @@ def test_an_opened_session_is_that_session(server, page, tmp_path: Path) -> None
     expect(pg.locator("#source-kind")).to_have_text("Live")
     pg.get_by_role("button", name="Stop", exact=True).click()
     assert console.errors == []
+
+
+def _count(pg: Page, sel: str) -> int:
+    return int(pg.locator(sel).inner_text().split(" ")[0].replace(",", ""))
+
+
+def test_disconnect_mid_capture_reconciles_as_stop(server, page) -> None:
+    """Item 2, 12, 13: Lost is the device's final count minus Received (not 100 %),
+    and our own Disconnect is no warning in the log."""
+    pg, console = page
+    pg.goto(server.url)
+    expect(pg.locator("#conn-state")).to_contain_text("Ready")
+    pg.get_by_role("button", name="Start", exact=True).click()
+    pg.wait_for_function(FLAME_READY, timeout=10_000)
+    pg.wait_for_timeout(1500)
+    pg.get_by_role("button", name="Disconnect").click()
+    expect(pg.locator("#h-state")).to_have_text("disconnected")
+    expect(pg.locator("#h-captured")).not_to_have_text("—")
+    captured, received = _count(pg, "#h-captured"), _count(pg, "#h-received")
+    lost = _count(pg, "#h-loss")
+    assert received > 0 and lost == captured - received, (captured, received, lost)
+    health = _get(f"{server.url}api/state")["health"]
+    assert (health["captured"], health["received"], health["loss"]) == (captured, received, lost)
+    stored = _get(f"{server.url}api/sessions")["sessions"][0]
+    assert stored["records"] == received
+    expect(pg.locator("#h-reconcile")).to_contain_text(
+        f"{captured:,} captured = {received:,} received + {lost:,} lost"
+    )
+    pg.get_by_role("tab", name="Log").click()
+    rows = pg.locator("#log-table tbody tr")
+    expect(rows.filter(has_text="disconnected")).not_to_have_count(0)
+    assert rows.filter(has_text="disconnected").filter(has_text="warning").count() == 0
+    _shot(pg, "disconnect-health-1440")
+    assert console.errors == []

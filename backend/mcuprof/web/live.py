@@ -119,6 +119,7 @@ class LiveSession:
         self._replay_restore: tuple[str, int, str | None] | None = None
         self._replay_ending = False
         self._received_at_status = 0
+        self._final_received = 0  # Received of the link last closed (health after Disconnect)
         self._status_at: float | None = None
         self._last_health: str = ""
         self._last_health_at = 0.0
@@ -171,6 +172,8 @@ class LiveSession:
         self.state = state
         self.reason = reason
         if state == "disconnected" and previous != "disconnected":
+            if self.session is None:
+                return  # our own Disconnect (or a replay's end): disconnect() logs it
             self._log(
                 "warning" if reason else "info", f"disconnected{': ' + reason if reason else ''}"
             )
@@ -295,8 +298,10 @@ class LiveSession:
             else:
                 self._taking = True
             check = self.build_check()
+            # A QS target has no build ID to check: connecting one is a normal action.
+            doubtful = check.state == "mismatch" or (check.state != "match" and not qs)
             self._log(
-                "info" if check.state == "match" else "warning",
+                "warning" if doubtful else "info",
                 f"connected: firmware {meta.fw_version or '?'}; {check.message}",
             )
 
@@ -412,9 +417,19 @@ class LiveSession:
 
     def disconnect(self) -> None:
         with self._command_lock:
-            session, self.session = self.session, None
+            session = self.session
             if session is None:
                 return
+            if self.state == "profiling" and self.port_label is None and self.kind != "qs":
+                # Reconcile as Stop does: the device stops, its ring drains and its final
+                # count arrives, so Captured = Received + Lost holds after a Disconnect too.
+                try:
+                    session.stop()
+                except UserError as exc:
+                    self._log("warning", f"Disconnect while profiling: no final count ({exc})")
+            self.session = None
+            # Received stays what it was: the health panel reconciles against it.
+            self._final_received = int(session.records_received_since_start)
             with contextlib.suppress(Exception):
                 session.close()
             self.state = "disconnected"
@@ -444,6 +459,10 @@ class LiveSession:
                 self._new_profile()
                 self._open_capture()
                 self._taking = True
+                # The previous capture's device count is not this one's.
+                self.last_status = None
+                self._status_at = None
+                self._received_at_status = 0
             try:
                 session.start()
             except UserError as exc:
@@ -753,8 +772,16 @@ class LiveSession:
         session = self.session
         stats = session.stats if session is not None else None
         status = self.last_status
-        received = int(session.records_received_since_start) if session is not None else 0
+        received = (
+            int(session.records_received_since_start)
+            if session is not None
+            else self._final_received
+        )
         captured = status.records_captured if status is not None else None
+        if captured is not None and self.state == "profiling":
+            # The device's count is as of its last status; what arrived since was captured
+            # too, so the count shown is never below Received (its age is shown beside it).
+            captured = max(captured, received)
         # Captured is the device's counter as of its last status; Received counts what
         # arrived since Start. While profiling, records the device still holds or has on
         # the wire are "in flight" (captured, neither dropped nor received when that
