@@ -5,6 +5,7 @@ flame graph and page layout hold at laptop sizes."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -116,4 +117,42 @@ def test_disconnect_mid_capture_reconciles_as_stop(server, page) -> None:
     expect(rows.filter(has_text="disconnected")).not_to_have_count(0)
     assert rows.filter(has_text="disconnected").filter(has_text="warning").count() == 0
     _shot(pg, "disconnect-health-1440")
+    assert console.errors == []
+
+
+def test_compare_tab_gives_the_cli_verdict(server, page) -> None:
+    """Item 3: the Compare tab's verdict and sections are `mcuprof compare`'s."""
+    pg, console = page
+    pg.goto(server.url)
+    _capture(pg)
+    _capture(pg)
+    base, new = sorted(s["id"] for s in _get(f"{server.url}api/sessions")["sessions"])
+    pg.get_by_role("tab", name="Compare").click()
+    expect(pg.locator("#cmp-verdict")).to_be_visible(timeout=20_000)
+    assert pg.locator("#cmp-base").input_value() == str(base)
+    assert pg.locator("#cmp-new").input_value() == str(new)
+    argv = [*MCUPROF, "compare", str(base), str(new), "--data-dir", str(server.data_dir)]
+    cli = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=60)
+    assert cli.returncode in (0, 1), cli.stderr
+    report = json.loads(cli.stdout)
+    pill = "regressed" if cli.returncode == 1 else "within noise"
+    expect(pg.locator("#cmp-verdict-pill")).to_have_text(pill)
+    text = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+    headline = pg.locator("#cmp-verdict-text").inner_text()
+    assert headline.split(" — ")[0] in text, (headline, text[-300:])
+    titles = {"regressions": "Regressed", "improvements": "Improved"}
+    titles |= {"within_noise": "Within noise", "too_few_calls": "Too few calls"}
+    for key, title in titles.items():
+        section = pg.locator(f"[data-section={key}] b")
+        expect(section).to_have_text(f"{title}: {len(report[key])}")
+    # A threshold of 0% with no confidence test fails on any growth, as the CLI does.
+    pg.locator("#cmp-confidence").fill("0")
+    pg.locator("#cmp-threshold").fill("0")
+    pg.locator("#cmp-threshold").dispatch_event("change")
+    strict = subprocess.run(
+        [*argv, "--threshold", "0%", "--confidence", "0"], capture_output=True, timeout=60
+    )
+    pill = "regressed" if strict.returncode == 1 else "within noise"
+    expect(pg.locator("#cmp-verdict-pill")).to_have_text(pill)
+    _shot(pg, "compare-verdict-1440")
     assert console.errors == []

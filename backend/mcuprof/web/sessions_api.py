@@ -15,6 +15,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from ..commands.compare import build_report, parse_confidence, parse_threshold
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
@@ -246,17 +247,26 @@ async def diff(
     base: Annotated[str, Query(max_length=20)],
     new: Annotated[str, Query(max_length=20)],
     max_nodes: Annotated[int, Query(ge=10, le=50_000)] = 5000,
+    threshold: Annotated[str, Query(max_length=20)] = "10%",
+    confidence: Annotated[str, Query(max_length=20)] = "95%",
+    metric: Literal["self", "total"] = "self",
 ) -> dict[str, Any]:
-    """Per-function deltas and differential flame data; ``new`` may be 'live'."""
+    """Per-function deltas and differential flame data; ``new`` may be 'live'. The
+    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code)."""
     b, n = _parse_side(base, False), _parse_side(new, True)
+    gate = {"threshold": parse_threshold(threshold), "confidence": parse_confidence(confidence)}
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
+        verdict = build_report(d, metric=metric, basis="mean", globs=None, min_delta_us=0.0, **gate)
+        for key in ("base_summary", "new_summary"):  # already in base / new below
+            verdict.pop(key, None)
         return {
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
             "flame": d.flame(max_nodes),
+            "verdict": verdict,
         }
 
     return await asyncio.to_thread(work)
