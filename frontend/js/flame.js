@@ -4,6 +4,8 @@
 import { FlameCanvas } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtPct, fmtTime, throttle } from "./format.js";
 
+const ROW_PX = 20; // flame row height in CSS px (speedscope: about 20)
+
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
   const area = $("flame-area");
@@ -26,9 +28,12 @@ export function initFlame(ctx, live) {
   const zoomMs = [];
   ctx.flameZoomMs = zoomMs;
 
-  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), maxRow: 96 });
-  const callers = new FlameCanvas($("sw-callers"), { flip: true, maxRow: 28 });
-  const callees = new FlameCanvas($("sw-callees"), { maxRow: 28 });
+  // Compact fixed rows, as speedscope: a deep graph scrolls, a shallow one leaves room
+  // below rather than stretching each frame to fill the panel.
+  const rows = { minRow: ROW_PX, maxRow: ROW_PX };
+  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), ...rows });
+  const callers = new FlameCanvas($("sw-callers"), { flip: true, ...rows });
+  const callees = new FlameCanvas($("sw-callees"), rows);
   ctx.flame = main;
   ctx.sandwich = { callers, callees };
 
@@ -49,7 +54,7 @@ export function initFlame(ctx, live) {
   function redrawSandwich() {
     // Callers get the height their rows need (often a few), callees the rest.
     const total = sandwichBox.clientHeight - 60;
-    const want = callers.levels() * 24 + 6;
+    const want = callers.levels() * ROW_PX + 6;
     $("sw-callers-area").style.flex = `0 0 ${Math.max(40, Math.min(Math.round(total * 0.5), want))}px`;
     for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
       const box = $(id);
@@ -193,7 +198,7 @@ export function initFlame(ctx, live) {
   flipBtn.addEventListener("click", () => {
     flip = !flip;
     flipBtn.setAttribute("aria-pressed", String(flip));
-    flipBtn.textContent = flip ? "Root at bottom" : "Root at top";
+    flipBtn.textContent = flip ? "Root to top" : "Root to bottom"; // what a click does
     redraw();
   });
 
@@ -243,6 +248,15 @@ export function initFlame(ctx, live) {
     tip.style.top = `${Math.max(4, y)}px`;
   }
 
+  // After a zoom the clicked frame moves only if the graph's height changed (root at
+  // the bottom): scroll so it is again under the pointer.
+  function keepUnderPointer(fc, i, clientY, under) {
+    const now = fc.rects.find((x) => x.i === i);
+    if (!now) return;
+    const top = fc.canvas.getBoundingClientRect().top;
+    area.scrollTop += top + now.y + under - clientY;
+  }
+
   function wire(fc, kind) {
     fc.canvas.addEventListener("mousemove", (ev) => tooltip(fc, ev, kind));
     fc.canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
@@ -251,8 +265,11 @@ export function initFlame(ctx, live) {
       const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
       if (!r) return;
       if (kind === "main" && mode !== "sandwich") {
-        fc.zoom(r.i === fc.focus ? fc.data.parent[r.i] : r.i);
+        const target = r.i === fc.focus ? fc.data.parent[r.i] : r.i;
+        const under = ev.clientY - rect.top - r.y; // the pointer's place in its frame
+        fc.zoom(target);
         redraw();
+        keepUnderPointer(fc, r.i, ev.clientY, under);
         requestAnimationFrame(() => zoomMs.push(performance.now() - ev.timeStamp));
         if (r.fid >= 0) ctx.emit("select-function", { fid: r.fid, name: r.name, from: "flame" });
       } else if (r.fid >= 0 && kind !== "main") {

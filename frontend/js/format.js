@@ -34,7 +34,7 @@ export function plural(n, word, many = `${word}s`) {
 
 // `text` cut in the middle to fit `room` px, keeping both ends ("TIMER1…ndler", as
 // speedscope): the start names the module, the end tells handlers and variants apart.
-// "" when not even one character and the ellipsis fit.
+// "" when not even one character of each end and the ellipsis fit.
 export function fitLabel(text, room, measure) {
   if (measure(text) <= room) return text;
   const cut = (k) => `${text.slice(0, Math.ceil(k / 2))}…${text.slice(text.length - Math.floor(k / 2))}`;
@@ -45,7 +45,7 @@ export function fitLabel(text, room, measure) {
     if (measure(cut(mid)) <= room) lo = mid;
     else hi = mid - 1;
   }
-  return lo >= 1 ? cut(lo) : "";
+  return lo >= 2 ? cut(lo) : "";
 }
 
 // Wall-clock seconds as local "YYYY-MM-DD HH:MM:SS".

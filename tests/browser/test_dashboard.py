@@ -64,11 +64,11 @@ TIMELINE_DRAWN = "() => window.mcuprof.timeline && window.mcuprof.timeline.rects
 
 
 def assert_flame_fills_panel(page: Page) -> None:
-    """Rows grow with the panel up to a cap; every frame 60 px wide or more has a label."""
+    """Compact fixed rows (issue 24: at most 22 px, as speedscope) in a canvas that fills
+    the panel; every frame 60 px wide or more has a label."""
     geo = page.evaluate(FLAME_GEOMETRY)
-    assert geo["row"] >= 18, geo  # labels stay readable
+    assert 18 <= geo["row"] <= 22, geo  # labels stay readable, rows stay compact
     assert geo["canvas"] >= geo["area"] - 1, geo
-    assert geo["rows"] * geo["row"] >= 0.8 * geo["area"] or geo["row"] >= 40, geo
     assert geo["wide"] > 0 and geo["unlabelled"] == [], geo
 
 

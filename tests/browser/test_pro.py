@@ -156,3 +156,45 @@ def test_compare_tab_gives_the_cli_verdict(server, page) -> None:
     expect(pg.locator("#cmp-verdict-pill")).to_have_text(pill)
     _shot(pg, "compare-verdict-1440")
     assert console.errors == []
+
+
+def test_flame_rows_are_compact_and_labels_keep_both_ends(server, page) -> None:
+    """Items 7, 8: rows at most 22 px at 1280x720 (not stretched to fill); a truncated
+    label keeps the name's start and end; a click keeps the frame under the pointer."""
+    pg, console = page
+    pg.set_viewport_size({"width": 1280, "height": 720})
+    pg.goto(server.url)
+    _capture(pg)
+    row = pg.evaluate("window.mcuprof.flame.rowPx")
+    assert 18 <= row <= 22, row
+    heights = {r["h"] for r in pg.evaluate("window.mcuprof.flame.rects")}
+    assert max(heights) <= 22, heights
+    cut = pg.evaluate(
+        """() => { const f = window.mcuprof.flame; return f.rects
+            .filter(r => r.text.includes('…')).map(r => [r.text, f.data.labels[r.i]]); }"""
+    )
+    for text, label in cut:
+        head, tail = text.split("…")
+        assert tail and label.endswith(tail) and label.startswith(head), (text, label)
+    fit = pg.evaluate(
+        """() => import('/static/js/format.js').then(m =>
+            m.fitLabel('TIMER1_IRQHandler', 12 * 7, s => s.length * 7))"""
+    )
+    assert fit == "TIMER1…ndler", fit
+    # Root at the bottom, zoom: the clicked frame stays under the pointer.
+    pg.get_by_role("button", name="Root to bottom").click()
+    target = max(
+        (r for r in pg.evaluate("window.mcuprof.flame.rects") if r["fid"] >= 0 and r["w"] < 300),
+        key=lambda r: r["w"],
+    )
+    box = pg.locator("#flame-plot").bounding_box()
+    assert box is not None
+    y = box["y"] + target["y"] + 5
+    pg.mouse.click(box["x"] + target["x"] + target["w"] / 2, y)
+    pg.wait_for_function("(i) => window.mcuprof.flame.focus === i", arg=target["i"])
+    after = pg.evaluate("(i) => window.mcuprof.flame.rects.find(r => r.i === i)", arg=target["i"])
+    box = pg.locator("#flame-plot").bounding_box()
+    assert box is not None
+    assert box["y"] + after["y"] <= y <= box["y"] + after["y"] + after["h"], (box, after, y)
+    _shot(pg, "flame-compact-1280x720")
+    assert console.errors == []
