@@ -198,3 +198,36 @@ def test_flame_rows_are_compact_and_labels_keep_both_ends(server, page) -> None:
     assert box["y"] + after["y"] <= y <= box["y"] + after["y"] + after["h"], (box, after, y)
     _shot(pg, "flame-compact-1280x720")
     assert console.errors == []
+
+
+LAYOUT = """() => {
+    const tops = [...document.querySelectorAll('[role=tab]')]
+        .map(t => Math.round(t.getBoundingClientRect().top));
+    const exp = document.getElementById('export-button').getBoundingClientRect();
+    return {scroll: document.documentElement.scrollWidth, width: window.innerWidth,
+            rows: new Set(tops).size, exportRight: exp.right};
+}"""
+
+
+def test_no_sideways_scroll_down_to_900_px(server, page) -> None:
+    """Item 11: at 1024x768 the page is no wider than the window and the tabs are one
+    row; at 900 px nothing scrolls sideways and Export stays on screen."""
+    pg, console = page
+    pg.set_viewport_size({"width": 1280, "height": 720})
+    pg.goto(server.url)
+    _capture(pg)
+    # A time window set: its chip must not push the tabs onto a second row.
+    pg.evaluate("window.mcuprof.setWindow(window.mcuprof.state.range)")
+    for width, height in ((1280, 720), (1024, 768), (900, 700)):
+        pg.set_viewport_size({"width": width, "height": height})
+        for tab in ("Flame graph", "Timeline", "Functions", "Compare", "Sessions"):
+            pg.get_by_role("tab", name=tab).click()
+            pg.wait_for_timeout(200)
+            geo = pg.evaluate(LAYOUT)
+            assert geo["scroll"] <= geo["width"], (width, tab, geo)
+            assert geo["exportRight"] <= geo["width"], (width, tab, geo)
+            if width >= 1024:
+                assert geo["rows"] == 1, (width, tab, geo)
+        pg.get_by_role("tab", name="Flame graph").click()
+        _shot(pg, f"layout-flame-{width}x{height}")
+    assert console.errors == []
