@@ -291,7 +291,12 @@ export function initFlame(ctx, live) {
   document.addEventListener("keydown", (ev) => {
     if (ctx.view !== "flame" || ev.key !== "Escape") return;
     if (ev.target instanceof HTMLInputElement && ev.target !== search) return;
-    if (main.back()) { redraw(); ev.preventDefault(); }
+    if (main.back()) { redraw(); ev.preventDefault(); return; }
+    if (ctx.selected || search.value) {
+      ev.preventDefault();
+      if (search.value) { search.value = ""; setMatch(); redraw(); }
+      if (ctx.selected) ctx.emit("select-function", null);
+    }
   });
   search.addEventListener("input", () => { setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {

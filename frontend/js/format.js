@@ -48,6 +48,12 @@ export function fitLabel(text, room, measure) {
   return lo >= 2 ? cut(lo) : "";
 }
 
+// Microseconds at full precision ("2,243,117 µs"; fractions to the ns), for details.
+export function fmtUs(us) {
+  if (us === null || us === undefined) return "—";
+  return `${us.toLocaleString("en-US", { maximumFractionDigits: 3 })} µs`;
+}
+
 // Wall-clock seconds as local "YYYY-MM-DD HH:MM:SS".
 export function fmtWhen(t) {
   if (!t) return "—";

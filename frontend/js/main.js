@@ -99,6 +99,22 @@ function start() {
     }
   }
 
+  // The selected function, named on screen (it greys the others out); Esc or × clears it.
+  const chip = document.getElementById("selection-chip");
+  ctx.selected = null;
+  ctx.on("select-function", (sel) => {
+    ctx.selected = sel;
+    chip.hidden = !sel;
+    if (sel) chip.querySelector(".chip-text").textContent = `Selected: ${sel.name || `function ${sel.fid}`}`;
+  });
+  document.getElementById("selection-clear").addEventListener("click", () => ctx.emit("select-function", null));
+  document.addEventListener("keydown", (ev) => {
+    // The flame view's own Esc handler first steps back out of a zoom, then clears.
+    if (ev.key !== "Escape" || ctx.view === "flame" || !ctx.selected) return;
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement) return;
+    ctx.emit("select-function", null);
+  });
+
   // Fresh file-name stem and ELF list after actions that change them.
   ctx.on("refresh", () => ctx.run(async () => ctx.emit("state", await ctx.api.getJSON("/api/state"))));
   ctx.on("capture-start", () => ctx.emit("refresh"));

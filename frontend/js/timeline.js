@@ -4,7 +4,7 @@
 // stretched meanwhile so the view follows the hand at once. W/S zoom, A/D pan, the wheel
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
-import { esc, fitLabel, fmtInt, fmtTime, nameColor, plural, shortName, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, throttle } from "./format.js";
 
 const AXIS_PX = 24;
 const MIN_ROW = 16;
@@ -28,11 +28,13 @@ export function initTimeline(ctx) {
   let rects = [];
   let rowPx = 20;
   let selectedFid = null;
+  let picked = null; // the clicked call {start, depth}: outlined while its details show
   let inflight = false;
   let again = false;
   let stale = true;
   let mouseX = null;
-  const api = { rects: () => rects, view: () => current(), rowPx: () => rowPx };
+  const api = {
+    picked: () => picked, rects: () => rects, view: () => current(), rowPx: () => rowPx };
   ctx.timeline = api;
 
   function current() {
@@ -156,7 +158,13 @@ export function initTimeline(ctx) {
           g.fillText(text, cx + 4, y + rowPx / 2);
         }
       }
-      rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i] });
+      if (picked && picked.depth === data.depth[i] && picked.start === data.start_us[i]) {
+        g.strokeStyle = "#ffffff";
+        g.lineWidth = 2;
+        g.strokeRect(cx + 1, y + 1, Math.max(1, cw - 3), rowPx - 3);
+      }
+      rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i],
+        start: data.start_us[i] });
     }
     const shown = b - a;
     info.textContent = `${fmtInt(data.records)} calls in view · ${fmtTime(shown)} of ${fmtTime(range[1] - range[0])}` +
@@ -243,6 +251,8 @@ export function initTimeline(ctx) {
     const start = data.start_us[r.i];
     const dur = data.dur_us[r.i];
     const origin = range ? range[0] : 0;
+    picked = { start, depth: r.depth };
+    draw();
     if (r.count > 1) {
       details.hidden = false;
       details.innerHTML = `<header><b>${esc(plural(r.count, "call"))} merged</b>` +
@@ -264,17 +274,26 @@ export function initTimeline(ctx) {
       '<button type="button" class="x" aria-label="Close details">&times;</button></header>' +
       `<div class="full muted">${esc(d.name)}</div>` +
       `<dl class="kv"><dt>File</dt><dd title="${esc(where)}">${esc(where)}</dd>` +
-      `<dt>Start</dt><dd>${esc(fmtTime(d.since_start_us))}</dd>` +
-      `<dt>Duration</dt><dd>${esc(fmtTime(d.dur_us))}</dd>` +
-      `<dt>Self</dt><dd>${esc(fmtTime(d.self_us))}</dd>` +
+      `<dt>Start</dt><dd title="${esc(fmtTime(d.since_start_us))} after the capture began">${esc(fmtUs(d.since_start_us))}</dd>` +
+      `<dt>Duration</dt><dd title="${esc(fmtTime(d.dur_us))}">${esc(fmtUs(d.dur_us))}</dd>` +
+      `<dt>Self</dt><dd title="${esc(fmtTime(d.self_us))}">${esc(fmtUs(d.self_us))}</dd>` +
       `<dt>Depth</dt><dd>${d.depth}</dd></dl>` +
       `<div class="path-title muted">Call path</div><ol class="callpath">` +
       path.map((p, k) => `<li style="padding-left:${k * 8}px" title="${esc(p)}">${esc(shortName(p))}</li>`).join("") +
       "</ol>";
     api.details = d;
   }
+  function closeDetails() {
+    details.hidden = true;
+    api.details = null;
+    picked = null;
+    draw();
+  }
   details.addEventListener("click", (ev) => {
-    if (ev.target.closest("button.x")) { details.hidden = true; api.details = null; }
+    if (ev.target.closest("button.x")) closeDetails();
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && ctx.view === "timeline" && !details.hidden) closeDetails();
   });
 
   // ---------------------------------------------------------------- mouse and keys
@@ -405,7 +424,7 @@ export function initTimeline(ctx) {
     stale = true;
     if (ctx.view === "timeline") follow();
   });
-  ctx.on("capture-start", () => { view = null; whole = null; details.hidden = true; });
+  ctx.on("capture-start", () => { view = null; whole = null; details.hidden = true; picked = null; });
 
   let lastSize = "";
   new ResizeObserver(() => {

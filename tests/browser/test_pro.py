@@ -231,3 +231,55 @@ def test_no_sideways_scroll_down_to_900_px(server, page) -> None:
         pg.get_by_role("tab", name="Flame graph").click()
         _shot(pg, f"layout-flame-{width}x{height}")
     assert console.errors == []
+
+
+def test_selection_is_named_outlined_and_esc_clears_it(server, page) -> None:
+    """Item 10: a selected function is named on screen and Esc clears it; timeline
+    details give the start in µs at full precision and the clicked call is outlined."""
+    pg, console = page
+    pg.goto(server.url)
+    _capture(pg)
+    pg.get_by_role("tab", name="Functions").click()
+    row = pg.locator("#functions-table tbody tr").first
+    name = row.get_attribute("title") or row.locator("td").first.inner_text()
+    row.click()
+    chip = pg.locator("#selection-chip")
+    expect(chip).to_be_visible()
+    expect(chip).to_contain_text("Selected: ")
+    pg.get_by_role("tab", name="Timeline").click()
+    pg.wait_for_function("() => window.mcuprof.timeline.rects().length > 0")
+    canvas = pg.locator("#timeline-plot").bounding_box()
+    assert canvas is not None
+    pg.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + 60)
+    for _ in range(14):
+        pg.keyboard.press("w")
+    single = "window.mcuprof.timeline.rects().filter(r => r.count === 1 && r.w >= 40)"
+    pg.wait_for_function(f"() => {single}.length > 0")
+    box = max(pg.evaluate(f"() => {single}"), key=lambda b: b["w"])
+    pg.mouse.click(canvas["x"] + box["x"] + box["w"] / 2, canvas["y"] + box["y"] + box["h"] / 2)
+    details = pg.locator("#timeline-details")
+    expect(details).to_be_visible()
+    d = pg.evaluate("window.mcuprof.timeline.details")
+    start = details.locator("dd").nth(1).inner_text()
+    assert start == f"{d['since_start_us']:,.3f}".rstrip("0").rstrip(".") + " µs", (start, d)
+    # The outline: white pixels on the clicked call's top edge, wherever it is now.
+    picked = pg.evaluate("window.mcuprof.timeline.picked()")
+    assert picked["depth"] == d["depth"]
+    white = pg.evaluate(
+        """(p) => { const b = window.mcuprof.timeline.rects()
+                .find(r => r.start === p.start && r.depth === p.depth);
+            const c = document.getElementById('timeline-plot');
+            const k = c.width / c.clientWidth; const g = c.getContext('2d');
+            const x = Math.round((b.x + b.w / 2) * k), y = Math.floor((b.y + 1) * k);
+            const px = g.getImageData(x, y, 1, 1).data;
+            return [px[0], px[1], px[2]]; }""",
+        picked,
+    )
+    assert min(white) >= 240, white
+    _shot(pg, "timeline-selected-1440")
+    pg.keyboard.press("Escape")
+    expect(details).to_be_hidden()
+    pg.keyboard.press("Escape")
+    expect(chip).to_be_hidden()
+    assert pg.evaluate("window.mcuprof.selected") is None, name
+    assert console.errors == []
