@@ -71,9 +71,37 @@ export function initFlame(ctx, live) {
     if (q) {
       try { re = new RegExp(q, "i"); } catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
     }
-    for (const fc of [main, callers, callees]) fc.match = re;
+    // Only the main graph: the sandwich's halves show one function's callers and callees,
+    // which greyed out entirely while a search was active.
+    main.match = re;
     const m = main.matches();
-    matchesEl.textContent = !m ? "" : m.frames ? `${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
+    if (!m || !m.frames) main.currentI = -1;
+    $("flame-prev").disabled = $("flame-next").disabled = !m || !m.frames;
+    const at = main.currentI > 0 ? `${hits().indexOf(main.currentI) + 1} of ` : "";
+    matchesEl.textContent = !m ? "" : m.frames ? `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
+  }
+
+  // Matching frames on screen, left to right and root first: what next / previous step through.
+  function hits() {
+    if (!main.match) return [];
+    return main.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && main.match.test(r.name))
+      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+  }
+
+  function step(by) {
+    const list = hits();
+    if (!list.length) return;
+    const k = list.indexOf(main.currentI);
+    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
+    main.currentI = list[(from + by + list.length) % list.length];
+    const r = main.rects.find((x) => x.i === main.currentI);
+    if (r && r.fid >= 0) {
+      sandwichFid = r.fid;
+      ctx.emit("select-function", { fid: r.fid, name: r.name, from: "search" });
+    }
+    setMatch();
+    redraw();
+    if (r) area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
   }
 
   function describe(d) {
@@ -298,20 +326,23 @@ export function initFlame(ctx, live) {
       if (ctx.selected) ctx.emit("select-function", null);
     }
   });
-  search.addEventListener("input", () => { setMatch(); redraw(); });
+  search.addEventListener("input", () => { main.currentI = -1; setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {
-    // Enter picks the first matching function for the sandwich view.
+    // Enter steps to the next match (Shift: previous) and selects its function; in the
+    // sandwich view it shows the first matching function.
     if (ev.key !== "Enter" || !main.data || !main.match) return;
+    ev.preventDefault();
+    if (mode !== "sandwich") { step(ev.shiftKey ? -1 : 1); return; }
     const t = main.data;
     for (let i = 1; i < t.n; i++) {
       if (t.fids[i] >= 0 && main.match.test(t.names[i])) {
-        sandwichFid = t.fids[i];
         ctx.emit("select-function", { fid: t.fids[i], name: t.names[i], from: "search" });
-        if (mode !== "sandwich") setMode("sandwich");
         return;
       }
     }
   });
+  $("flame-next").addEventListener("click", () => step(1));
+  $("flame-prev").addEventListener("click", () => step(-1));
   $("flame-reset").addEventListener("click", () => { main.reset(); redraw(); });
 
   let lastSize = "";

@@ -22,6 +22,7 @@ export class FlameCanvas {
     this.history = [];
     this.match = null; // RegExp or null: frames that do not match are dimmed
     this.selectedFid = null; // frames of this function get an outline
+    this.currentI = -1; // the search match stepped to (next / previous): a thicker outline
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
@@ -136,7 +137,11 @@ export class FlameCanvas {
       g.globalAlpha = ancestors.has(i) ? 0.72 : 1; // ancestors read as context
       g.fillRect(x, y, Math.max(0.5, w - (w > 2 ? GAP : 0)), h);
       g.globalAlpha = 1;
-      if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
+      if (i === this.currentI) {
+        g.strokeStyle = "#4c9aff";
+        g.lineWidth = 3;
+        g.strokeRect(x + 1.5, y + 1.5, Math.max(1, w - GAP - 3), h - 3);
+      } else if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
         g.strokeStyle = "#ffffff";
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);

@@ -209,6 +209,10 @@ export async function mount(container, ctx) {
     const name = el("input", { type: "text", id: "sess-name", value: s.name, maxlength: "200", "aria-label": "Session name" });
     const notes = el("textarea", { id: "sess-notes", "aria-label": "Notes", maxlength: "20000" });
     notes.value = s.notes || "";
+    // Enter in the name saves, as in any form with one line to edit.
+    name.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") { ev.preventDefault(); save(s, name.value, notes.value); }
+    });
     const info = el("dl", { class: "kv", id: "sess-info" });
     const meta = s.metadata;
     const kv = [

@@ -283,3 +283,43 @@ def test_selection_is_named_outlined_and_esc_clears_it(server, page) -> None:
     expect(chip).to_be_hidden()
     assert pg.evaluate("window.mcuprof.selected") is None, name
     assert console.errors == []
+
+
+def test_search_steps_through_matches_and_enter_saves_a_name(server, page) -> None:
+    """Item 14: next / previous match with a count; Enter in the session name saves."""
+    pg, console = page
+    pg.goto(server.url)
+    _capture(pg)
+    search = pg.get_by_label("Search functions")
+    search.fill("filter|window")
+    matches = pg.locator("#flame-matches")
+    expect(matches).to_contain_text("frames")
+    total = int(matches.inner_text().split(" frames")[0].split(" ")[-1])
+    assert total >= 2
+    search.press("Enter")
+    expect(matches).to_contain_text(f"1 of {total} frames")
+    chip = pg.locator("#selection-chip")
+    expect(chip).to_be_visible()
+    first = chip.inner_text()
+    pg.get_by_role("button", name="Next match").click()
+    expect(matches).to_contain_text(f"2 of {total} frames")
+    current = pg.evaluate(
+        "() => { const f = window.mcuprof.flame; return f.data.names[f.currentI]; }"
+    )
+    assert "filter" in current or "window" in current
+    search.press("Shift+Enter")
+    expect(matches).to_contain_text(f"1 of {total} frames")
+    expect(chip).to_have_text(first)
+    pg.get_by_role("button", name="Previous match").click()
+    expect(matches).to_contain_text(f"{total} of {total} frames")
+    _shot(pg, "search-next-1440")
+
+    pg.get_by_role("tab", name="Sessions").click()
+    sid = _get(f"{server.url}api/sessions")["sessions"][0]["id"]
+    pg.locator(f"#sessions-table tr[data-id='{sid}']").click()
+    name = pg.locator("#sess-name")
+    name.fill("bench run A")
+    name.press("Enter")
+    expect(pg.locator(f"#sessions-table tr[data-id='{sid}']")).to_contain_text("bench run A")
+    assert _get(f"{server.url}api/sessions")["sessions"][0]["name"] == "bench run A"
+    assert console.errors == []
