@@ -2,7 +2,7 @@
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
 import { FlameCanvas } from "./flamecanvas.js";
-import { esc, fmtCalls, fmtPct, fmtTime, throttle } from "./format.js";
+import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 const ROW_PX = 20; // flame row height in CSS px (speedscope: about 20)
 
@@ -52,18 +52,49 @@ export function initFlame(ctx, live) {
   }
 
   function redrawSandwich() {
-    // Callers get the height their rows need (often a few), callees the rest.
+    // Callers get the height their rows need (often a few), callees the rest. The pane's
+    // own height is the room: a floor above it left a blank row at the top and the
+    // function's own row (at the bottom) scrolled out of sight.
     const total = sandwichBox.clientHeight - 60;
-    const want = callers.levels() * ROW_PX + 6;
-    $("sw-callers-area").style.flex = `0 0 ${Math.max(40, Math.min(Math.round(total * 0.5), want))}px`;
+    const want = callers.levels() * ROW_PX + 2;
+    $("sw-callers-area").style.flex = `0 0 ${Math.max(ROW_PX + 2, Math.min(Math.round(total * 0.5), want))}px`;
+    renderSwTable();
     for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
       const box = $(id);
-      const room = Math.max(80, box.clientHeight);
+      const room = Math.max(ROW_PX, box.clientHeight);
       const h = fc.fit(room);
       fc.draw(box.clientWidth, h);
       if (fc.flip && h > room) box.scrollTop = box.scrollHeight;
     }
   }
+
+  // speedscope's sandwich table: every function by self time; a row picks it.
+  const swBody = document.querySelector("#sw-table tbody");
+  let swRows = null;
+  function renderSwTable() {
+    const fns = data?.functions;
+    if (!swRows && fns) {
+      ctx.run(async () => {
+        const out = await ctx.api.getJSON("/api/functions", ctx.windowParams());
+        swRows = out.functions.sort((a, b) => b.self_us - a.self_us);
+        renderSwTable();
+      });
+      return;
+    }
+    if (!swRows) return;
+    swBody.innerHTML = swRows.map((r) =>
+      `<tr data-fid="${r.fid}" class="${r.fid === sandwichFid ? "selected" : ""}">` +
+      `<td class="name" title="${esc(r.name)}">${esc(shortName(r.label || r.name))}</td>` +
+      `<td class="num">${esc(fmtTime(r.self_us))}</td><td class="num">${esc(fmtTime(r.total_us))}</td></tr>`).join("");
+  }
+  swBody.addEventListener("click", (ev) => {
+    const tr = ev.target.closest("tr[data-fid]");
+    if (!tr) return;
+    const row = swRows.find((r) => r.fid === Number(tr.dataset.fid));
+    ctx.emit("select-function", { fid: Number(tr.dataset.fid), name: row?.name, from: "sandwich" });
+  });
+  ctx.on("version", () => { swRows = null; });
+  ctx.on("window", () => { swRows = null; });
 
   function setMatch() {
     const q = search.value.trim();

@@ -323,3 +323,40 @@ def test_search_steps_through_matches_and_enter_saves_a_name(server, page) -> No
     expect(pg.locator(f"#sessions-table tr[data-id='{sid}']")).to_contain_text("bench run A")
     assert _get(f"{server.url}api/sessions")["sessions"][0]["name"] == "bench run A"
     assert console.errors == []
+
+
+SW_CALLERS = """() => {
+    const fc = window.mcuprof.sandwich.callers;
+    const box = document.getElementById('sw-callers-area');
+    return {rects: fc.rects.map(r => ({i: r.i, y: r.y - box.scrollTop, h: r.h, name: r.name,
+                                      color: r.color})),
+            room: box.clientHeight};
+}"""
+
+
+def test_sandwich_has_a_table_and_shows_the_function_row(server, page) -> None:
+    """Item 9: a function table picks the function; the callers pane shows the
+    function's own row and no blank row; a search does not grey the panes."""
+    pg, console = page
+    pg.goto(server.url)
+    _capture(pg)
+    pg.get_by_role("button", name="Sandwich").click()
+    rows = pg.locator("#sw-table tbody tr")
+    expect(rows.first).to_be_visible()
+    fns = _get(f"{server.url}api/functions")["functions"]
+    assert rows.count() == len(fns)
+    target = next(f for f in fns if f["name"] == "filter_window")
+    pg.locator(f"#sw-table tr[data-fid='{target['fid']}']").click()
+    expect(pg.locator("#sw-name")).to_have_text("filter_window")
+    pg.wait_for_function("() => window.mcuprof.sandwich.callers.rects.length > 1")
+    geo = pg.evaluate(SW_CALLERS)
+    own = next(r for r in geo["rects"] if r["i"] == 0)
+    assert own["name"] == "filter_window"
+    assert own["y"] >= 0 and own["y"] + own["h"] <= geo["room"], geo
+    assert min(r["y"] for r in geo["rects"]) < 4, geo  # no blank row above the callers
+    pg.get_by_label("Search functions").fill("sensor")
+    pg.wait_for_timeout(300)
+    colours = {r["color"] for r in pg.evaluate(SW_CALLERS)["rects"] if r["i"] > 0}
+    assert "#2a3039" not in colours, colours
+    _shot(pg, "sandwich-1440")
+    assert console.errors == []
