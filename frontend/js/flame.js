@@ -229,6 +229,7 @@ export function initFlame(ctx, live) {
     else ctx.run(async () => show(await ctx.api.getJSON("/api/flame"), null));
   });
   ctx.on("capture-start", () => main.reset());
+  ctx.on("theme", () => redraw());
   ctx.on("select-function", (sel) => {
     const fid = sel ? sel.fid : null;
     for (const fc of [main, callers, callees]) fc.selectedFid = fid;

@@ -48,6 +48,14 @@ export function fitLabel(text, room, measure) {
   return lo >= 2 ? cut(lo) : "";
 }
 
+// A colour of the page's theme (a CSS custom property), for canvases; the fallback
+// where the page defines none (the standalone HTML export keeps the dark palette).
+export function themeColor(name, fallback) {
+  if (typeof getComputedStyle !== "function") return fallback;
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
 // Microseconds at full precision ("2,243,117 µs"; fractions to the ns), for details.
 export function fmtUs(us) {
   if (us === null || us === undefined) return "—";

@@ -32,7 +32,30 @@ function mountModule(file, containerId) {
   };
 }
 
+// Light or dark: the system's choice until the toggle picks one (kept in localStorage).
+function initTheme(ctx) {
+  const system = window.matchMedia("(prefers-color-scheme: light)");
+  const button = document.getElementById("theme-toggle");
+  const stored = () => { try { return localStorage.getItem("mcuprof-theme"); } catch { return null; } };
+  function apply() {
+    const theme = stored() || (system.matches ? "light" : "dark");
+    document.documentElement.dataset.theme = theme;
+    button.setAttribute("aria-label", theme === "light" ? "Dark theme" : "Light theme");
+    button.innerHTML = theme === "light" ? "&#x263E;" : "&#x263C;";
+    ctx.emit("theme", theme);
+  }
+  button.addEventListener("click", () => {
+    const next = document.documentElement.dataset.theme === "light" ? "dark" : "light";
+    try { localStorage.setItem("mcuprof-theme", next); } catch { /* private mode: this page only */ }
+    document.documentElement.dataset.theme = next;
+    apply();
+  });
+  system.addEventListener("change", apply);
+  apply();
+}
+
 function start() {
+  initTheme(ctx);
   initDevice(ctx);
   initConnection(ctx);
   const live = connectLive(ctx, { onMessage });

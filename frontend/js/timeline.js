@@ -4,12 +4,12 @@
 // stretched meanwhile so the view follows the hand at once. W/S zoom, A/D pan, the wheel
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
-import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
 const MIN_ROW = 16;
 const MAX_ROW = 64;
-const DIM = "#2a3039";
+let DIM = "#2a3039"; // the theme's, read at each draw
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
 export function initTimeline(ctx) {
@@ -120,6 +120,7 @@ export function initTimeline(ctx) {
     g.clearRect(0, 0, W, H);
     const [a, b] = current();
     const scale = W / (b - a || 1);
+    DIM = themeColor("--frame-dim", "#2a3039");
     drawAxis(g, W, H, a, b);
     if (ctx.window) {
       const x0 = (ctx.window[0] - a) * scale;
@@ -154,7 +155,7 @@ export function initTimeline(ctx) {
       if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
         text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === DIM ? "#8b95a3" : "#15181d";
+          g.fillStyle = fill === DIM ? themeColor("--muted", "#8b95a3") : "#15181d";
           g.fillText(text, cx + 4, y + rowPx / 2);
         }
       }
@@ -185,15 +186,15 @@ export function initTimeline(ctx) {
   }
 
   function drawAxis(g, W, H, a, b) {
-    g.fillStyle = "#12161b";
+    g.fillStyle = themeColor("--axis-bg", "#12161b");
     g.fillRect(0, 0, W, AXIS_PX);
     const origin = range ? range[0] : a;
     const step = niceStep(b - a, W);
     const first = Math.ceil((a - origin) / step) * step;
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
-    g.strokeStyle = "#272e38";
-    g.fillStyle = "#8b95a3";
+    g.strokeStyle = themeColor("--line", "#272e38");
+    g.fillStyle = themeColor("--muted", "#8b95a3");
     g.lineWidth = 1;
     for (let t = first; t <= b - origin; t += step) {
       const x = Math.round((t + origin - a) * (W / (b - a))) + 0.5;
@@ -203,7 +204,7 @@ export function initTimeline(ctx) {
       g.stroke();
       g.fillText(axisLabel(t, step), x + 3, AXIS_PX / 2);
     }
-    g.strokeStyle = "#323a46";
+    g.strokeStyle = themeColor("--line-2", "#323a46");
     g.beginPath();
     g.moveTo(0, AXIS_PX - 0.5);
     g.lineTo(W, AXIS_PX - 0.5);
@@ -215,7 +216,7 @@ export function initTimeline(ctx) {
     const W = overview.clientWidth;
     const H = 40;
     const g = sizeCanvas(overview, W, H);
-    g.fillStyle = "#12161b";
+    g.fillStyle = themeColor("--axis-bg", "#12161b");
     g.fillRect(0, 0, W, H);
     if (!whole || whole.empty || !range) return;
     const levels = Math.max(1, whole.max_depth + 1);
@@ -416,6 +417,7 @@ export function initTimeline(ctx) {
 
   ctx.on("window", () => { if (ctx.view === "timeline") draw(); else stale = true; });
   ctx.on("select-function", (sel) => { selectedFid = sel ? sel.fid : null; draw(); });
+  ctx.on("theme", () => { draw(); drawOverview(); });
   // While live, follow the data at most twice a second.
   const follow = throttle(() => {
     if (ctx.view === "timeline") { fetchAndDraw(); fetchOverview(); }

@@ -360,3 +360,25 @@ def test_sandwich_has_a_table_and_shows_the_function_row(server, page) -> None:
     assert "#2a3039" not in colours, colours
     _shot(pg, "sandwich-1440")
     assert console.errors == []
+
+
+BG = "getComputedStyle(document.body).backgroundColor"
+
+
+def test_light_theme_follows_the_system_and_toggles(server, chromium) -> None:
+    """Item 14: a light system preference gives the light theme; the toggle switches."""
+    context = chromium.new_context(viewport={"width": 1024, "height": 768}, color_scheme="light")
+    try:
+        pg = context.new_page()
+        pg.goto(server.url)
+        expect(pg.locator("#conn-state")).to_contain_text("Ready")
+        assert pg.evaluate("document.documentElement.dataset.theme") == "light"
+        assert pg.evaluate(BG) == "rgb(243, 245, 248)"
+        _shot(pg, "light-1024x768")
+        pg.get_by_role("button", name="Dark theme").click()
+        assert pg.evaluate(BG) == "rgb(15, 18, 22)"
+        pg.reload()  # the choice is kept
+        expect(pg.get_by_role("button", name="Light theme")).to_be_visible()
+        assert pg.evaluate(BG) == "rgb(15, 18, 22)"
+    finally:
+        context.close()
