@@ -108,7 +108,9 @@ export function initFlame(ctx, live) {
     const m = main.matches();
     if (!m || !m.frames) main.currentI = -1;
     $("flame-prev").disabled = $("flame-next").disabled = !m || !m.frames;
-    const at = main.currentI > 0 ? `${hits().indexOf(main.currentI) + 1} of ` : "";
+    // Stepping goes through the matches drawn (a frame under 0.3 px is not): count those.
+    const list = main.currentI > 0 ? hits() : [];
+    const at = list.length ? `match ${list.indexOf(main.currentI) + 1} of ${list.length} · ` : "";
     matchesEl.textContent = !m ? "" : m.frames ? `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
   }
 

@@ -5,6 +5,7 @@ flame graph and page layout hold at laptop sizes."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import urllib.request
@@ -205,7 +206,9 @@ LAYOUT = """() => {
         .map(t => Math.round(t.getBoundingClientRect().top));
     const exp = document.getElementById('export-button').getBoundingClientRect();
     return {scroll: document.documentElement.scrollWidth, width: window.innerWidth,
-            rows: new Set(tops).size, exportRight: exp.right};
+            rows: new Set(tops).size, exportRight: exp.right,
+            note: document.getElementById('h-reconcile').getBoundingClientRect().bottom,
+            height: window.innerHeight};
 }"""
 
 
@@ -228,6 +231,8 @@ def test_no_sideways_scroll_down_to_900_px(server, page) -> None:
             assert geo["exportRight"] <= geo["width"], (width, tab, geo)
             if width >= 1024:
                 assert geo["rows"] == 1, (width, tab, geo)
+                # The health panel's last line, the reconciliation, is on screen.
+                assert 0 < geo["note"] <= geo["height"], (width, tab, geo)
         pg.get_by_role("tab", name="Flame graph").click()
         _shot(pg, f"layout-flame-{width}x{height}")
     assert console.errors == []
@@ -294,24 +299,28 @@ def test_search_steps_through_matches_and_enter_saves_a_name(server, page) -> No
     search.fill("filter|window")
     matches = pg.locator("#flame-matches")
     expect(matches).to_contain_text("frames")
-    total = int(matches.inner_text().split(" frames")[0].split(" ")[-1])
-    assert total >= 2
     search.press("Enter")
-    expect(matches).to_contain_text(f"1 of {total} frames")
+    expect(matches).to_contain_text("match 1 of ")
+    total = int(re.search(r"match 1 of (\d+) ·", matches.inner_text()).group(1))
+    assert total >= 2
+    drawn = pg.evaluate(
+        "() => window.mcuprof.flame.rects.filter(r => /filter|window/i.test(r.name)).length"
+    )
+    assert total == drawn
     chip = pg.locator("#selection-chip")
     expect(chip).to_be_visible()
     first = chip.inner_text()
     pg.get_by_role("button", name="Next match").click()
-    expect(matches).to_contain_text(f"2 of {total} frames")
+    expect(matches).to_contain_text(f"match 2 of {total} ·")
     current = pg.evaluate(
         "() => { const f = window.mcuprof.flame; return f.data.names[f.currentI]; }"
     )
     assert "filter" in current or "window" in current
     search.press("Shift+Enter")
-    expect(matches).to_contain_text(f"1 of {total} frames")
+    expect(matches).to_contain_text(f"match 1 of {total} ·")
     expect(chip).to_have_text(first)
     pg.get_by_role("button", name="Previous match").click()
-    expect(matches).to_contain_text(f"{total} of {total} frames")
+    expect(matches).to_contain_text(f"match {total} of {total} ·")
     _shot(pg, "search-next-1440")
 
     pg.get_by_role("tab", name="Sessions").click()
@@ -357,7 +366,8 @@ def test_sandwich_has_a_table_and_shows_the_function_row(server, page) -> None:
     pg.get_by_label("Search functions").fill("sensor")
     pg.wait_for_timeout(300)
     colours = {r["color"] for r in pg.evaluate(SW_CALLERS)["rects"] if r["i"] > 0}
-    assert "#2a3039" not in colours, colours
+    dim = pg.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--frame-dim')")
+    assert dim.strip() == "#2a3039" and dim.strip() not in colours, (dim, colours)
     _shot(pg, "sandwich-1440")
     assert console.errors == []
 
