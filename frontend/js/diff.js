@@ -125,7 +125,7 @@ export async function mount(container, ctx) {
   const tip = el("div", { class: "cmp-tip", hidden: true });
   const legendLo = el("span", { class: "mono" }, "");
   const legendHi = el("span", { class: "mono" }, "");
-  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share — ",
+  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share of the functions the verdict calls changed (the rest pale) — ",
     el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
     el("span", { class: "cmp-legend" }, legendLo, el("span", { class: "ramp" }), legendHi),
     " Click a frame to zoom, the root to reset.");
@@ -374,7 +374,9 @@ export async function mount(container, ctx) {
       rect.setAttribute("y", String(y));
       rect.setAttribute("width", Math.max(0.5, w - 0.5).toFixed(2));
       rect.setAttribute("height", String(ROW - 1));
-      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(node.delta, scale));
+      // With a verdict, colour only the functions the gate calls changed (as the table).
+      const real = !data.verdict || ["up", "down"].includes(verdictOf.get(node.name));
+      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(real ? node.delta : 0, scale));
       g.appendChild(rect);
       const fits = Math.floor((w - 6) / 6.6);
       const label = node === tree ? node.name : shortName(node.name);
