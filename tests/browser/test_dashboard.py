@@ -99,7 +99,7 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     expect(pg.locator("#timeline-info")).to_contain_text("calls in view")
     shot(pg, "03-timeline")
     geo = pg.evaluate(TIMELINE_GEOMETRY)
-    # The chart fills the panel; the rows grow with it up to a cap.
+    # The chart fills the panel with compact fixed rows.
     assert geo["plot"] >= geo["room"] - 1, geo
     assert geo["levels"] * geo["row"] + 24 >= 0.85 * geo["room"] or geo["row"] >= 40, geo
 

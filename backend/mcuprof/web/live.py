@@ -778,10 +778,6 @@ class LiveSession:
             else self._final_received
         )
         captured = status.records_captured if status is not None else None
-        if captured is not None and self.state == "profiling":
-            # The device's count is as of its last status; what arrived since was captured
-            # too, so the count shown is never below Received (its age is shown beside it).
-            captured = max(captured, received)
         # Captured is the device's counter as of its last status; Received counts what
         # arrived since Start. While profiling, records the device still holds or has on
         # the wire are "in flight" (captured, neither dropped nor received when that
@@ -799,6 +795,10 @@ class LiveSession:
                 loss = max(0, captured - received)
         else:
             loss = 0
+        if captured is not None and profiling:
+            # The device's count is as of its last status; what arrived since was captured
+            # too, so the count shown is never below Received (its age is shown beside it).
+            captured = max(captured, received)
         status_age = (
             self.clock() - self._status_at
             if self._status_at is not None and status is not None
