@@ -201,3 +201,15 @@ def test_running_device_count_is_never_below_received(tmp_path) -> None:
     h = live.health()
     assert h["captured"] == 2343 and h["received"] == 2343 and h["in_flight"] == 0
     assert h["status_age_s"] == 0.5 and h["loss"] == 0
+
+
+def test_normal_actions_log_at_info(idle_client: TestClient) -> None:
+    """Issue 24 item 13: connecting a QS target and our own Disconnect are no warnings."""
+    r = idle_client.post("/api/connect", json={"port": "sim://?proto=qs"}, headers=POST)
+    assert r.status_code == 200, r.text
+    r = idle_client.post("/api/disconnect", headers=POST)
+    assert r.status_code == 200, r.text
+    entries = idle_client.get("/api/log").json()["entries"]
+    connected = [e for e in entries if e["message"].startswith(("connected", "disconnected"))]
+    assert len(connected) >= 2, entries
+    assert all(e["level"] == "info" for e in connected), connected
