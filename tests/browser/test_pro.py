@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -79,6 +80,10 @@ def test_an_opened_session_is_that_session(server, page, tmp_path: Path) -> None
     assert f"session{first['id']}" in dl.value.suggested_filename
     stamp = first["name"].split(" ", 1)[1].replace("-", "").replace(":", "").replace(" ", "-")
     assert stamp in dl.value.suggested_filename, (stamp, dl.value.suggested_filename)
+    # The flame graph's title says which session and when it was captured (UTC).
+    svg = _bytes(f"{server.url}api/export/svg").decode("utf-8")
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(first["started_at"]))
+    assert f"captured {when} · session {first['id']}" in svg
     _shot(pg, "opened-session-1280")
     # A new Start shows the live capture again.
     pg.get_by_role("button", name="Start", exact=True).click()
