@@ -1,6 +1,6 @@
 // Device card, the four controls, the health panel and the state dot in the top bar.
 
-import { fmtHz, fmtInt, fmtPct, fmtRate, fmtTime, hex32 } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtRate, fmtTime, fmtWhen, hex32 } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -89,12 +89,40 @@ export function initDevice(ctx) {
     wasReplaying = !!replay;
   }
 
+  // A stored session shown (opened, its replay over): its own figures, not the device's.
+  function storedShown(state) {
+    const h = state?.health || {};
+    return h.opened && !h.replay && h.state !== "profiling" ? h.opened : null;
+  }
+
+  // One line above the tabs: live, a replay, or which stored session the views show.
+  function renderSource(state) {
+    const h = state?.health || {};
+    const line = $("source-line");
+    const opened = h.opened;
+    const records = h.profile_records ? plainRecords(h.profile_records) : "no records yet";
+    let kind = "Live";
+    let text = state?.connected ? `${state?.device?.label || "device"} · ${records}` : "No device connected";
+    if (opened) {
+      kind = h.replay ? "Replay" : "Stored session";
+      const total = opened.records != null ? plainRecords(opened.records) : records;
+      text = `${opened.id} · ${opened.name} · captured ${fmtWhen(opened.captured_at)} · ${h.replay ? `${fmtInt(h.replay.received)} of ` : ""}${total}`;
+    }
+    line.className = `source-line ${opened ? (h.replay ? "replay" : "stored") : "live"}`;
+    $("source-kind").textContent = kind;
+    $("source-text").textContent = text;
+    line.title = `${kind}: ${text}`;
+  }
+  const plainRecords = (n) => `${fmtInt(n)} record${n === 1 ? "" : "s"}`;
+
   function renderDevice(state) {
-    const d = state?.device || {};
-    const connected = !!state?.connected;
+    const stored = storedShown(state);
+    const d = stored ? storedDevice(stored) : state?.device || {};
+    const connected = !!state?.connected || !!stored;
     const kind = $("device-kind");
-    kind.hidden = !connected || !(d.simulated || d.replay);
-    kind.textContent = d.replay ? "Replay" : d.kind === "qs" ? "Simulated QS target" : "Simulated device";
+    kind.hidden = !connected || !(d.simulated || d.replay || stored);
+    kind.textContent = stored ? `Stored session ${stored.id}` : d.replay ? "Replay"
+      : d.kind === "qs" ? "Simulated QS target" : "Simulated device";
     // Keep the last device's figures readable, but plainly not live.
     $("device-card").classList.toggle("stale", !connected);
     $("fw-version").textContent = d.fw_version || "—";
@@ -105,7 +133,10 @@ export function initDevice(ctx) {
     $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
     const badge = $("build-badge");
     const check = d.build_check || { state: "unknown", message: "" };
-    if (!connected) {
+    if (stored) {
+      badge.className = "badge neutral";
+      badge.textContent = `Figures of stored session ${stored.id}; Start captures from the device`;
+    } else if (!connected) {
       badge.className = "badge neutral";
       badge.textContent = state?.elf ? `ELF ${state.elf.label} — connect to check the build ID` : "No device";
     } else {
@@ -130,8 +161,28 @@ export function initDevice(ctx) {
     note.textContent = notes.join(" · ");
   }
 
+  function storedDevice(stored) {
+    const m = stored.metadata || {};
+    return {
+      fw_version: m.fw_version, mcu_clock_hz: m.mcu_clock_hz, timer_freq: m.timer_freq,
+      device_build_id: m.elf_build_id, label: `Stored session ${stored.id} (${stored.name})`,
+      build_check: { state: "unknown", message: "" },
+    };
+  }
+
+  // A stored session keeps its received count, CRC errors and malformed packets; the
+  // device's own counters (captured, overflows) were never stored.
+  function storedHealth(h, stored) {
+    return {
+      ...h, received: stored.records ?? h.profile_records, captured: null, overflows: null,
+      buffer_usage: null, crc_errors: stored.crc_errors || 0, malformed: stored.malformed || 0,
+      bytes_per_s: null, records_per_s: null, overflow_warning: false,
+    };
+  }
+
   function renderHealth(state) {
-    const h = state?.health || {};
+    const stored = storedShown(state);
+    const h = stored ? storedHealth(state.health, stored) : state?.health || {};
     const conn = $("conn-state");
     const label = h.state || "disconnected";
     conn.className = `conn-state ${label}`;
@@ -165,7 +216,8 @@ export function initDevice(ctx) {
     ov.textContent = h.overflows == null ? "—" : fmtInt(h.overflows);
     ov.className = `mono mp-only ${h.overflow_warning ? "bad" : ""}`;
     const cap = $("h-captured");
-    cap.textContent = h.captured == null ? "—" : fmtInt(h.captured);
+    const age = label === "profiling" && h.status_age_s != null ? ` · ${h.status_age_s.toFixed(1)} s ago` : "";
+    cap.textContent = h.captured == null ? "—" : `${fmtInt(h.captured)}${age}`;
     cap.title = h.status_age_s == null ? "" : `device status ${h.status_age_s.toFixed(1)} s ago`;
     $("h-received").textContent = fmtInt(h.received);
     $("h-inflight").textContent = h.captured == null ? "—" : fmtInt(h.in_flight || 0);
@@ -173,10 +225,12 @@ export function initDevice(ctx) {
     loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
     loss.className = `mono mp-only ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
     const rec = $("h-reconcile");
-    rec.hidden = h.captured == null || label === "disconnected" || !!qsh;
-    rec.textContent = label === "profiling"
+    rec.hidden = (h.captured == null || !!qsh) && !stored;
+    rec.textContent = stored
+      ? `Stored session ${stored.id}: ${fmtInt(h.received)} records as recorded. Its device counters were not stored.`
+      : label === "profiling"
       ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
-      : `After Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
+      : `${label === "disconnected" ? "At Disconnect" : "After Stop"}: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;
     $("h-bytes").textContent = fmtRate(h.bytes_per_s, "B");
     $("h-records").textContent = fmtRate(h.records_per_s, "rec");
     const crc = $("h-crc");
@@ -192,8 +246,6 @@ export function initDevice(ctx) {
     warn.hidden = warnings.length === 0;
     warn.textContent = warnings.join(" ");
     lastOverflows = h.overflows;
-    const info = $("capture-info");
-    info.textContent = h.profile_records ? `${fmtInt(h.profile_records)} records` : "";
   }
 
   // Coverage of the whole capture, from each live flame update.
@@ -209,6 +261,7 @@ export function initDevice(ctx) {
     renderDevice(state);
     renderControls(state);
     renderHealth(state);
+    renderSource(state);
   });
   return { lastOverflows: () => lastOverflows };
 }

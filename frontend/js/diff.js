@@ -38,6 +38,16 @@ const STYLE = `
   border-radius: 10px; background: var(--panel-2); line-height: 1.6; }
 .cmp-empty-title { font-size: 15px; font-weight: 600; margin-bottom: 6px; }
 .cmp-empty ol { margin: 0 0 10px; padding-left: 20px; }
+.cmp-verdict { padding: 6px 10px; border-bottom: 1px solid var(--line); font-size: 12.5px; }
+.cmp-verdict .headline { font-weight: 650; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+.cmp-verdict .headline .pill { font-size: 11px; }
+.cmp-verdict.ok .headline .pill { background: var(--green-bg); color: var(--green); border: 1px solid var(--green); }
+.cmp-verdict.fail .headline .pill { background: var(--red-bg); color: var(--red); border: 1px solid var(--red); }
+.cmp-verdict .gate { color: var(--muted); margin-top: 2px; }
+.cmp-verdict .sections { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 3px; }
+.cmp-verdict .sections b { font-weight: 600; }
+.cmp #cmp-threshold, .cmp #cmp-confidence { width: 64px; }
+.cmp td.noise { color: var(--muted); }
 `;
 
 // Colour strength follows the size of the change in points of self-time share: full
@@ -103,6 +113,11 @@ export async function mount(container, ctx) {
   const svgLink = el("a", { class: "btn small secondary", id: "cmp-export-svg", download: "", hidden: true }, "Diff SVG");
   const auto = el("input", { type: "checkbox", id: "cmp-auto", checked: true,
     onchange: () => { liveAuto = auto.checked; } });
+  const thresholdIn = el("input", { type: "number", id: "cmp-threshold", min: "0", step: "1", value: "10",
+    "aria-label": "Threshold (%)", title: "A function fails when it grew more than this (mcuprof compare --threshold)" });
+  const confidenceIn = el("input", { type: "number", id: "cmp-confidence", min: "0", max: "99.9", step: "any", value: "95",
+    "aria-label": "Confidence (%)", title: "A change counts when its interval at this confidence excludes zero (--confidence)" });
+  const verdictBox = el("div", { class: "cmp-verdict", id: "cmp-verdict", role: "status", hidden: true });
   const summary = el("div", { class: "cmp-summary", id: "cmp-summary" },
     "Pick a baseline and a session (or the live capture), then Compare.");
   const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" });
@@ -110,7 +125,7 @@ export async function mount(container, ctx) {
   const tip = el("div", { class: "cmp-tip", hidden: true });
   const legendLo = el("span", { class: "mono" }, "");
   const legendHi = el("span", { class: "mono" }, "");
-  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share — ",
+  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share of the functions the verdict calls changed (the rest pale) — ",
     el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
     el("span", { class: "cmp-legend" }, legendLo, el("span", { class: "ramp" }), legendHi),
     " Click a frame to zoom, the root to reset.");
@@ -119,10 +134,12 @@ export async function mount(container, ctx) {
       el("label", { class: "muted" }, "Base ", baseSel),
       el("label", { class: "muted" }, "New ", newSel),
       runBtn,
+      el("label", { class: "muted" }, "Threshold ", thresholdIn, "%"),
+      el("label", { class: "muted" }, "Confidence ", confidenceIn, "%"),
       el("label", { class: "muted", title: "Recompute while the live capture grows" }, auto, " follow live"),
       el("span", { class: "spacer" }),
       filter, folded, svgLink),
-    summary, legend, flameBox, tableBox, tip);
+    verdictBox, summary, legend, flameBox, tableBox, tip);
   container.replaceChildren(root);
   document.body.appendChild(tip);
 
@@ -210,7 +227,8 @@ export async function mount(container, ctx) {
     if (!baseSel.value || !newSel.value) return;
     const seq = ++requestSeq;
     const action = async () => {
-      const out = await ctx.api.getJSON("/api/sessions/diff", { base: baseSel.value, new: newSel.value, max_nodes: 3000 });
+      const out = await ctx.api.getJSON("/api/sessions/diff", { base: baseSel.value, new: newSel.value, max_nodes: 3000,
+        threshold: `${thresholdIn.value || 10}%`, confidence: `${confidenceIn.value || 0}%` });
       if (seq !== requestSeq) return; // a newer choice was made while this one computed
       data = out;
       zoom = null;
@@ -250,9 +268,50 @@ export async function mount(container, ctx) {
       f.rate_new = ns > 0 && f.calls.new != null ? f.calls.new / ns : null;
       f.rate_pct = f.rate_base && f.rate_new != null ? (100 * (f.rate_new - f.rate_base)) / f.rate_base : null;
     }
+    renderVerdict();
     renderFlame();
     renderTable();
   }
+
+  // ---------------------------------------------------------------- verdict
+
+  // `mcuprof compare`'s report on this pair, computed by the server with the CLI's code:
+  // the same sections, threshold and confidence, so the tab and the CI gate agree.
+  function renderVerdict() {
+    const v = data.verdict;
+    verdictBox.hidden = !v;
+    if (!v) return;
+    const what = `${v.metric} time per call`;
+    const thr = `${+v.threshold_pct.toFixed(3)}%`;
+    verdictBox.className = `cmp-verdict ${v.failed ? "fail" : "ok"}`;
+    const headline = v.failed
+      ? `FAIL: ${v.regressions.length} function(s) grew more than ${thr} (${what})`
+      : `OK: no function grew more than ${thr} (${what})${v.within_noise.length ? " — the larger changes are within noise" : ""}`;
+    const g = v.gate;
+    const gate = g.confidence > 0
+      ? `Compared ${v.compared} functions. A change counts when its ${+(g.confidence * 100).toFixed(2)}% interval excludes zero: ` +
+        `${g.test}, ${(g.per_function_confidence * 100).toFixed(2)}% per function (Bonferroni over ${g.tested}); ` +
+        `under ${Math.max(g.min_calls, 2)} calls a function is not gated.`
+      : `Compared ${v.compared} functions on the point change alone (confidence 0).`;
+    const section = (key, title) => {
+      const rows = v[key];
+      const names = rows.slice(0, 4).map((r) => `${shortName(r.key)} ${pct(r.change_pct)}` +
+        (r.ci_pct ? ` [${pct(r.ci_pct[0])}…${pct(r.ci_pct[1])}]` : ""));
+      return el("span", { "data-section": key }, el("b", {}, `${title}: ${rows.length}`),
+        names.length ? ` — ${names.join(", ")}${rows.length > 4 ? ", …" : ""}` : "");
+    };
+    verdictBox.replaceChildren(
+      el("div", { class: "headline" }, el("span", { class: "pill", id: "cmp-verdict-pill" }, v.failed ? "regressed" : "within noise"),
+        el("span", { id: "cmp-verdict-text" }, headline)),
+      el("div", { class: "sections" }, section("regressions", "Regressed"), section("improvements", "Improved"),
+        section("within_noise", "Within noise"), section("too_few_calls", "Too few calls")),
+      el("div", { class: "gate" }, gate));
+    verdictOf = new Map();
+    for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
+      for (const r of v[key]) verdictOf.set(r.key, tag);
+    }
+  }
+  let verdictOf = new Map();
 
   // ---------------------------------------------------------------- flame graph
 
@@ -315,7 +374,9 @@ export async function mount(container, ctx) {
       rect.setAttribute("y", String(y));
       rect.setAttribute("width", Math.max(0.5, w - 0.5).toFixed(2));
       rect.setAttribute("height", String(ROW - 1));
-      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(node.delta, scale));
+      // With a verdict, colour only the functions the gate calls changed (as the table).
+      const real = !data.verdict || ["up", "down"].includes(verdictOf.get(node.name));
+      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(real ? node.delta : 0, scale));
       g.appendChild(rect);
       const fits = Math.floor((w - 6) / 6.6);
       const label = node === tree ? node.name : shortName(node.name);
@@ -390,13 +451,18 @@ export async function mount(container, ctx) {
         if (unit === "pct") text = pct(v);
         else if (unit === "pts") text = v === null || v === undefined ? "—" : `${v > 0 ? "+" : ""}${v.toFixed(2)}`;
         else text = num(v, unit);
-        const cls = (unit === "pct" || unit === "pts" || key === "self_delta") && v ? (v > 0 ? "up" : "down") : "";
+        // Red and blue only on the gated metric, and only where the gate says the change
+        // is real (as `mcuprof compare`); other changes are shown plain.
+        const gated = data.verdict ? `${data.verdict.metric}_mean_pct` : null;
+        const judged = gated ? (key === gated ? verdictOf.get(f.key) || "noise" : "") : v > 0 ? "up" : "down";
+        const cls = (unit === "pct" || unit === "pts" || key === "self_delta") && v ? judged : "";
         return el("td", { class: cls }, text);
       })));
     tableBox.replaceChildren(el("table", { class: "grid", id: "cmp-functions" }, el("thead", {}, head), el("tbody", {}, body)));
   }
 
   filter.addEventListener("input", () => { if (data) renderTable(); });
+  for (const input of [thresholdIn, confidenceIn]) input.addEventListener("change", () => run());
   baseSel.addEventListener("change", () => { chosen = true; run(); });
   newSel.addEventListener("change", () => { chosen = true; run(); });
   window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") renderFlame(); }, 200));

@@ -2,7 +2,9 @@
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
 import { FlameCanvas } from "./flamecanvas.js";
-import { esc, fmtCalls, fmtPct, fmtTime, throttle } from "./format.js";
+import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
+
+const ROW_PX = 20; // flame row height in CSS px (speedscope: about 20)
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -26,9 +28,12 @@ export function initFlame(ctx, live) {
   const zoomMs = [];
   ctx.flameZoomMs = zoomMs;
 
-  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), maxRow: 96 });
-  const callers = new FlameCanvas($("sw-callers"), { flip: true, maxRow: 28 });
-  const callees = new FlameCanvas($("sw-callees"), { maxRow: 28 });
+  // Compact fixed rows, as speedscope: a deep graph scrolls, a shallow one leaves room
+  // below rather than stretching each frame to fill the panel.
+  const rows = { minRow: ROW_PX, maxRow: ROW_PX };
+  const main = new FlameCanvas($("flame-plot"), { onZoom: () => renderPath(), ...rows });
+  const callers = new FlameCanvas($("sw-callers"), { flip: true, ...rows });
+  const callees = new FlameCanvas($("sw-callees"), rows);
   ctx.flame = main;
   ctx.sandwich = { callers, callees };
 
@@ -47,18 +52,49 @@ export function initFlame(ctx, live) {
   }
 
   function redrawSandwich() {
-    // Callers get the height their rows need (often a few), callees the rest.
+    // Callers get the height their rows need (often a few), callees the rest. The pane's
+    // own height is the room: a floor above it left a blank row at the top and the
+    // function's own row (at the bottom) scrolled out of sight.
     const total = sandwichBox.clientHeight - 60;
-    const want = callers.levels() * 24 + 6;
-    $("sw-callers-area").style.flex = `0 0 ${Math.max(40, Math.min(Math.round(total * 0.5), want))}px`;
+    const want = callers.levels() * ROW_PX + 2;
+    $("sw-callers-area").style.flex = `0 0 ${Math.max(ROW_PX + 2, Math.min(Math.round(total * 0.5), want))}px`;
+    renderSwTable();
     for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
       const box = $(id);
-      const room = Math.max(80, box.clientHeight);
+      const room = Math.max(ROW_PX, box.clientHeight);
       const h = fc.fit(room);
       fc.draw(box.clientWidth, h);
       if (fc.flip && h > room) box.scrollTop = box.scrollHeight;
     }
   }
+
+  // speedscope's sandwich table: every function by self time; a row picks it.
+  const swBody = document.querySelector("#sw-table tbody");
+  let swRows = null;
+  function renderSwTable() {
+    const fns = data?.functions;
+    if (!swRows && fns) {
+      ctx.run(async () => {
+        const out = await ctx.api.getJSON("/api/functions", ctx.windowParams());
+        swRows = out.functions.sort((a, b) => b.self_us - a.self_us);
+        renderSwTable();
+      });
+      return;
+    }
+    if (!swRows) return;
+    swBody.innerHTML = swRows.map((r) =>
+      `<tr data-fid="${r.fid}" class="${r.fid === sandwichFid ? "selected" : ""}">` +
+      `<td class="name" title="${esc(r.name)}">${esc(shortName(r.label || r.name))}</td>` +
+      `<td class="num">${esc(fmtTime(r.self_us))}</td><td class="num">${esc(fmtTime(r.total_us))}</td></tr>`).join("");
+  }
+  swBody.addEventListener("click", (ev) => {
+    const tr = ev.target.closest("tr[data-fid]");
+    if (!tr) return;
+    const row = swRows.find((r) => r.fid === Number(tr.dataset.fid));
+    ctx.emit("select-function", { fid: Number(tr.dataset.fid), name: row?.name, from: "sandwich" });
+  });
+  ctx.on("version", () => { swRows = null; });
+  ctx.on("window", () => { swRows = null; });
 
   function setMatch() {
     const q = search.value.trim();
@@ -66,9 +102,39 @@ export function initFlame(ctx, live) {
     if (q) {
       try { re = new RegExp(q, "i"); } catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
     }
-    for (const fc of [main, callers, callees]) fc.match = re;
+    // Only the main graph: the sandwich's halves show one function's callers and callees,
+    // which greyed out entirely while a search was active.
+    main.match = re;
     const m = main.matches();
-    matchesEl.textContent = !m ? "" : m.frames ? `${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
+    if (!m || !m.frames) main.currentI = -1;
+    $("flame-prev").disabled = $("flame-next").disabled = !m || !m.frames;
+    // Stepping goes through the matches drawn (a frame under 0.3 px is not): count those.
+    const list = main.currentI > 0 ? hits() : [];
+    const at = list.length ? `match ${list.indexOf(main.currentI) + 1} of ${list.length} · ` : "";
+    matchesEl.textContent = !m ? "" : m.frames ? `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
+  }
+
+  // Matching frames on screen, left to right and root first: what next / previous step through.
+  function hits() {
+    if (!main.match) return [];
+    return main.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && main.match.test(r.name))
+      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+  }
+
+  function step(by) {
+    const list = hits();
+    if (!list.length) return;
+    const k = list.indexOf(main.currentI);
+    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
+    main.currentI = list[(from + by + list.length) % list.length];
+    const r = main.rects.find((x) => x.i === main.currentI);
+    if (r && r.fid >= 0) {
+      sandwichFid = r.fid;
+      ctx.emit("select-function", { fid: r.fid, name: r.name, from: "search" });
+    }
+    setMatch();
+    redraw();
+    if (r) area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
   }
 
   function describe(d) {
@@ -165,6 +231,7 @@ export function initFlame(ctx, live) {
     else ctx.run(async () => show(await ctx.api.getJSON("/api/flame"), null));
   });
   ctx.on("capture-start", () => main.reset());
+  ctx.on("theme", () => redraw());
   ctx.on("select-function", (sel) => {
     const fid = sel ? sel.fid : null;
     for (const fc of [main, callers, callees]) fc.selectedFid = fid;
@@ -193,7 +260,7 @@ export function initFlame(ctx, live) {
   flipBtn.addEventListener("click", () => {
     flip = !flip;
     flipBtn.setAttribute("aria-pressed", String(flip));
-    flipBtn.textContent = flip ? "Root at bottom" : "Root at top";
+    flipBtn.textContent = flip ? "Root to top" : "Root to bottom"; // what a click does
     redraw();
   });
 
@@ -243,6 +310,15 @@ export function initFlame(ctx, live) {
     tip.style.top = `${Math.max(4, y)}px`;
   }
 
+  // After a zoom the clicked frame moves only if the graph's height changed (root at
+  // the bottom): scroll so it is again under the pointer.
+  function keepUnderPointer(fc, i, clientY, under) {
+    const now = fc.rects.find((x) => x.i === i);
+    if (!now) return;
+    const top = fc.canvas.getBoundingClientRect().top;
+    area.scrollTop += top + now.y + under - clientY;
+  }
+
   function wire(fc, kind) {
     fc.canvas.addEventListener("mousemove", (ev) => tooltip(fc, ev, kind));
     fc.canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
@@ -251,8 +327,11 @@ export function initFlame(ctx, live) {
       const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
       if (!r) return;
       if (kind === "main" && mode !== "sandwich") {
-        fc.zoom(r.i === fc.focus ? fc.data.parent[r.i] : r.i);
+        const target = r.i === fc.focus ? fc.data.parent[r.i] : r.i;
+        const under = ev.clientY - rect.top - r.y; // the pointer's place in its frame
+        fc.zoom(target);
         redraw();
+        keepUnderPointer(fc, r.i, ev.clientY, under);
         requestAnimationFrame(() => zoomMs.push(performance.now() - ev.timeStamp));
         if (r.fid >= 0) ctx.emit("select-function", { fid: r.fid, name: r.name, from: "flame" });
       } else if (r.fid >= 0 && kind !== "main") {
@@ -274,22 +353,30 @@ export function initFlame(ctx, live) {
   document.addEventListener("keydown", (ev) => {
     if (ctx.view !== "flame" || ev.key !== "Escape") return;
     if (ev.target instanceof HTMLInputElement && ev.target !== search) return;
-    if (main.back()) { redraw(); ev.preventDefault(); }
+    if (main.back()) { redraw(); ev.preventDefault(); return; }
+    if (ctx.selected || search.value) {
+      ev.preventDefault();
+      if (search.value) { search.value = ""; setMatch(); redraw(); }
+      if (ctx.selected) ctx.emit("select-function", null);
+    }
   });
-  search.addEventListener("input", () => { setMatch(); redraw(); });
+  search.addEventListener("input", () => { main.currentI = -1; setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {
-    // Enter picks the first matching function for the sandwich view.
+    // Enter steps to the next match (Shift: previous) and selects its function; in the
+    // sandwich view it shows the first matching function.
     if (ev.key !== "Enter" || !main.data || !main.match) return;
+    ev.preventDefault();
+    if (mode !== "sandwich") { step(ev.shiftKey ? -1 : 1); return; }
     const t = main.data;
     for (let i = 1; i < t.n; i++) {
       if (t.fids[i] >= 0 && main.match.test(t.names[i])) {
-        sandwichFid = t.fids[i];
         ctx.emit("select-function", { fid: t.fids[i], name: t.names[i], from: "search" });
-        if (mode !== "sandwich") setMode("sandwich");
         return;
       }
     }
   });
+  $("flame-next").addEventListener("click", () => step(1));
+  $("flame-prev").addEventListener("click", () => step(-1));
   $("flame-reset").addEventListener("click", () => { main.reset(); redraw(); });
 
   let lastSize = "";

@@ -3,11 +3,12 @@
 // labels and colours are the same everywhere. Input: the server's icicle payload
 // (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
 
-import { fitLabel, nameColor } from "./format.js";
+import { fitLabel, nameColor, themeColor } from "./format.js";
 
-const ROOT_COLOR = "#3b4350";
-const OTHER_COLOR = "#4a525e";
-const DIM_COLOR = "#2a3039";
+let ROOT_COLOR = "#3b4350";
+let OTHER_COLOR = "#4a525e";
+let DIM_COLOR = "#2a3039";
+let PALE_TEXT = "#d6dbe2"; // labels on the root, "other" and dimmed frames
 const GAP = 1; // px between frames, as in speedscope
 
 export class FlameCanvas {
@@ -22,6 +23,7 @@ export class FlameCanvas {
     this.history = [];
     this.match = null; // RegExp or null: frames that do not match are dimmed
     this.selectedFid = null; // frames of this function get an outline
+    this.currentI = -1; // the search match stepped to (next / previous): a thicker outline
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
@@ -98,6 +100,11 @@ export class FlameCanvas {
       canvas.style.height = `${height}px`;
     }
     const g = canvas.getContext("2d");
+    // The light theme greys differ: read them at each draw (a toggle redraws).
+    ROOT_COLOR = themeColor("--frame-root", "#3b4350");
+    OTHER_COLOR = themeColor("--frame-other", "#4a525e");
+    DIM_COLOR = themeColor("--frame-dim", "#2a3039");
+    PALE_TEXT = themeColor("--frame-pale-text", "#d6dbe2");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
     this.rects = [];
@@ -136,7 +143,11 @@ export class FlameCanvas {
       g.globalAlpha = ancestors.has(i) ? 0.72 : 1; // ancestors read as context
       g.fillRect(x, y, Math.max(0.5, w - (w > 2 ? GAP : 0)), h);
       g.globalAlpha = 1;
-      if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
+      if (i === this.currentI) {
+        g.strokeStyle = "#4c9aff";
+        g.lineWidth = 3;
+        g.strokeRect(x + 1.5, y + 1.5, Math.max(1, w - GAP - 3), h - 3);
+      } else if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
         g.strokeStyle = "#ffffff";
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
@@ -145,7 +156,7 @@ export class FlameCanvas {
       if (w >= minText) {
         text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? "#d6dbe2" : "#15181d";
+          g.fillStyle = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : "#15181d";
           g.fillText(text, x + 4, y + h / 2 + 0.5);
         }
       }

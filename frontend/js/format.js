@@ -32,18 +32,42 @@ export function plural(n, word, many = `${word}s`) {
   return `${fmtInt(n)} ${Math.round(n) === 1 ? word : many}`;
 }
 
-// The longest prefix of `text` that fits `room` px, cut with "…"; "" when not even
-// one character and the ellipsis fit.
+// `text` cut in the middle to fit `room` px, keeping both ends ("TIMER1…ndler", as
+// speedscope): the start names the module, the end tells handlers and variants apart.
+// "" when not even one character of each end and the ellipsis fit.
 export function fitLabel(text, room, measure) {
   if (measure(text) <= room) return text;
+  const cut = (k) => `${text.slice(0, Math.ceil(k / 2))}…${text.slice(text.length - Math.floor(k / 2))}`;
   let lo = 0;
   let hi = text.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (measure(text.slice(0, mid) + "…") <= room) lo = mid;
+    if (measure(cut(mid)) <= room) lo = mid;
     else hi = mid - 1;
   }
-  return lo >= 1 ? `${text.slice(0, lo)}…` : "";
+  return lo >= 2 ? cut(lo) : "";
+}
+
+// A colour of the page's theme (a CSS custom property), for canvases; the fallback
+// where the page defines none (the standalone HTML export keeps the dark palette).
+export function themeColor(name, fallback) {
+  if (typeof getComputedStyle !== "function") return fallback;
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+// Microseconds at full precision ("2,243,117 µs"; fractions to the ns), for details.
+export function fmtUs(us) {
+  if (us === null || us === undefined) return "—";
+  return `${us.toLocaleString("en-US", { maximumFractionDigits: 3 })} µs`;
+}
+
+// Wall-clock seconds as local "YYYY-MM-DD HH:MM:SS".
+export function fmtWhen(t) {
+  if (!t) return "—";
+  const d = new Date(t * 1000);
+  const pad = (x) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 export function fmtInt(n) {

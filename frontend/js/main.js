@@ -32,7 +32,30 @@ function mountModule(file, containerId) {
   };
 }
 
+// Light or dark: the system's choice until the toggle picks one (kept in localStorage).
+function initTheme(ctx) {
+  const system = window.matchMedia("(prefers-color-scheme: light)");
+  const button = document.getElementById("theme-toggle");
+  const stored = () => { try { return localStorage.getItem("mcuprof-theme"); } catch { return null; } };
+  function apply() {
+    const theme = stored() || (system.matches ? "light" : "dark");
+    document.documentElement.dataset.theme = theme;
+    button.setAttribute("aria-label", theme === "light" ? "Dark theme" : "Light theme");
+    button.innerHTML = theme === "light" ? "&#x263E;" : "&#x263C;";
+    ctx.emit("theme", theme);
+  }
+  button.addEventListener("click", () => {
+    const next = document.documentElement.dataset.theme === "light" ? "dark" : "light";
+    try { localStorage.setItem("mcuprof-theme", next); } catch { /* private mode: this page only */ }
+    document.documentElement.dataset.theme = next;
+    apply();
+  });
+  system.addEventListener("change", apply);
+  apply();
+}
+
 function start() {
+  initTheme(ctx);
   initDevice(ctx);
   initConnection(ctx);
   const live = connectLive(ctx, { onMessage });
@@ -98,6 +121,22 @@ function start() {
       ctx.emit("version", version);
     }
   }
+
+  // The selected function, named on screen (it greys the others out); Esc or × clears it.
+  const chip = document.getElementById("selection-chip");
+  ctx.selected = null;
+  ctx.on("select-function", (sel) => {
+    ctx.selected = sel;
+    chip.hidden = !sel;
+    if (sel) chip.querySelector(".chip-text").textContent = `Selected: ${sel.name || `function ${sel.fid}`}`;
+  });
+  document.getElementById("selection-clear").addEventListener("click", () => ctx.emit("select-function", null));
+  document.addEventListener("keydown", (ev) => {
+    // The flame view's own Esc handler first steps back out of a zoom, then clears.
+    if (ev.key !== "Escape" || ctx.view === "flame" || !ctx.selected) return;
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement) return;
+    ctx.emit("select-function", null);
+  });
 
   // Fresh file-name stem and ELF list after actions that change them.
   ctx.on("refresh", () => ctx.run(async () => ctx.emit("state", await ctx.api.getJSON("/api/state"))));

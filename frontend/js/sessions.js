@@ -2,7 +2,7 @@
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtInt, fmtPct, fmtRate, fmtTime } from "./format.js";
+import { fmtInt, fmtPct, fmtRate, fmtTime, fmtWhen } from "./format.js";
 
 const STYLE = `
 .sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
@@ -64,13 +64,6 @@ function fmtBytes(n) {
   if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
   if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
   return `${n} B`;
-}
-
-function fmtWhen(t) {
-  if (!t) return "—";
-  const d = new Date(t * 1000);
-  const pad = (x) => String(x).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 export async function mount(container, ctx) {
@@ -216,6 +209,10 @@ export async function mount(container, ctx) {
     const name = el("input", { type: "text", id: "sess-name", value: s.name, maxlength: "200", "aria-label": "Session name" });
     const notes = el("textarea", { id: "sess-notes", "aria-label": "Notes", maxlength: "20000" });
     notes.value = s.notes || "";
+    // Enter in the name saves, as in any form with one line to edit.
+    name.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") { ev.preventDefault(); save(s, name.value, notes.value); }
+    });
     const info = el("dl", { class: "kv", id: "sess-info" });
     const meta = s.metadata;
     const kv = [

@@ -4,12 +4,12 @@
 // stretched meanwhile so the view follows the hand at once. W/S zoom, A/D pan, the wheel
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
-import { esc, fitLabel, fmtInt, fmtTime, nameColor, plural, shortName, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
 const MIN_ROW = 16;
 const MAX_ROW = 64;
-const DIM = "#2a3039";
+let DIM = "#2a3039"; // the theme's, read at each draw
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
 export function initTimeline(ctx) {
@@ -28,11 +28,13 @@ export function initTimeline(ctx) {
   let rects = [];
   let rowPx = 20;
   let selectedFid = null;
+  let picked = null; // the clicked call {start, depth}: outlined while its details show
   let inflight = false;
   let again = false;
   let stale = true;
   let mouseX = null;
-  const api = { rects: () => rects, view: () => current(), rowPx: () => rowPx };
+  const api = {
+    picked: () => picked, rects: () => rects, view: () => current(), rowPx: () => rowPx };
   ctx.timeline = api;
 
   function current() {
@@ -118,6 +120,7 @@ export function initTimeline(ctx) {
     g.clearRect(0, 0, W, H);
     const [a, b] = current();
     const scale = W / (b - a || 1);
+    DIM = themeColor("--frame-dim", "#2a3039");
     drawAxis(g, W, H, a, b);
     if (ctx.window) {
       const x0 = (ctx.window[0] - a) * scale;
@@ -152,11 +155,17 @@ export function initTimeline(ctx) {
       if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
         text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === DIM ? "#8b95a3" : "#15181d";
+          g.fillStyle = fill === DIM ? themeColor("--muted", "#8b95a3") : "#15181d";
           g.fillText(text, cx + 4, y + rowPx / 2);
         }
       }
-      rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i] });
+      if (picked && picked.depth === data.depth[i] && picked.start === data.start_us[i]) {
+        g.strokeStyle = "#ffffff";
+        g.lineWidth = 2;
+        g.strokeRect(cx + 1, y + 1, Math.max(1, cw - 3), rowPx - 3);
+      }
+      rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i],
+        start: data.start_us[i] });
     }
     const shown = b - a;
     info.textContent = `${fmtInt(data.records)} calls in view · ${fmtTime(shown)} of ${fmtTime(range[1] - range[0])}` +
@@ -177,15 +186,15 @@ export function initTimeline(ctx) {
   }
 
   function drawAxis(g, W, H, a, b) {
-    g.fillStyle = "#12161b";
+    g.fillStyle = themeColor("--axis-bg", "#12161b");
     g.fillRect(0, 0, W, AXIS_PX);
     const origin = range ? range[0] : a;
     const step = niceStep(b - a, W);
     const first = Math.ceil((a - origin) / step) * step;
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
-    g.strokeStyle = "#272e38";
-    g.fillStyle = "#8b95a3";
+    g.strokeStyle = themeColor("--line", "#272e38");
+    g.fillStyle = themeColor("--muted", "#8b95a3");
     g.lineWidth = 1;
     for (let t = first; t <= b - origin; t += step) {
       const x = Math.round((t + origin - a) * (W / (b - a))) + 0.5;
@@ -195,7 +204,7 @@ export function initTimeline(ctx) {
       g.stroke();
       g.fillText(axisLabel(t, step), x + 3, AXIS_PX / 2);
     }
-    g.strokeStyle = "#323a46";
+    g.strokeStyle = themeColor("--line-2", "#323a46");
     g.beginPath();
     g.moveTo(0, AXIS_PX - 0.5);
     g.lineTo(W, AXIS_PX - 0.5);
@@ -207,7 +216,7 @@ export function initTimeline(ctx) {
     const W = overview.clientWidth;
     const H = 40;
     const g = sizeCanvas(overview, W, H);
-    g.fillStyle = "#12161b";
+    g.fillStyle = themeColor("--axis-bg", "#12161b");
     g.fillRect(0, 0, W, H);
     if (!whole || whole.empty || !range) return;
     const levels = Math.max(1, whole.max_depth + 1);
@@ -243,6 +252,8 @@ export function initTimeline(ctx) {
     const start = data.start_us[r.i];
     const dur = data.dur_us[r.i];
     const origin = range ? range[0] : 0;
+    picked = { start, depth: r.depth };
+    draw();
     if (r.count > 1) {
       details.hidden = false;
       details.innerHTML = `<header><b>${esc(plural(r.count, "call"))} merged</b>` +
@@ -264,17 +275,26 @@ export function initTimeline(ctx) {
       '<button type="button" class="x" aria-label="Close details">&times;</button></header>' +
       `<div class="full muted">${esc(d.name)}</div>` +
       `<dl class="kv"><dt>File</dt><dd title="${esc(where)}">${esc(where)}</dd>` +
-      `<dt>Start</dt><dd>${esc(fmtTime(d.since_start_us))}</dd>` +
-      `<dt>Duration</dt><dd>${esc(fmtTime(d.dur_us))}</dd>` +
-      `<dt>Self</dt><dd>${esc(fmtTime(d.self_us))}</dd>` +
+      `<dt>Start</dt><dd title="${esc(fmtTime(d.since_start_us))} after the capture began">${esc(fmtUs(d.since_start_us))}</dd>` +
+      `<dt>Duration</dt><dd title="${esc(fmtTime(d.dur_us))}">${esc(fmtUs(d.dur_us))}</dd>` +
+      `<dt>Self</dt><dd title="${esc(fmtTime(d.self_us))}">${esc(fmtUs(d.self_us))}</dd>` +
       `<dt>Depth</dt><dd>${d.depth}</dd></dl>` +
       `<div class="path-title muted">Call path</div><ol class="callpath">` +
       path.map((p, k) => `<li style="padding-left:${k * 8}px" title="${esc(p)}">${esc(shortName(p))}</li>`).join("") +
       "</ol>";
     api.details = d;
   }
+  function closeDetails() {
+    details.hidden = true;
+    api.details = null;
+    picked = null;
+    draw();
+  }
   details.addEventListener("click", (ev) => {
-    if (ev.target.closest("button.x")) { details.hidden = true; api.details = null; }
+    if (ev.target.closest("button.x")) closeDetails();
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && ctx.view === "timeline" && !details.hidden) closeDetails();
   });
 
   // ---------------------------------------------------------------- mouse and keys
@@ -397,6 +417,7 @@ export function initTimeline(ctx) {
 
   ctx.on("window", () => { if (ctx.view === "timeline") draw(); else stale = true; });
   ctx.on("select-function", (sel) => { selectedFid = sel ? sel.fid : null; draw(); });
+  ctx.on("theme", () => { draw(); drawOverview(); });
   // While live, follow the data at most twice a second.
   const follow = throttle(() => {
     if (ctx.view === "timeline") { fetchAndDraw(); fetchOverview(); }
@@ -405,7 +426,7 @@ export function initTimeline(ctx) {
     stale = true;
     if (ctx.view === "timeline") follow();
   });
-  ctx.on("capture-start", () => { view = null; whole = null; details.hidden = true; });
+  ctx.on("capture-start", () => { view = null; whole = null; details.hidden = true; picked = null; });
 
   let lastSize = "";
   new ResizeObserver(() => {

@@ -42,7 +42,10 @@ class Console:
 
 @pytest.fixture
 def page(chromium: Browser, tmp_path: Path) -> Iterator[tuple[Page, Console]]:
-    context = chromium.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    # Dark, as the screenshots were before the light theme (Playwright defaults to light).
+    context = chromium.new_context(
+        viewport={"width": 1440, "height": 900}, accept_downloads=True, color_scheme="dark"
+    )
     pg = context.new_page()
     console = Console()
     pg.on("console", console.on_message)

@@ -116,8 +116,8 @@ def test_flame_modes_zoom_sandwich_and_selection(server, page) -> None:
         if r["fid"] >= 0:
             colours.setdefault(r["name"], set()).add(r["color"])
     assert colours and all(len(c) == 1 for c in colours.values()), colours
-    pg.get_by_role("button", name="Root at top").click()
-    expect(pg.get_by_role("button", name="Root at bottom")).to_be_visible()
+    pg.get_by_role("button", name="Root to bottom").click()
+    expect(pg.get_by_role("button", name="Root to top")).to_be_visible()
     flipped = pg.evaluate("window.mcuprof.flame.rects")
     root = next(r for r in flipped if r["i"] == 0)
     assert root["y"] + root["h"] >= pg.evaluate("window.mcuprof.flame.canvas.clientHeight") - 2
@@ -126,7 +126,7 @@ def test_flame_modes_zoom_sandwich_and_selection(server, page) -> None:
             assert r["color"] in colours[r["name"]]
     SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(SHOTS / "20-flame-root-at-bottom.png"))
-    pg.get_by_role("button", name="Root at bottom").click()
+    pg.get_by_role("button", name="Root to top").click()
 
     pg.get_by_role("button", name="Bottom-up", exact=True).click()
     pg.wait_for_function("() => window.mcuprof.flame.data.raw.mode === 'bottom-up'")

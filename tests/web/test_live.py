@@ -181,3 +181,35 @@ def test_stop_counts_the_stored_capture_a_few_mb_at_a_time(
     session = idle_client.get("/api/sessions").json()["sessions"][0]
     raw = idle_client.get(f"/api/sessions/{session['id']}/raw").content
     assert session["records"] == summarize(raw)["records"] >= 2000
+
+
+def test_running_device_count_is_never_below_received(tmp_path) -> None:
+    """Issue 24 item 12: the device's count is as of its last status; what arrived since
+    was captured too, so Captured (device) never reads below Received while running."""
+    from mcuprof.protocol import Status
+
+    now = [100.0]
+    settings = Settings(data_dir=tmp_path, autoconnect=False)
+    live = LiveSession(settings, ElfCatalog(settings), None, clock=lambda: now[0])
+    fake = FakeSession()
+    live.session = fake  # type: ignore[assignment]
+    live.state = "profiling"
+    fake.records_received_since_start = 2001
+    live.on_status(Status(True, 0, 2001, 10))
+    fake.records_received_since_start = 2343  # 0.5 s later, no newer status yet
+    now[0] += 0.5
+    h = live.health()
+    assert h["captured"] == 2343 and h["received"] == 2343 and h["in_flight"] == 0
+    assert h["status_age_s"] == 0.5 and h["loss"] == 0
+
+
+def test_normal_actions_log_at_info(idle_client: TestClient) -> None:
+    """Issue 24 item 13: connecting a QS target and our own Disconnect are no warnings."""
+    r = idle_client.post("/api/connect", json={"port": "sim://?proto=qs"}, headers=POST)
+    assert r.status_code == 200, r.text
+    r = idle_client.post("/api/disconnect", headers=POST)
+    assert r.status_code == 200, r.text
+    entries = idle_client.get("/api/log").json()["entries"]
+    connected = [e for e in entries if e["message"].startswith(("connected", "disconnected"))]
+    assert len(connected) >= 2, entries
+    assert all(e["level"] == "info" for e in connected), connected

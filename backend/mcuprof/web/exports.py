@@ -62,9 +62,13 @@ def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str,
     """Title lines of the flame exports: firmware version, capture time, window, total."""
     meta = live.metadata
     version = meta.fw_version if meta is not None else None
-    return flame_titles(
-        version, live.capture_started, payload.get("window"), profile.t0_us, payload
-    )
+    opened = getattr(live, "opened", None)
+    when = live.capture_time() if opened is not None else live.capture_started
+    title, subtitle = flame_titles(version, when, payload.get("window"), profile.t0_us, payload)
+    if opened is not None:  # a stored session: say which, after its capture time
+        head, _, rest = subtitle.partition(" · ")
+        subtitle = f"{head} · session {opened['id']} ({opened['name']}) · {rest}"
+    return title, subtitle
 
 
 @router.get("/{fmt}")

@@ -98,6 +98,9 @@ class LiveSession:
         self.elf_error: str | None = None
         self.profile = self._empty_profile()
         self.capture_started: float | None = None  # wall clock of the last Start
+        # The stored session the views show (opened or replayed from the Sessions tab):
+        # id, name, captured_at, records. Exports and the banner follow it until a Start.
+        self.opened: dict[str, Any] | None = None
         self.writer: Any = None  # the store's SessionWriter of the capture in progress
         self.capture_id: int | None = None
         self.version = 0  # bumped whenever the profile gains data or is replaced
@@ -116,6 +119,7 @@ class LiveSession:
         self._replay_restore: tuple[str, int, str | None] | None = None
         self._replay_ending = False
         self._received_at_status = 0
+        self._final_received = 0  # Received of the link last closed (health after Disconnect)
         self._status_at: float | None = None
         self._last_health: str = ""
         self._last_health_at = 0.0
@@ -168,6 +172,8 @@ class LiveSession:
         self.state = state
         self.reason = reason
         if state == "disconnected" and previous != "disconnected":
+            if self.session is None:
+                return  # our own Disconnect (or a replay's end): disconnect() logs it
             self._log(
                 "warning" if reason else "info", f"disconnected{': ' + reason if reason else ''}"
             )
@@ -292,8 +298,10 @@ class LiveSession:
             else:
                 self._taking = True
             check = self.build_check()
+            # A QS target has no build ID to check: connecting one is a normal action.
+            doubtful = check.state == "mismatch" or (check.state != "match" and not qs)
             self._log(
-                "info" if check.state == "match" else "warning",
+                "warning" if doubtful else "info",
                 f"connected: firmware {meta.fw_version or '?'}; {check.message}",
             )
 
@@ -320,7 +328,11 @@ class LiveSession:
         return SIM_PORT + ("?" + text if text else "")
 
     def replay(
-        self, factory: Callable[..., DeviceSession], label: str, total: int | None = None
+        self,
+        factory: Callable[..., DeviceSession],
+        label: str,
+        total: int | None = None,
+        opened: dict[str, Any] | None = None,
     ) -> None:
         """Play a stored session into the live views (the store's replay device), without
         recording it again. With ``total`` (its record count) the replay shows progress
@@ -348,6 +360,7 @@ class LiveSession:
                 self._new_profile()
                 self._taking = True
                 self.capture_started = self.wall()
+                self.opened = opened
                 session.start()
             except UserError as exc:
                 with contextlib.suppress(Exception):
@@ -404,9 +417,19 @@ class LiveSession:
 
     def disconnect(self) -> None:
         with self._command_lock:
-            session, self.session = self.session, None
+            session = self.session
             if session is None:
                 return
+            if self.state == "profiling" and self.port_label is None and self.kind != "qs":
+                # Reconcile as Stop does: the device stops, its ring drains and its final
+                # count arrives, so Captured = Received + Lost holds after a Disconnect too.
+                try:
+                    session.stop()
+                except UserError as exc:
+                    self._log("warning", f"Disconnect while profiling: no final count ({exc})")
+            self.session = None
+            # Received stays what it was: the health panel reconciles against it.
+            self._final_received = int(session.records_received_since_start)
             with contextlib.suppress(Exception):
                 session.close()
             self.state = "disconnected"
@@ -429,12 +452,17 @@ class LiveSession:
             if self.port_label is not None:
                 raise UserError("a replay is playing: stop the replay before starting a capture")
             self._close_capture(interrupted=False)
+            self.opened = None  # the views show this new capture from now on
             # Under the link's feed lock: the capture's first byte and the profile's
             # first record are the same moment (QS targets stream before Start).
             with self._held(session):
                 self._new_profile()
                 self._open_capture()
                 self._taking = True
+                # The previous capture's device count is not this one's.
+                self.last_status = None
+                self._status_at = None
+                self._received_at_status = 0
             try:
                 session.start()
             except UserError as exc:
@@ -617,6 +645,8 @@ class LiveSession:
 
     def raw_capture(self) -> tuple[bytes, str] | None:
         """Bytes of the current (or last) capture, and a file-name stem."""
+        if self.store is not None and self.opened is not None:
+            return self.store.raw(int(self.opened["id"])), self.file_stem()
         if self.store is None or self.capture_id is None:
             return None
         writer = self.writer
@@ -687,8 +717,18 @@ class LiveSession:
     def file_stem(self) -> str:
         version = self.metadata.fw_version if self.metadata and self.metadata.fw_version else ""
         safe = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in version) or "unknown"
-        when = self.capture_started if self.capture_started is not None else self.wall()
-        return f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
+        when = self.capture_time()
+        stem = f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
+        if self.opened is not None:  # a stored session: its own name, not when it was opened
+            name = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in self.opened["name"])
+            stem += f"-session{self.opened['id']}-{name[:60]}".rstrip("-_")
+        return stem
+
+    def capture_time(self) -> float:
+        """Wall clock of the capture the views show: a stored session's own start."""
+        if self.opened is not None and self.opened.get("captured_at") is not None:
+            return float(self.opened["captured_at"])
+        return self.capture_started if self.capture_started is not None else self.wall()
 
     # ------------------------------------------------------------- status for the page
 
@@ -732,7 +772,11 @@ class LiveSession:
         session = self.session
         stats = session.stats if session is not None else None
         status = self.last_status
-        received = int(session.records_received_since_start) if session is not None else 0
+        received = (
+            int(session.records_received_since_start)
+            if session is not None
+            else self._final_received
+        )
         captured = status.records_captured if status is not None else None
         # Captured is the device's counter as of its last status; Received counts what
         # arrived since Start. While profiling, records the device still holds or has on
@@ -751,6 +795,10 @@ class LiveSession:
                 loss = max(0, captured - received)
         else:
             loss = 0
+        if captured is not None and profiling:
+            # The device's count is as of its last status; what arrived since was captured
+            # too, so the count shown is never below Received (its age is shown beside it).
+            captured = max(captured, received)
         status_age = (
             self.clock() - self._status_at
             if self._status_at is not None and status is not None
@@ -777,6 +825,7 @@ class LiveSession:
             "qs": self._qs_health(stats),
             "capture_id": self.capture_id,
             "recording": self.writer is not None,
+            "opened": self.opened,
             **rates,
         }
 

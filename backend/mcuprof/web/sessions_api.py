@@ -16,6 +16,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from ..commands.compare import build_report, parse_confidence, parse_threshold
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
@@ -252,17 +253,26 @@ async def diff(
     base: Annotated[str, Query(max_length=20)],
     new: Annotated[str, Query(max_length=20)],
     max_nodes: Annotated[int, Query(ge=10, le=50_000)] = 5000,
+    threshold: Annotated[str, Query(max_length=20)] = "10%",
+    confidence: Annotated[str, Query(max_length=20)] = "95%",
+    metric: Literal["self", "total"] = "self",
 ) -> dict[str, Any]:
-    """Per-function deltas and differential flame data; ``new`` may be 'live'."""
+    """Per-function deltas and differential flame data; ``new`` may be 'live'. The
+    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code)."""
     b, n = _parse_side(base, False), _parse_side(new, True)
+    gate = {"threshold": parse_threshold(threshold), "confidence": parse_confidence(confidence)}
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
+        verdict = build_report(d, metric=metric, basis="mean", globs=None, min_delta_us=0.0, **gate)
+        for key in ("base_summary", "new_summary"):  # already in base / new below
+            verdict.pop(key, None)
         return {
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
             "flame": d.flame(max_nodes),
+            "verdict": verdict,
         }
 
     return await asyncio.to_thread(work)
@@ -407,7 +417,18 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
         factory = replay_factory(device, speed, info.metadata)
     total = device.total_records
-    await asyncio.to_thread(_attach_replay, live, factory, label, total)
+    stats = info.link_stats or {}
+    opened = {  # what the page shows of the stored session in place of the device's
+        "id": sid,
+        "name": info.name,
+        "captured_at": info.started_at if info.started_at is not None else info.created_at,
+        "records": stats.get("records"),
+        "crc_errors": stats.get("crc_errors"),
+        "malformed": stats.get("malformed"),
+        "metadata": info.as_dict()["metadata"],
+        "speed": body.speed.strip().lower(),
+    }
+    await asyncio.to_thread(_attach_replay, live, factory, label, total, opened)
     if total is None:  # counted aside, the percent follows
         threading.Thread(
             target=_count_aside,
@@ -436,10 +457,12 @@ def _backlog(live: Any) -> int:
     return int(session.records_received_since_start) - int(live.profile_records())
 
 
-def _attach_replay(live: Any, factory: Any, label: str, total: int | None = None) -> None:
+def _attach_replay(
+    live: Any, factory: Any, label: str, total: int | None = None, opened: Any = None
+) -> None:
     """Hand the replay device to the live session: it connects, starts and shows it like a
     device, without recording it as a new session."""
     hook = getattr(live, "replay", None)
     if not callable(hook):
         raise UserError("this server's live session cannot replay")
-    hook(factory, label, total)
+    hook(factory, label, total, opened)
