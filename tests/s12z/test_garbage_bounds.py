@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import struct
 import tracemalloc
+import zlib
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,3 +76,68 @@ def test_garbage_session_is_analysed_in_bounded_memory(tmp_path) -> None:
             tracemalloc.stop()
     assert result["reserved"] == size and len(result["bad_lines"]) == 20
     assert peak < 64 * size, f"analysis peaked at {peak / size:.0f} bytes per input byte"
+
+
+def _with_compressed(section_name: str, inflated: int, claim: int | None = None) -> bytes:
+    """The demo ELF with one section zlib-compressed (SHF_COMPRESSED, as ld's
+    --compress-debug-sections writes them), its contents padded with zeros to
+    ``inflated`` bytes; ``claim`` overrides the size its header says."""
+    from elftools.elf.elffile import ELFFile
+
+    from mcuprof.s12z.elfwrite import Section, Symbol, write_elf
+    from mcuprof.s12z.sample import demo_elf
+
+    plain = ELFFile(io.BytesIO(demo_elf()))
+    sections, symbols = [], []
+    for s in plain.iter_sections():
+        if s["sh_flags"] & 0x2:
+            body = s.data()
+            if s.name == section_name:
+                full = body + bytes(inflated - len(body))
+                header = struct.pack(">III", 1, claim or len(full), 1)  # ELFCOMPRESS_ZLIB
+                body = header + zlib.compress(full, 1)
+            sections.append(Section(s.name, s["sh_addr"], body, bool(s["sh_flags"] & 0x4)))
+    for sym in plain.get_section_by_name(".symtab").iter_symbols():
+        if sym.name:
+            kind = "func" if sym["st_info"]["type"] == "STT_FUNC" else "object"
+            symbols.append(Symbol(sym.name, sym["st_value"], sym["st_size"], kind))
+    image = bytearray(write_elf(sections, symbols))
+    index = [s.name for s in sections].index(section_name) + 1
+    new = ELFFile(io.BytesIO(bytes(image)))
+    flags_at = new["e_shoff"] + index * new["e_shentsize"] + 8
+    flags = struct.unpack_from(">I", image, flags_at)[0]
+    struct.pack_into(">I", image, flags_at, flags | 0x800)  # SHF_COMPRESSED
+    return bytes(image)
+
+
+def test_compressed_vector_table_is_read_in_the_child_and_only_its_table() -> None:
+    """F9: a .vectors section that inflates to 64 MiB; the server process used to inflate
+    it whole (2 GB from a 1.9 MB ELF as filed)."""
+    from mcuprof.s12z import load_firmware
+    from mcuprof.s12z.sample import demo_elf
+
+    want = load_firmware(demo_elf())
+    elf = _with_compressed(".vectors", 64 << 20)
+    assert len(elf) < 1 << 20
+    tracemalloc.start()
+    try:
+        fw = load_firmware(elf)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"the server process held {peak:,} bytes"
+    assert fw.vectors == want.vectors and len(fw.vectors) == 128
+    assert fw.vector_base == want.vector_base and fw.warnings == want.warnings
+
+
+def test_section_claiming_more_than_the_cap_is_refused_with_one_line() -> None:
+    from mcuprof.errors import UserError
+    from mcuprof.s12z import load_firmware
+    from mcuprof.symbols.elfparse import MAX_SECTION_BYTES
+
+    elf = _with_compressed(".text", 4096, claim=MAX_SECTION_BYTES + 1)
+    with pytest.raises(UserError) as err:
+        load_firmware(elf, name="big.elf")
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("big.elf: not a readable ELF")
+    assert f"{MAX_SECTION_BYTES + 1:,} bytes uncompressed" in msg
