@@ -571,14 +571,8 @@ class LiveSession:
         records/s (2.4 GiB) took 3.7 GB of RSS at Stop."""
         source = new_source(self._capture_kind, self.settings.qs_tick_hz)
         if self.store is not None:
-            try:
-                with self.store.raw_path(sid).open("rb") as f:
-                    while chunk := f.read(STORED_CHUNK):
-                        source.feed(chunk)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
+            for chunk in self.store.raw_chunks(sid, STORED_CHUNK):  # checked: regular files only
+                source.feed(chunk)
         source.close()
         return source.stats()
 
@@ -615,15 +609,15 @@ class LiveSession:
         # Records on disk, memory-mapped: an hour of capture fits in bounded RSS.
         return Profile(self._frame_symbols(), spill=Spill(self.settings.columns_dir))
 
-    def raw_capture(self) -> tuple[bytes, str] | None:
-        """Bytes of the current (or last) capture, and a file-name stem."""
+    def raw_capture(self) -> tuple[int, str] | None:
+        """The current (or last) capture's session id, flushed, and a file-name stem."""
         if self.store is None or self.capture_id is None:
             return None
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(UserError):
                 writer.flush()
-        return self.store.raw(self.capture_id), self.file_stem()
+        return self.capture_id, self.file_stem()
 
     # ------------------------------------------------------------- ELF
 
