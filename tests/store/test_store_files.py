@@ -153,3 +153,41 @@ def test_raw_download_streams_the_session_in_pieces(tmp_path) -> None:
     assert digest.digest() == hashlib.sha256(data).digest()
     assert response.headers["content-length"] == str(len(data))
     assert peak < len(data) // 8, f"the download held {peak:,} bytes"
+
+
+class _FullDisk:
+    """The store's connection, failing byte-count updates as SQLite does on a full disk."""
+
+    def __init__(self, db) -> None:
+        self._db = db
+
+    def execute(self, sql: str, *args):
+        if sql.startswith("UPDATE sessions SET raw_bytes"):
+            import sqlite3
+
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._db, name)
+
+
+def test_flusher_survives_a_full_database_and_the_session_keeps_its_bytes(tmp_path) -> None:
+    """F10: the flush thread died of an uncaught sqlite3.OperationalError."""
+    clock = [0.0]
+    store = SessionStore(tmp_path / "data", autoflush=False, clock=lambda: clock[0])
+    writer = store.create("live")
+    writer.append(b"abc")
+    real = store._db
+    store._db = _FullDisk(real)
+    clock[0] += 5
+    store.flush_due()  # what the flusher thread runs every pass
+    assert writer.error is not None and "database or disk is full" in writer.error
+    assert str(tmp_path / "data" / "sessions.db") in writer.error
+    clock[0] += 5
+    with pytest.raises(UserError, match="disk is full"):
+        writer.append(b"def")  # the recorder hears it on its next append
+    store._db = real
+    info = writer.abort()
+    assert info.status == "interrupted" and store.raw(info.id) == b"abcdef"
+    store.close()

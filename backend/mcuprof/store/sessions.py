@@ -178,11 +178,13 @@ class SessionStore:
                 raise UserError(f"session database is busy ({exc})") from None
             try:
                 yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            else:
                 db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):  # a full disk, a read-only directory
+                    raise UserError(f"session database {self.db_path}: {exc}") from None
+                raise
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -477,8 +479,10 @@ class SessionStore:
 
     def flush_due(self) -> None:
         for writer in list(self._active.values()):
-            with contextlib.suppress(UserError):
+            try:
                 writer.flush_if_due()
+            except UserError as exc:  # kept for the recorder to report; the flusher goes on
+                writer.error = writer.error or str(exc)
         with self.flushed:
             self.flushed.notify_all()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from ..link import DeviceSession, validate_port
 from ..link.qs_link import LISTEN_SCHEME, QSLink, is_qs_port, validate_listen
 from ..link.simulator import SimOptions
 from ..profile import Profile
-from ..profile.columns import Spill
+from ..profile.columns import ColumnsFull, Spill
 from ..profile.timebase import concat_records
 from ..protocol import Metadata, Status, encode_metadata
 from ..sources import new_source
@@ -135,8 +136,7 @@ class LiveSession:
             try:
                 writer.append(data)
             except UserError as exc:
-                self.writer = None
-                self._log("error", f"recording stopped: {exc}")
+                self._recording_failed(str(exc))
 
     def on_metadata(self, meta: Metadata) -> None:
         self.metadata = meta
@@ -649,6 +649,26 @@ class LiveSession:
 
     def ingest(self) -> int:
         """Move queued records into the profile. Returns the number of records added."""
+        try:
+            return self._ingest()
+        except ColumnsFull as exc:  # the disk (or mapping) holding the columns is full
+            self._recording_failed(str(exc))
+            return 0
+
+    def _recording_failed(self, why: str) -> None:
+        """Stop recording for good (a full disk): no more records are taken, the session
+        is closed with what was written, one line goes to the log; the server stays up."""
+        self._taking = False
+        self._pending.clear()
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        self._log("error", f"recording stopped: {why}")
+        logging.getLogger("mcuprof.web").error("recording stopped: %s", why)  # the server's log
+        with contextlib.suppress(UserError, OSError):
+            writer.abort()
+
+    def _ingest(self) -> int:
         added = 0
         with self._profile_lock:
             batch: list[np.ndarray] = []
