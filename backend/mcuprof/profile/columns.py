@@ -73,7 +73,7 @@ def _allocate(fd: int, offset: int, nbytes: int, directory: Path) -> None:
     except OSError as exc:
         raise ColumnsFull(
             f"no room for the profile's columns in {directory} ({exc.strerror or exc}); "
-            "free space there or set MCUPROF_COLUMNS_DIR to a larger disk"
+            "free space on that disk"
         ) from None
 
 
@@ -93,7 +93,7 @@ class Spill:
             why = "not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc
             raise ColumnsFull(
                 f"cannot keep the profile's columns in {self.dir} ({why}); "
-                "make it a writable directory or set MCUPROF_COLUMNS_DIR"
+                "make it a writable directory"
             ) from None
         self._bytes = np.frombuffer(self._mm, np.uint8)
         self._end = 0  # bytes allocated

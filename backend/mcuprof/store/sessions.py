@@ -41,6 +41,7 @@ from ..files import (
 )
 from ..profile.span import CaptureSpan
 from ..protocol import LinkStats, Metadata, ProfileData
+from .location import ENV_VAR
 from .model import (
     INTERRUPTED,
     RECORDING,
@@ -138,6 +139,12 @@ class SessionStore:
             raise UserError(
                 f"cannot create data directory {self.data_dir}: {exc.strerror or exc}"
             ) from None
+        if not all(os.access(d, os.W_OK | os.X_OK) for d in (self.data_dir, self.raw_dir)):
+            # SQLite would say "unable to open database file", which reads as corruption.
+            raise UserError(
+                f"data directory {self.data_dir} is read-only; make it writable or choose "
+                f"another with --data-dir (or {ENV_VAR})"
+            )
         self.db_path = self.data_dir / "sessions.db"
         self._db = self._connect()
         self.recover()
