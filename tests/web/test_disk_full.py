@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcuprof.protocol import RECORD_DTYPE, Metadata
+from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata
 
 from .conftest import ORIGIN, wait_for
 
@@ -175,3 +175,40 @@ def test_a_columns_path_that_is_a_file_is_named_with_the_fix(tmp_path: Path) -> 
         f"mcuprof: error: cannot keep the profile's columns in {data / 'columns'} "
         "(not a directory); make it a writable directory"
     )
+
+
+def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
+    make_client, small_disk: Path
+) -> None:
+    """The whole data directory on a 2 MiB disk, half of it taken by another file: the
+    raw file fills it, and the database cannot even record that the session ended until
+    that file goes; the store's flusher then closes the session with its bytes."""
+    filler = small_disk / "filler"
+    filler.write_bytes(bytes(1 << 20))
+    client = make_client(autoconnect=False, data_dir=small_disk / "data")
+    live = client.app.state.live
+    live.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
+    live._new_profile()
+    live._open_capture()
+    live._taking = True
+    sid = live.capture_id
+    piece = bytes(range(256)) * 1024
+    for _ in range(12):  # 3 MiB into 1
+        live.on_raw(piece)
+    [entry] = [e for e in live.log_since(0) if e["message"].startswith("recording stopped")]
+    assert entry["message"] == (
+        f"recording stopped: cannot write session {sid}: No space left on device"
+    )
+    assert live.writer is None and not live._taking
+    assert client.get("/api/state").status_code == 200
+    filler.unlink()
+    session = wait_for(
+        lambda: (s := client.get(f"/api/sessions/{sid}").json()["session"])["status"]
+        == "interrupted"
+        and s,
+        "the session to be closed",
+    )
+    assert 0 < session["raw_bytes"] < 12 * len(piece)
+    raw = client.get(f"/api/sessions/{sid}/raw").content
+    sent = encode_metadata(live.metadata) + piece * 12  # the capture opens with metadata
+    assert len(raw) == session["raw_bytes"] and raw == sent[: len(raw)]

@@ -128,6 +128,7 @@ class SessionStore:
         self._autoflush = autoflush
         self._lock = threading.RLock()
         self._active: dict[int, SessionWriter] = {}
+        self._to_recover: set[int] = set()  # closed, but the database missed it (full disk)
         self._flusher: threading.Thread | None = None
         self._stop = threading.Event()
         # Notified after every flusher pass, so callers can wait for a sync, not for time.
@@ -466,6 +467,11 @@ class SessionStore:
             )
             self._active.pop(sid, None)
 
+    def _unfinished(self, sid: int) -> None:
+        with self._lock:
+            self._active.pop(sid, None)
+            self._to_recover.add(sid)
+
     # ------------------------------------------------------------------ flusher
 
     def _start_flusher(self) -> None:
@@ -490,6 +496,10 @@ class SessionStore:
                 writer.flush_if_due()
             except UserError as exc:  # kept for the recorder to report; the flusher goes on
                 writer.error = writer.error or str(exc)
+        if self._to_recover:
+            with contextlib.suppress(UserError):
+                self.recover()
+                self._to_recover.clear()
         with self.flushed:
             self.flushed.notify_all()
 

@@ -124,6 +124,11 @@ class SessionWriter:
                 self._closed = True
                 try:
                     self._store._finish(self._id, status, self._written, stats, duration_us)
+                except UserError:
+                    # The database could not take it (a full disk): the store's flusher
+                    # recovers the session, as a dead writer's, once there is room.
+                    self._store._unfinished(self._id)
+                    raise
                 finally:
                     os.close(self._fd)  # releases the flock that marks us alive
         return self._store.get(self._id)
