@@ -203,9 +203,10 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     assert client.get("/api/state").status_code == 200
     filler.unlink()
     session = wait_for(
-        lambda: (s := client.get(f"/api/sessions/{sid}").json()["session"])["status"]
-        == "interrupted"
-        and s,
+        lambda: (
+            (s := client.get(f"/api/sessions/{sid}").json()["session"])["status"] == "interrupted"
+            and s
+        ),
         "the session to be closed",
     )
     assert 0 < session["raw_bytes"] < 12 * len(piece)
