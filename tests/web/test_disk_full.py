@@ -62,6 +62,17 @@ def test_columns_on_a_full_disk_raise_one_line_instead_of_sigbus(small_disk: Pat
     assert line.endswith("(No space left on device); free space on that disk")
 
 
+def _recording(client):
+    """The app's live session recording, as Start leaves it, without a device: the
+    tests then play the link's reader thread (on_raw, on_records)."""
+    live = client.app.state.live
+    live.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
+    live._new_profile()
+    live._open_capture()
+    live._taking = True
+    return live, live.capture_id
+
+
 def test_recording_stops_with_one_line_and_the_server_stays_up(make_client, tmp_path) -> None:
     """The live path as the link's reader thread drives it (on_raw, on_records), with the
     app's own ticker moving records into the profile, whose columns sit on a 1 MiB disk."""
@@ -75,12 +86,7 @@ def test_recording_stops_with_one_line_and_the_server_stays_up(make_client, tmp_
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
     try:
         client = make_client(autoconnect=False, data_dir=data)
-        live = client.app.state.live
-        live.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
-        live._new_profile()
-        live._open_capture()
-        live._taking = True
-        sid = live.capture_id
+        live, sid = _recording(client)
         for k in range(40):  # 2M records: far more columns than 1 MiB holds
             recs = np.zeros(50_000, dtype=RECORD_DTYPE)
             recs["func_addr"] = 0x0800_0100 + (np.arange(50_000) % 7) * 0x20
@@ -186,12 +192,7 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     filler = small_disk / "filler"
     filler.write_bytes(bytes(1 << 20))
     client = make_client(autoconnect=False, data_dir=small_disk / "data")
-    live = client.app.state.live
-    live.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
-    live._new_profile()
-    live._open_capture()
-    live._taking = True
-    sid = live.capture_id
+    live, sid = _recording(client)
     piece = bytes(range(256)) * 1024
     for _ in range(12):  # 3 MiB into 1
         live.on_raw(piece)
