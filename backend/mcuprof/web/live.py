@@ -652,6 +652,8 @@ class LiveSession:
         try:
             return self._ingest()
         except ColumnsFull as exc:  # the disk (or mapping) holding the columns is full
+            with self._profile_lock:  # what is queued would fail again on every tick
+                self._pending.clear()
             self._recording_failed(str(exc))
             return 0
 
@@ -659,7 +661,6 @@ class LiveSession:
         """Stop recording for good (a full disk): no more records are taken, the session
         is closed with what was written, one line goes to the log; the server stays up."""
         self._taking = False
-        self._pending.clear()
         writer, self.writer = self.writer, None
         if writer is None:
             return
