@@ -41,45 +41,64 @@ def file_error(path: str | os.PathLike[str], exc: OSError, kind: str = "file") -
     return UserError(f"{path}: cannot read ({exc.strerror or exc})")
 
 
-def _check_regular(path: Path, st: os.stat_result, kind: str, limit: int) -> None:
+# What to do about a path that is not a regular file: the user's own, or the store's.
+GIVE_A_FILE = "give a file saved on disk"
+
+
+def _check_regular(path: Path, st: os.stat_result, kind: str, limit: int, hint: str) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise UserError(f"{path}: is a directory, not a {kind}")
     if not stat.S_ISREG(st.st_mode):
         what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
-        raise UserError(f"{path}: is {what}, not a {kind}; give a file saved on disk")
+        raise UserError(f"{path}: is {what}, not a {kind}; {hint}")
     if st.st_size > limit:
         raise UserError(
             f"{path}: {kind} too large ({_mib(st.st_size)}; the limit is {_mib(limit)})"
         )
 
 
-@contextlib.contextmanager
-def open_regular(
-    path: str | os.PathLike[str], kind: str = "file", limit: int = MAX_FILE_BYTES
-) -> Iterator[BinaryIO]:
-    """A regular file opened for reading, or a one-line UserError. Opened without
-    blocking, so a FIFO is refused instead of waiting for a writer."""
+def open_regular_file(
+    path: str | os.PathLike[str],
+    kind: str = "file",
+    limit: int = MAX_FILE_BYTES,
+    hint: str = GIVE_A_FILE,
+) -> BinaryIO:
+    """A regular file opened for reading (the caller closes it), or a one-line UserError.
+    Opened without blocking, so a FIFO is refused instead of waiting for a writer."""
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise file_error(p, exc, kind) from None
     try:
-        _check_regular(p, os.fstat(fd), kind, limit)
+        _check_regular(p, os.fstat(fd), kind, limit, hint)
         os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
-    with f:
+
+
+@contextlib.contextmanager
+def open_regular(
+    path: str | os.PathLike[str],
+    kind: str = "file",
+    limit: int = MAX_FILE_BYTES,
+    hint: str = GIVE_A_FILE,
+) -> Iterator[BinaryIO]:
+    """``open_regular_file`` as a context manager."""
+    with open_regular_file(path, kind, limit, hint) as f:
         yield f
 
 
 def read_file(
-    path: str | os.PathLike[str], kind: str = "file", limit: int = MAX_FILE_BYTES
+    path: str | os.PathLike[str],
+    kind: str = "file",
+    limit: int = MAX_FILE_BYTES,
+    hint: str = GIVE_A_FILE,
 ) -> bytes:
     """The bytes of a regular file no larger than ``limit``, or a one-line UserError."""
-    with open_regular(path, kind, limit) as f:
+    with open_regular(path, kind, limit, hint) as f:
         try:
             data = f.read(limit + 1)
         except OSError as exc:
@@ -90,10 +109,14 @@ def read_file(
 
 
 def iter_file(
-    path: str | os.PathLike[str], chunk: int, kind: str = "file", limit: int = MAX_FILE_BYTES
+    path: str | os.PathLike[str],
+    chunk: int,
+    kind: str = "file",
+    limit: int = MAX_FILE_BYTES,
+    hint: str = GIVE_A_FILE,
 ) -> Iterator[bytes]:
     """A regular file in chunks, for files too large to hold whole; same checks."""
-    with open_regular(path, kind, limit) as f:
+    with open_regular(path, kind, limit, hint) as f:
         total = 0
         while True:
             try:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UserError
+
 _GROWTH = 1.5
 _FILE_GROWTH = 2
 _PAGE = mmap.PAGESIZE
@@ -35,9 +37,44 @@ _FAULT_AROUND = 1 << 16
 _KERNEL_COPY = 1 << 20  # bytes: smaller copies go through the mapping (a syscall costs more)
 RAM_COLUMN = 1 << 16  # bytes: a spilled profile's columns go to the file past this size
 RAM_BUDGET = 1 << 26  # bytes of such small columns per profile, at most
-RESERVE = 1 << 40  # bytes of address space (and sparse file) per spill
+RESERVE = 1 << 40  # bytes of address space (and sparse file) per spill, at most
 OWN_AT = 1 << 23  # bytes: a column this large moves to a file of its own
-OWN_RESERVE = 1 << 36  # bytes of address space (and sparse file) per such column
+OWN_RESERVE = 1 << 36  # bytes of address space (and sparse file) per such column, at most
+# Under an address-space limit (ulimit -v), a mapping takes at most this share of it:
+# a 4 GB limit gives each spill 256 MiB and each big column 128 MiB.
+RESERVE_SHARE = 16
+_OWN_STEP = 1 << 23  # bytes: a big column's file is allocated this much at a time
+
+
+class ColumnsFull(UserError):
+    """No room for more columns: the disk holding them is full, or the mapping is."""
+
+
+def _room(wanted: int, share: int) -> int:
+    """Bytes a mapping may reserve: ``wanted``, or under RLIMIT_AS a 1/share of it. The
+    reservation is what lets columns grow without remapping (views stay valid)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return wanted
+    if limit == resource.RLIM_INFINITY:
+        return wanted
+    return max(_PAGE, min(wanted, limit // share // _PAGE * _PAGE))
+
+
+def _allocate(fd: int, offset: int, nbytes: int, directory: Path) -> None:
+    """Give the file real blocks before its pages are written through the mapping: a
+    store into a sparse page the full disk cannot back kills the process with SIGBUS;
+    here it is an error the caller can report."""
+    try:
+        os.posix_fallocate(fd, offset, nbytes)
+    except OSError as exc:
+        raise ColumnsFull(
+            f"no room for the profile's columns in {directory} ({exc.strerror or exc}); "
+            "free space on that disk"
+        ) from None
 
 
 class Spill:
@@ -46,10 +83,18 @@ class Spill:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         bound_the_heap()
         self.dir = Path(directory) if directory is not None else default_spill_dir()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._file = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 (lives with the profile)
-        os.ftruncate(self._file.fileno(), RESERVE)
-        self._mm = mmap.mmap(self._file.fileno(), RESERVE)
+        self.reserve = _room(RESERVE, RESERVE_SHARE)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._file = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 (lives with the profile)
+            os.ftruncate(self._file.fileno(), self.reserve)
+            self._mm = mmap.mmap(self._file.fileno(), self.reserve)
+        except OSError as exc:
+            why = "not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc
+            raise ColumnsFull(
+                f"cannot keep the profile's columns in {self.dir} ({why}); "
+                "make it a writable directory"
+            ) from None
         self._bytes = np.frombuffer(self._mm, np.uint8)
         self._end = 0  # bytes allocated
         self._lock = threading.Lock()
@@ -73,8 +118,11 @@ class Spill:
         size = -(-max(nbytes, _MIN_REGION) // _PAGE) * _PAGE
         with self._lock:
             off = self._end
-            if off + size > RESERVE:
-                raise MemoryError("the profile's column file is full (1 TiB)")
+            if off + size > self.reserve:
+                raise ColumnsFull(
+                    f"the profile's column file is full ({self.reserve >> 20:,} MiB reserved)"
+                )
+            _allocate(self.fileno, off, size, self.dir)
             self._end = off + size
         return off
 
@@ -110,13 +158,26 @@ class _OwnFile:
     without ever being copied (a copy of a column of 100M records, under the profile's
     lock, would stall every query for seconds)."""
 
-    __slots__ = ("__weakref__", "extent", "file", "mm")
+    __slots__ = ("__weakref__", "allocated", "dir", "extent", "file", "mm", "size")
 
     def __init__(self, directory: Path) -> None:
         self.file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (lives with the column)
-        os.ftruncate(self.file.fileno(), OWN_RESERVE)
-        self.mm = mmap.mmap(self.file.fileno(), OWN_RESERVE)
+        self.dir = directory
+        self.size = _room(OWN_RESERVE, 2 * RESERVE_SHARE)
+        os.ftruncate(self.file.fileno(), self.size)
+        self.mm = mmap.mmap(self.file.fileno(), self.size)
         self.extent = 0  # bytes that may have been touched
+        self.allocated = 0  # bytes given real blocks (see _allocate)
+
+    def grow(self, nbytes: int) -> None:
+        """Make the first ``nbytes`` writable through the mapping."""
+        if nbytes > self.size:
+            raise ColumnsFull(f"a profile column is full ({self.size >> 20:,} MiB reserved)")
+        if nbytes > self.allocated:
+            upto = min(self.size, -(-nbytes // _OWN_STEP) * _OWN_STEP)
+            _allocate(self.file.fileno(), self.allocated, upto - self.allocated, self.dir)
+            self.allocated = upto
+        self.extent = max(self.extent, nbytes)
 
     def drop(self) -> None:
         if self.extent:
@@ -153,7 +214,7 @@ class Column:
         """Room for ``need`` items, the first ``keep`` preserved. Returns ``a``."""
         dtype = self.a.dtype
         if self._own is not None:
-            self._own.extent = max(self._own.extent, need * dtype.itemsize)
+            self._own.grow(need * dtype.itemsize)
         cap = len(self.a)
         if need <= cap:
             return self.a
@@ -172,9 +233,9 @@ class Column:
             return grown
         if need * dtype.itemsize >= OWN_AT:
             own = _OwnFile(spill.dir)
+            own.grow(need * dtype.itemsize)
             grown = np.frombuffer(own.mm, dtype)
             dst: tuple[int, int] = (own.file.fileno(), 0)
-            own.extent = need * dtype.itemsize
             spill.own.add(own)
             off = -1
         else:

@@ -56,6 +56,15 @@ class DicError(ValueError):
     pass
 
 
+QUOTED_CHARS = 40  # of a bad line quoted in a DicError; a .dic line can be megabytes
+
+
+def _quoted(line: str) -> str:
+    if len(line) <= QUOTED_CHARS:
+        return repr(line)
+    return f"{line[:QUOTED_CHARS]!r}... ({len(line):,} characters)"
+
+
 def parse_dic(text: str, base: QSConfig | None = None) -> tuple[QSConfig, Dictionaries]:
     """Read a .dic file's text; the sizes in it replace ``base``'s. Raises DicError
     with a one-line message naming the bad line."""
@@ -83,15 +92,15 @@ def parse_dic(text: str, base: QSConfig | None = None) -> tuple[QSConfig, Dictio
                 elif opt in SIZE_OPTIONS:
                     changes[SIZE_OPTIONS[opt]] = int(value)
                 else:
-                    raise DicError(f"line {i}: unexpected option -{opt}")
+                    raise DicError(f"line {i}: unexpected option -{_quoted(opt)}")
             except (ValueError, IndexError) as exc:
                 if isinstance(exc, DicError):
                     raise
-                raise DicError(f"line {i}: bad option {line!r}") from None
+                raise DicError(f"line {i}: bad option {_quoted(line)}") from None
             continue
         kind = {title: k for title, k in _SECTIONS}.get(line.strip())
         if kind is None:
-            raise DicError(f"line {i}: unexpected line {line[:40]!r}")
+            raise DicError(f"line {i}: unexpected line {_quoted(line)}")
         if i >= len(lines) or not lines[i].strip().isdigit():
             raise DicError(f"line {i + 1}: key size expected after {line.strip()}")
         i += 1
@@ -108,7 +117,7 @@ def parse_dic(text: str, base: QSConfig | None = None) -> tuple[QSConfig, Dictio
                         raise ValueError
                     tables[kind][int(key, 16)] = name
             except ValueError:
-                raise DicError(f"line {i}: bad {kind} entry {entry[:40]!r}") from None
+                raise DicError(f"line {i}: bad {kind} entry {_quoted(entry)}") from None
         i += 1  # the *** marker
     dicts = Dictionaries().merged(Dictionaries(**tables))
     return replace(config, **changes), dicts

@@ -131,8 +131,12 @@ def session_analysis(
         if elf is not None
         else Firmware.none()
     )
+    # Fed a piece at a time: a whole capture at once would build every line of it,
+    # good or bad, in one array before the bad ones are dropped.
     decoder = LineDecoder()
-    events = decoder.feed(store.raw(sid))
+    events: list[LineEvent] = []
+    for chunk in store.raw_chunks(sid, CHUNK):
+        events += decoder.feed(chunk)
     events += decoder.close()
     result = analyse(Trace.from_events(events, decoder.stats), firmware, hz, TIMELINE_POINTS)
     if elf is None:

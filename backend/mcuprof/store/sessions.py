@@ -28,12 +28,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import UserError
-from ..files import MAX_ELF_BYTES, iter_file, read_file
+from ..files import (
+    MAX_ELF_BYTES,
+    MAX_FILE_BYTES,
+    file_error,
+    iter_file,
+    open_regular_file,
+    read_file,
+)
 from ..profile.span import CaptureSpan
 from ..protocol import LinkStats, Metadata, ProfileData
+from .location import ENV_VAR
 from .model import (
     INTERRUPTED,
     RECORDING,
@@ -88,6 +96,15 @@ KINDS = ("miniprofiler", "s12z", "qs")
 
 ElfInput = str | os.PathLike[str] | bytes | None
 
+# Files inside the store get the checks a path from the command line gets (files.py): a
+# raw file replaced by a FIFO would block a worker for ever, a link to /dev/zero would be
+# read until memory runs out. Anything but a regular file makes its session unreadable.
+STORE_HINT = "the store holds only regular files; delete the session or restore the file"
+# A session's stream read whole (views that need it all at once); larger sessions are
+# read in chunks (summary, download, comparison, S12Z analysis) with no size cap.
+MAX_RAW_WHOLE = MAX_FILE_BYTES
+_STREAMED = 1 << 62  # chunked readers: a regular file ends, whatever its size
+
 
 class SessionStore:
     """Sessions under ``data_dir``. Safe to share between threads; several processes may
@@ -111,6 +128,7 @@ class SessionStore:
         self._autoflush = autoflush
         self._lock = threading.RLock()
         self._active: dict[int, SessionWriter] = {}
+        self._to_recover: set[int] = set()  # closed, but the database missed it (full disk)
         self._flusher: threading.Thread | None = None
         self._stop = threading.Event()
         # Notified after every flusher pass, so callers can wait for a sync, not for time.
@@ -122,6 +140,12 @@ class SessionStore:
             raise UserError(
                 f"cannot create data directory {self.data_dir}: {exc.strerror or exc}"
             ) from None
+        if not all(os.access(d, os.W_OK | os.X_OK) for d in (self.data_dir, self.raw_dir)):
+            # SQLite would say "unable to open database file", which reads as corruption.
+            raise UserError(
+                f"data directory {self.data_dir} is read-only; make it writable or choose "
+                f"another with --data-dir (or {ENV_VAR})"
+            )
         self.db_path = self.data_dir / "sessions.db"
         self._db = self._connect()
         self.recover()
@@ -162,11 +186,13 @@ class SessionStore:
                 raise UserError(f"session database is busy ({exc})") from None
             try:
                 yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            else:
                 db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):  # a full disk, a read-only directory
+                    raise UserError(f"session database {self.db_path}: {exc}") from None
+                raise
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -218,7 +244,8 @@ class SessionStore:
         """(length, mtime) of a session file nobody writes any more; None while alive."""
         path = self.raw_path(sid)
         try:
-            fd = os.open(path, os.O_RDONLY)
+            # O_NONBLOCK: a FIFO in the store's place must not hang the server's start.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             return 0, None
         try:
@@ -440,6 +467,11 @@ class SessionStore:
             )
             self._active.pop(sid, None)
 
+    def _unfinished(self, sid: int) -> None:
+        with self._lock:
+            self._active.pop(sid, None)
+            self._to_recover.add(sid)
+
     # ------------------------------------------------------------------ flusher
 
     def _start_flusher(self) -> None:
@@ -460,8 +492,14 @@ class SessionStore:
 
     def flush_due(self) -> None:
         for writer in list(self._active.values()):
-            with contextlib.suppress(UserError):
+            try:
                 writer.flush_if_due()
+            except UserError as exc:  # kept for the recorder to report; the flusher goes on
+                writer.error = writer.error or str(exc)
+        if self._to_recover:
+            with contextlib.suppress(UserError):
+                self.recover()
+                self._to_recover.clear()
         with self.flushed:
             self.flushed.notify_all()
 
@@ -483,38 +521,41 @@ class SessionStore:
         return _info(rows[0])
 
     def raw(self, session_id: int) -> bytes:
-        """The stored stream. For a session still recording, what has been written so far."""
+        """The stored stream (at most MAX_RAW_WHOLE bytes). For a session still recording,
+        what has been written so far."""
         self.get(session_id)
-        try:
-            return self.raw_path(session_id).read_bytes()
-        except FileNotFoundError:
+        path = self.raw_path(session_id)
+        if not os.path.lexists(path):
             return b""
-        except OSError as exc:
-            raise UserError(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+        return read_file(path, f"session {session_id} stream", MAX_RAW_WHOLE, STORE_HINT)
+
+    def open_raw(self, session_id: int) -> BinaryIO | None:
+        """The stored stream opened for reading (the caller closes it), None before the
+        first byte; a one-line UserError when the file is not a regular file."""
+        self.get(session_id)
+        path = self.raw_path(session_id)
+        if not os.path.lexists(path):
+            return None
+        return open_regular_file(path, f"session {session_id} stream", _STREAMED, STORE_HINT)
 
     def raw_chunks(self, session_id: int, chunk: int = 1 << 22) -> Iterator[bytes]:
         """The stored stream a piece at a time, for readers that must not hold a session
         of hundreds of MB whole (its summary, a copy out)."""
-        self.get(session_id)
-        try:
-            with open(self.raw_path(session_id), "rb") as f:
+        f = self.open_raw(session_id)
+        if f is None:
+            return
+        with f:
+            try:
                 while data := f.read(chunk):
                     yield data
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise UserError(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+            except OSError as exc:
+                raise file_error(self.raw_path(session_id), exc) from None
 
     def elf_bytes(self, session_id: int) -> bytes | None:
         path = self.elf_path(session_id)
         if path is None:
             return None
-        try:
-            return path.read_bytes()
-        except OSError as exc:
-            raise UserError(
-                f"ELF of session {session_id} is missing ({exc.strerror or exc})"
-            ) from None
+        return read_file(path, f"session {session_id} ELF", MAX_ELF_BYTES, STORE_HINT)
 
     # ------------------------------------------------------------------ editing
 

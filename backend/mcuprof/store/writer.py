@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -116,10 +117,18 @@ class SessionWriter:
     ) -> SessionInfo:
         with self._lock:
             if not self._closed:
-                self._sync_locked()
+                # A failed sync (a full disk) still closes the session with what the
+                # file holds; the reason stays in ``error``.
+                with contextlib.suppress(UserError):
+                    self._sync_locked()
                 self._closed = True
                 try:
                     self._store._finish(self._id, status, self._written, stats, duration_us)
+                except UserError:
+                    # The database could not take it (a full disk): the store's flusher
+                    # recovers the session, as a dead writer's, once there is room.
+                    self._store._unfinished(self._id)
+                    raise
                 finally:
                     os.close(self._fd)  # releases the flock that marks us alive
         return self._store.get(self._id)

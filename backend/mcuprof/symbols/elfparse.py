@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 MAGIC = b"\x7fELF"
+# Bytes of one section's contents read (a compressed one inflated); an ELF file itself is
+# at most 256 MiB (files.MAX_ELF_BYTES), and no real section is larger uncompressed.
+MAX_SECTION_BYTES = 256 << 20
 NO_SYMTAB_WARNING = "ELF has no .symtab; addresses shown in hex"
 _EHDR_SIZE = {1: 52, 2: 64}
 _SHDR_SIZE = {32: 40, 64: 64}  # keyed by ELFFile.elfclass
@@ -102,10 +105,68 @@ def _check_section_table(elf: Any, length: int) -> None:
 def _section_bytes(section: Any, what: str, length: int) -> bytes:
     if not _within(section["sh_offset"], section["sh_size"], length):
         raise ElfProblem(f"truncated: {what} ends past the end of the file")
+    _check_inflated(section, what)
     data = section.data()
     if len(data) != section["sh_size"]:
         raise ElfProblem(f"truncated: {what} is shorter than its header says")
     return data
+
+
+def _check_inflated(section: Any, what: str) -> None:
+    # A compressed section says how large it inflates (or, NOBITS, how many zeros it
+    # stands for); pyelftools would make that many bytes.
+    if section.data_size > MAX_SECTION_BYTES:
+        raise ElfProblem(
+            f"{what} would be {section.data_size:,} bytes uncompressed; "
+            f"the limit is {MAX_SECTION_BYTES:,}"
+        )
+
+
+def section_slice(section: Any, data: bytes, start: int, n: int) -> bytes:
+    """Up to ``n`` bytes at ``start`` of a section's contents, inflating no further than
+    ``start + n`` when it is compressed (a 2 MB zlib section can stand for 2 GB)."""
+    if not _within(section["sh_offset"], section["sh_size"], len(data)):
+        raise ElfProblem(f"ELF section {section.name} ends past the end of the file")
+    if start + n > MAX_SECTION_BYTES:
+        raise ElfProblem(
+            f"ELF section {section.name}: offset {start:,} is past the {MAX_SECTION_BYTES:,} "
+            "bytes read of a section"
+        )
+    stored = data[section["sh_offset"] : section["sh_offset"] + section["sh_size"]]
+    if not section.compressed:
+        return stored[start : start + n]
+    chdr = section.elffile.structs.Elf_Chdr
+    header = chdr.sizeof()
+    kind = chdr.parse(stored[:header])["ch_type"]
+    if kind != "ELFCOMPRESS_ZLIB":
+        raise ElfProblem(f"ELF section {section.name}: compression {kind} unknown")
+    out = zlib.decompressobj().decompress(stored[header:], start + n)
+    return out[start : start + n]
+
+
+def vector_bytes(elf: Any, data: bytes, want: dict[str, Any]) -> dict[str, Any]:
+    """The S12Z vector table's bytes, read here (in the capped child) because a section
+    may be compressed. ``want``: base (None: find it), names (sections that are vector
+    tables), default (the base when none is named), length (bytes of the table)."""
+    sections = [
+        s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_type"] != "SHT_NOBITS"
+    ]
+    chosen = None
+    base = want["base"]
+    if base is None:
+        chosen = next((s for s in sections if s.name in want["names"]), None)
+        base = chosen["sh_addr"] if chosen is not None else want["default"]
+    if chosen is None:
+        # The section's address range as inflated: data_size, not the stored sh_size.
+        chosen = next(
+            (s for s in sections if s["sh_addr"] <= base < s["sh_addr"] + s.data_size), None
+        )
+        if chosen is None:
+            if want["base"] is None:
+                return {"base": None, "hex": "", "big": False}
+            return {"error": f"no section of the ELF holds the vector table at 0x{base:06x}"}
+    raw = section_slice(chosen, data, base - chosen["sh_addr"], want["length"])
+    return {"base": base, "hex": raw.hex(), "big": not elf.little_endian}
 
 
 def text_crc(elf: Any, length: int) -> tuple[int | None, str | None]:
@@ -436,8 +497,11 @@ def thumb_calls(elf: Any, functions: list[dict[str, Any]], length: int) -> list[
     return [[int(a), int(b)] for a, b in edges]
 
 
-def parse(data: bytes, dwarf_budget_s: float = 5.0) -> dict[str, Any]:
-    """Everything the symbol table needs, as JSON-ready plain data. Raises on a bad ELF."""
+def parse(
+    data: bytes, dwarf_budget_s: float = 5.0, vectors: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Everything the symbol table needs, as JSON-ready plain data. Raises on a bad ELF.
+    With ``vectors`` (see vector_bytes), also the S12Z vector table's bytes."""
     from elftools.elf.elffile import ELFFile
 
     # The DWARF budget counts from here: slow symbols leave less time for line info, so the
@@ -471,7 +535,16 @@ def parse(data: bytes, dwarf_budget_s: float = 5.0) -> dict[str, Any]:
             calls = thumb_calls(elf, functions, len(data))
         except Exception as exc:  # bad code bytes cost the call graph, not the symbols
             warnings.append(f"call graph unreadable ({one_line(exc)})")
+    result: dict[str, Any] = {}
+    if vectors is not None:
+        try:
+            result["vectors"] = vector_bytes(elf, data, vectors)
+        except ElfProblem as exc:
+            result["vectors"] = {"error": str(exc)}
+        except Exception as exc:  # a bad table costs the ISR names, not the symbols
+            result["vectors"] = {"error": f"vector table unreadable ({one_line(exc)})"}
     return {
+        **result,
         "is_arm": is_arm,
         "build_id": build_id,
         "build_id_note": build_id_note,
@@ -493,10 +566,11 @@ def _limit_memory(extra: int) -> None:
 
 def main(argv: list[str]) -> int:
     budget = float(argv[1]) if len(argv) > 1 else 5.0
+    vectors = json.loads(argv[2]) if len(argv) > 2 else None
     data = sys.stdin.buffer.read()
     _limit_memory(16 * len(data))
     try:
-        result: dict[str, Any] = {"ok": True, **parse(data, budget)}
+        result: dict[str, Any] = {"ok": True, **parse(data, budget, vectors)}
     except ElfProblem as exc:
         result = {"ok": False, "error": str(exc)}
     except (Exception, MemoryError) as exc:  # whatever pyelftools throws is the file's fault

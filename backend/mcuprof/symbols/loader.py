@@ -55,8 +55,11 @@ def _bad(name: str, why: str) -> UserError:
     return UserError(f"{name}: not a readable ELF ({why})")
 
 
-def parse_elf_bytes(data: bytes, name: str, timeout_s: float) -> dict[str, Any]:
-    """Plain data from ``elfparse.parse``; UserError (one line) for anything unreadable."""
+def parse_elf_bytes(
+    data: bytes, name: str, timeout_s: float, vectors: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Plain data from ``elfparse.parse``; UserError (one line) for anything unreadable.
+    ``vectors`` asks for the S12Z vector table too (``elfparse.vector_bytes``)."""
     try:
         precheck(data)  # spares a process for files that are obviously not ELFs
     except ElfProblem as exc:
@@ -64,6 +67,8 @@ def parse_elf_bytes(data: bytes, name: str, timeout_s: float) -> dict[str, Any]:
     # -I: the child ignores PYTHON* variables and the working directory, so nothing from
     # the user's environment changes what code parses the file.
     cmd = [sys.executable, "-I", str(_WORKER), f"{timeout_s * 0.5:.3f}"]
+    if vectors is not None:
+        cmd.append(json.dumps(vectors))
     try:
         with parse_slot(len(data)):
             proc = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout_s)

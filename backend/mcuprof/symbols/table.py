@@ -91,6 +91,7 @@ class SymbolTable:
         self.build_id_note = build_id_note if build_id is None else None
         self.warnings: list[str] = list(warnings)
         self.source = source
+        self.vector_read: dict[str, Any] | None = None  # S12Z only, see from_elf_bytes
         self._py_starts = [f.start for f in funcs]
         self._starts64 = np.array(self._py_starts, dtype=np.uint64)
         self._lasts64 = np.array([f.end - 1 for f in funcs], dtype=np.uint64)
@@ -110,10 +111,18 @@ class SymbolTable:
 
     @classmethod
     def from_elf_bytes(
-        cls, data: bytes, name: str = "upload", timeout_s: float = 10.0
+        cls,
+        data: bytes,
+        name: str = "upload",
+        timeout_s: float = 10.0,
+        vectors: dict[str, Any] | None = None,
     ) -> SymbolTable:
-        parsed = parse_elf_bytes(bytes(data), name, timeout_s)
-        return cls._from_parsed(parsed, source=name)
+        """The table; with ``vectors``, what the child read of the S12Z vector table is
+        kept in ``vector_read`` (see elfparse.vector_bytes)."""
+        parsed = parse_elf_bytes(bytes(data), name, timeout_s, vectors)
+        table = cls._from_parsed(parsed, source=name)
+        table.vector_read = parsed.get("vectors")
+        return table
 
     @classmethod
     def _from_parsed(cls, parsed: dict[str, Any], source: str | None) -> SymbolTable:

@@ -82,11 +82,13 @@ async def export(
         raise UserError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     suffix, media = FORMATS[fmt]
     if fmt == "raw":
+        from .sessions_api import stream_raw
+
         found = await asyncio.to_thread(live.raw_capture)
         if found is None:
             raise UserError("no capture recorded yet: click Start first")
-        data, stem = found
-        return _attachment(data, f"{stem}{suffix}", media)
+        sid, stem = found
+        return await asyncio.to_thread(stream_raw, live.store, sid, f"{stem}{suffix}")
     body = await asyncio.to_thread(_render, live, fmt, window, settings.icicle_max_nodes)
     stem = live.file_stem()
     if window is not None:

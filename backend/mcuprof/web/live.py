@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from ..link import DeviceSession, validate_port
 from ..link.qs_link import LISTEN_SCHEME, QSLink, is_qs_port, validate_listen
 from ..link.simulator import SimOptions
 from ..profile import Profile
-from ..profile.columns import Spill
+from ..profile.columns import ColumnsFull, Spill
 from ..profile.timebase import concat_records
 from ..protocol import Metadata, Status, encode_metadata
 from ..sources import new_source
@@ -139,8 +140,7 @@ class LiveSession:
             try:
                 writer.append(data)
             except UserError as exc:
-                self.writer = None
-                self._log("error", f"recording stopped: {exc}")
+                self._recording_failed(str(exc))
 
     def on_metadata(self, meta: Metadata) -> None:
         self.metadata = meta
@@ -599,14 +599,8 @@ class LiveSession:
         records/s (2.4 GiB) took 3.7 GB of RSS at Stop."""
         source = new_source(self._capture_kind, self.settings.qs_tick_hz)
         if self.store is not None:
-            try:
-                with self.store.raw_path(sid).open("rb") as f:
-                    while chunk := f.read(STORED_CHUNK):
-                        source.feed(chunk)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
+            for chunk in self.store.raw_chunks(sid, STORED_CHUNK):  # checked: regular files only
+                source.feed(chunk)
         source.close()
         return source.stats()
 
@@ -643,17 +637,18 @@ class LiveSession:
         # Records on disk, memory-mapped: an hour of capture fits in bounded RSS.
         return Profile(self._frame_symbols(), spill=Spill(self.settings.columns_dir))
 
-    def raw_capture(self) -> tuple[bytes, str] | None:
-        """Bytes of the current (or last) capture, and a file-name stem."""
+    def raw_capture(self) -> tuple[int, str] | None:
+        """The session id of what is on view (an opened session, else the current or last
+        capture, flushed), and a file-name stem."""
         if self.store is not None and self.opened is not None:
-            return self.store.raw(int(self.opened["id"])), self.file_stem()
+            return int(self.opened["id"]), self.file_stem()
         if self.store is None or self.capture_id is None:
             return None
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(UserError):
                 writer.flush()
-        return self.store.raw(self.capture_id), self.file_stem()
+        return self.capture_id, self.file_stem()
 
     # ------------------------------------------------------------- ELF
 
@@ -685,6 +680,27 @@ class LiveSession:
 
     def ingest(self) -> int:
         """Move queued records into the profile. Returns the number of records added."""
+        try:
+            return self._ingest()
+        except ColumnsFull as exc:  # the disk (or mapping) holding the columns is full
+            with self._profile_lock:  # what is queued would fail again on every tick
+                self._pending.clear()
+            self._recording_failed(str(exc))
+            return 0
+
+    def _recording_failed(self, why: str) -> None:
+        """Stop recording for good (a full disk): no more records are taken, the session
+        is closed with what was written, one line goes to the log; the server stays up."""
+        self._taking = False
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        self._log("error", f"recording stopped: {why}")
+        logging.getLogger("mcuprof.web").error("recording stopped: %s", why)  # the server's log
+        with contextlib.suppress(UserError, OSError):
+            writer.abort()
+
+    def _ingest(self) -> int:
         added = 0
         with self._profile_lock:
             batch: list[np.ndarray] = []

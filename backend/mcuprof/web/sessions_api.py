@@ -13,7 +13,7 @@ import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..commands.compare import build_report, parse_confidence, parse_threshold
@@ -133,14 +133,13 @@ def _session_profile(
 def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
     """The session decoded into a profile whose records live on disk, read from its file
     a few MB at a time: a session larger than RAM can be compared."""
-    path = store.raw_path(sid)
     spill = Spill(store.data_dir / "columns")
     try:
-        f = path.open("rb")
-    except FileNotFoundError:
-        return load_capture(b"", symbols, spill=spill).profile
-    except OSError as exc:  # a directory in its place, no permission: one line, a 4xx
+        f = store.open_raw(sid)  # a regular file, or a one-line error
+    except OSError as exc:  # no permission: one line, a 4xx
         raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
+    if f is None:
+        return load_capture(b"", symbols, spill=spill).profile
     with f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
@@ -359,11 +358,35 @@ async def delete_session(request: Request, sid: SessionId) -> dict[str, Any]:
 @router.get("/{sid}/raw")
 async def download_raw(request: Request, sid: SessionId) -> Response:
     store = _store(request)
-    data = await asyncio.to_thread(store.raw, sid)
-    return Response(
-        content=data,
+    return await asyncio.to_thread(stream_raw, store, sid, f"mcuprof-session-{sid}.bin")
+
+
+RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
+
+
+def stream_raw(store: SessionStore, sid: int, filename: str) -> Response:
+    """A session's stream as a download, read a piece at a time (a session of GBs was
+    held whole). The bytes the file held when opened: for a session still recording,
+    what was written so far, with the length known up front."""
+    f = store.open_raw(sid)
+    size = 0 if f is None else os.fstat(f.fileno()).st_size
+
+    def pieces() -> Any:
+        if f is None:
+            return
+        with f:
+            left = size
+            while left > 0 and (data := f.read(min(RAW_CHUNK, left))):
+                left -= len(data)
+                yield data
+
+    return StreamingResponse(
+        pieces(),
         media_type="application/octet-stream",
-        headers={"Content-Disposition": f'attachment; filename="mcuprof-session-{sid}.bin"'},
+        headers={
+            "Content-Disposition": f'attachment; filename="{filename}"',
+            "Content-Length": str(size),
+        },
     )
 
 

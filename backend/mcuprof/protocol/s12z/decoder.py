@@ -37,6 +37,9 @@ _MERGE_AFTER = 8
 _SLICE = 1 << 15
 _PIECE = 1 << 21
 _LENGTH_BYTES = bytes(LENGTH_BY_INFO.astype(np.uint8).tolist())
+# Bad lines kept as events per decoder; past this they are counted (``stats.unlisted``)
+# but not kept, so garbage costs its count, not an object (~200 bytes) per byte.
+MAX_BAD_EVENTS = 4096
 _FORMATS = {f.value: f.name for f in LineFormat}
 
 
@@ -56,6 +59,7 @@ class TraceStats:
     byte read is in exactly one of ``lines``, ``reserved``, ``malformed``, ``truncated``."""
 
     bytes: int = 0
+    unlisted: int = 0  # bad lines counted but not kept as events (past MAX_BAD_EVENTS)
     lines: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_FORMATS.values(), 0))
     reserved: int = 0
     malformed: int = 0
@@ -78,6 +82,7 @@ class TraceStats:
             "tsovf": self.tsovf,
             "tbovf": self.tbovf,
             "term": self.term,
+            "unlisted": self.unlisted,
         }
 
 
@@ -176,9 +181,11 @@ def _fields(w: np.ndarray, lines: np.ndarray, bad: np.ndarray) -> np.ndarray:
 
 class LineDecoder:
     """Feed bytes, get ``Lines`` batches and ``BadLine`` events in stream order. At most
-    one incomplete line (7 bytes) is held between feeds; ``close`` reports it as truncated."""
+    one incomplete line (7 bytes) is held between feeds; ``close`` reports it as truncated.
+    Only the first ``max_bad`` bad lines become events; the rest are counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bad: int = MAX_BAD_EVENTS) -> None:
+        self._max_bad = max_bad
         self._tail = b""
         self._offset = 0  # stream offset of self._tail[0]
         self.stats = TraceStats()
@@ -257,12 +264,26 @@ class LineDecoder:
     def _events(self, lines: np.ndarray, good: np.ndarray, buf: bytes) -> list[LineEvent]:
         out: list[LineEvent] = []
         at = 0
-        for i in np.flatnonzero(~good).tolist():
+        st = self.stats
+        room = max(0, self._max_bad - (st.reserved + st.malformed + st.truncated))
+        bad_at = np.flatnonzero(~good)
+        for i in bad_at[:room].tolist():
             if i > at:
                 out.append(_frozen(lines[at:i]))
             out.append(self._bad(lines[i], buf))
             at = i + 1
-        if at < len(lines):
+        if len(bad_at) > room:
+            # Past the cap: the rest's good lines go out as one batch, the bad ones counted.
+            rest = lines[at:]
+            unknown = ~_KNOWN[rest["info"][~good[at:]]]
+            st.reserved += int(unknown.sum())
+            st.malformed += int(len(unknown) - unknown.sum())
+            st.unlisted += len(unknown)
+            rest = rest[good[at:]]
+            rest.flags.writeable = False
+            if len(rest):
+                out.append(Lines(rest))
+        elif at < len(lines):
             out.append(_frozen(lines[at:]))
         return out
 
