@@ -4,9 +4,27 @@ memory stays bounded, and every good record after it stays."""
 
 from __future__ import annotations
 
-import pytest
+import itertools
+import socket
+import threading
+import time
 
-from mcuprof.protocol.qs import Malformed, QSConfig, QSDecoder, Record, encode_frame
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcuprof.protocol.qs import (
+    MAX_FRAME,
+    BadFrame,
+    ByteFramer,
+    Frame,
+    Framer,
+    Malformed,
+    QSConfig,
+    QSDecoder,
+    Record,
+    encode_frame,
+)
 from mcuprof.qs.dicfile import DicError, parse_dic
 from mcuprof.sources.qs import QSSource
 
@@ -71,3 +89,90 @@ def test_whole_capture_commands_report_a_bad_target_info(tmp_path):
     decode = mcuprof("qs", "decode", str(capture))
     assert "tstamp size 9 (-T) is not 1, 2, 4 or 8" in decode.stdout
     assert "1 malformed" in decode.stderr
+
+
+# ------------------------------------------------------------ F2: escape floods
+
+
+def _flood(pattern: bytes, size: int, chunk: int = 4096):
+    """A good frame, then ``size`` bytes of ``pattern`` and no flag, in TCP-sized chunks."""
+    yield encode_frame(1, 70)
+    piece = pattern * (chunk // len(pattern))
+    for _ in range(size // len(piece)):
+        yield piece
+
+
+@pytest.mark.parametrize("pattern", [b"\x7d", b"\x7d\x7e", b"\x7d\x7d\x41"])
+def test_flood_without_a_flag_is_one_too_long_report_and_is_not_kept(pattern):
+    """F2: 0x7D floods grew the framer's tail without bound, in quadratic time, and were
+    never reported. Now the frame is reported as soon as it passes MAX_FRAME, and the
+    framer holds at most one maximal frame whatever the flood's length."""
+    framer = Framer()
+    reports = []
+    for chunk in _flood(pattern, 2 << 20):
+        reports += [e for e in framer.feed(chunk) if isinstance(e, BadFrame)]
+        assert len(framer._tail) <= 2 * MAX_FRAME + 1
+    assert reports == [BadFrame("too_long", 1, b"")] and framer.stats.too_long == 1
+    # The flag that ends the flood ends the dropped frame; what follows decodes.
+    end = b"\x5d\x7e" if framer._tail else b"\x7e"
+    events = framer.feed(end + encode_frame(2, 70)) + framer.close()
+    assert [type(e) for e in events] == [Frame] and events[0].seq == 2
+    assert framer.stats.too_long == 1 and framer.stats.tail_bytes == 0
+
+
+def test_unfinished_flood_at_the_end_of_a_stream_is_reported():
+    framer = Framer()
+    framer.feed(encode_frame(1, 70))
+    (report,) = framer.feed(b"\x7d" * (2 * MAX_FRAME + 4))
+    assert report.kind == "too_long"
+    assert framer.close() == [] and framer.stats.tail_bytes == 2 * MAX_FRAME + 4
+
+
+def test_qs_listen_over_tcp_reports_a_flood(tmp_path):
+    """The issue's case, smaller: a flood of 0x7D over TCP to ``qs listen``."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def target():
+            conn, _ = server.accept()
+            time.sleep(1)  # pyserial's socket:// drops what arrives while it opens
+            with conn:
+                for chunk in _flood(b"\x7d", 4 << 20, 65536):
+                    conn.sendall(chunk)
+                time.sleep(6)
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        url = f"socket://127.0.0.1:{port}"
+        done = mcuprof("qs", "listen", "--port", url, "--duration", "5", check=False)
+        thread.join(8)
+    assert done.returncode == 0, done.stderr
+    assert "1 frames" in done.stderr and ", 1 too long" in done.stderr
+    assert done.stdout.splitlines()[-1] == "   <COMMS> ERROR    Record too long at Seq=1(?)"
+
+
+_piece = st.one_of(
+    st.tuples(st.integers(0, 255), st.integers(1, 127), st.binary(max_size=700)).map(
+        lambda t: encode_frame(*t)
+    ),
+    st.tuples(
+        st.sampled_from([b"\x7d", b"\x7e", b"\x7d\x7e", b"\x7d\x5d"]), st.integers(0, 1500)
+    ).map(lambda t: t[0] * t[1]),
+    st.binary(max_size=40),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(_piece, max_size=12), cuts=st.lists(st.integers(0, 20_000), max_size=10))
+def test_framer_on_floods_and_long_frames_matches_the_byte_parser(pieces, cuts):
+    """Frames past MAX_FRAME and floods of escapes and flags, cut anywhere: the same
+    events as QSPY's byte-at-a-time parser, and never more than one frame held."""
+    data = b"".join(pieces)
+    expected = ByteFramer().feed(data)
+    framer = Framer()
+    got = []
+    edges = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
+    for a, b in itertools.pairwise(edges):
+        got += framer.feed(data[a:b])
+        assert len(framer._tail) <= 2 * MAX_FRAME + 1
+    assert got + framer.close() == expected
