@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import itertools
 import socket
+import struct
 import threading
 import time
+import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +19,7 @@ from mcuprof.protocol.qs import (
     MAX_FRAME,
     BadFrame,
     ByteFramer,
+    Dictionaries,
     Frame,
     Framer,
     Malformed,
@@ -176,3 +179,60 @@ def test_framer_on_floods_and_long_frames_matches_the_byte_parser(pieces, cuts):
         got += framer.feed(data[a:b])
         assert len(framer._tail) <= 2 * MAX_FRAME + 1
     assert got + framer.close() == expected
+
+
+# ------------------------------------------------------------ F7: renamed keys
+
+
+def _sig_entry(seq: int, sig: int, name: bytes) -> bytes:
+    return encode_frame(seq, 60, struct.pack("<HI", sig, 0) + name + b"\0")
+
+
+def test_renaming_one_key_again_and_again_shares_the_table():
+    """F7: every rename copied the whole signal table into a snapshot that its records
+    kept (1,100 records/s, then MemoryError). Now the snapshots share what did not change."""
+    n, renames = 1024, 4000
+    frames = [_sig_entry(i + 1, i + 1, f"SIG_{i}".encode()) for i in range(n)]
+    frames += [_sig_entry(n + i + 1, 1, b"AB"[i % 2 : i % 2 + 1]) for i in range(renames)]
+    data = b"".join(frames)
+    tracemalloc.start()
+    try:
+        decoder = QSDecoder()
+        events = decoder.feed(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(events) == n + renames
+    # Each record names things as the dictionaries were when it arrived.
+    assert events[n].dicts.sig_name(1, 0) == "SIG_0"
+    assert events[n + 1].dicts.sig_name(1, 0) == "A"
+    assert events[-1].dicts.sig_name(1, 0) == "A" and decoder.dicts.sig_name(1, 0) == "B"
+    assert len(decoder.dicts.sig) == n
+    assert peak < 40 << 20  # copies: 4,000 tables of 1,024 entries, over 150 MB
+
+
+_puts = st.lists(
+    st.tuples(st.sampled_from(["obj", "sig"]), st.integers(0, 40), st.sampled_from("abcdef")),
+    max_size=400,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(puts=_puts)
+def test_dictionary_snapshots_behave_as_copied_dicts(puts):
+    """Every snapshot reads as a plain dict filled in the same order, and later
+    entries never change an earlier snapshot."""
+    snapshots = [Dictionaries()]
+    plain: list[dict] = [{"obj": {}, "sig": {}}]
+    for kind, key, name in puts:
+        key = (key, 0) if kind == "sig" else key
+        snapshots.append(snapshots[-1].with_entry(kind, key, name))
+        tables = {k: dict(v) for k, v in plain[-1].items()}
+        tables[kind][key] = name
+        plain.append(tables)
+    for snap, tables in zip(snapshots, plain, strict=True):
+        for kind, table in tables.items():
+            got = getattr(snap, kind)
+            assert list(got.items()) == list(table.items()) and len(got) == len(table)
+            assert got == table and all(got.get(k) == v and k in got for k, v in table.items())
+            assert got.get((99, 9)) is None and (99, 9) not in got
