@@ -28,10 +28,13 @@ from mcuprof.protocol.qs import (
     Record,
     encode_frame,
 )
+from mcuprof.qs import text
 from mcuprof.qs.dicfile import DicError, parse_dic
+from mcuprof.sources import qs as qs_source
 from mcuprof.sources.qs import QSSource
 
 from .cli import mcuprof
+from .test_columns import build
 
 
 def _info(ts_size: int) -> bytes:
@@ -236,3 +239,41 @@ def test_dictionary_snapshots_behave_as_copied_dicts(puts):
             assert list(got.items()) == list(table.items()) and len(got) == len(table)
             assert got == table and all(got.get(k) == v and k in got for k, v in table.items())
             assert got.get((99, 9)) is None and (99, 9) not in got
+
+
+# ------------------------------------------------------------ F4: new pointers
+
+
+def test_name_memo_stays_bounded_and_right():
+    """F4: each Names memo kept every new address (199,999 objects after 100k posts).
+    Its bound is text.NAME_MEMO (4,096)."""
+    record = QSDecoder().feed(encode_frame(1, 70))[0]
+    names = text.Names(record)
+    resets = getattr(text.Names, "memo_resets", 0)
+    for ptr in range(1, 3 * 4096):
+        assert names.obj(ptr) == f"0x{ptr:08X}"
+        assert names.sig(5, ptr) == f"00000005,Obj=0x{ptr:08X}"
+    assert len(names._obj) <= 4096 and len(names._sig) <= 4096
+    assert text.Names.memo_resets - resets == 4  # two per kind, counted
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_steps_on_new_objects_share_an_other_function_past_the_bound(events):
+    """F4: three synthetic functions per RTC step on new objects and states (+855 MiB
+    after 600k steps). Past MAX_NAMES_PER_LEVEL names a level has one "other"
+    function; every step stays a record, and the lumped ones are counted."""
+    extra, bound = 300, 8192  # bound: qs_source.MAX_NAMES_PER_LEVEL
+    n = bound + extra
+    ops = [("step", 0x10000 + i, 4, 0x20000 + i, 3, 5, 2, False) for i in range(n)]
+    data = build(ops)
+    source = QSSource(events=events)
+    records = [source.feed(data[i : i + 65536]).records for i in range(0, len(data), 65536)]
+    records.append(source.close().records)
+    stats = source.stats()
+    assert stats["rtc_steps"] == n and sum(len(r) for r in records) == 3 * n
+    # One function per name up to the bound, then one "other" function per level
+    # (signal 4 on each new object is a new name too).
+    assert len(source.symbols.functions) == 3 * bound + 3
+    assert stats["names_lumped"] == extra and bound == qs_source.MAX_NAMES_PER_LEVEL
+    names = {f.name for f in source.symbols.functions}
+    assert set(qs_source.OTHER) <= names
