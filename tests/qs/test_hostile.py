@@ -34,7 +34,17 @@ from mcuprof.sources import qs as qs_source
 from mcuprof.sources.qs import QSSource
 
 from .cli import mcuprof
-from .test_columns import build
+from .test_columns import build, build_from
+
+# Records a QP application sends (test_columns.build_from's operations).
+OPS = [
+    ("step", 0x100, 4, 0x1000, 3, 5, 4, False),
+    ("step", 0x200, 5, 0x1100, 2, 6, 9, True),
+    ("post", 0x100, 7),
+    ("dict", 61, 0x100, "Philo"),
+    ("dict", 60, 4, "EAT"),
+    ("user", 101, b"\x01\x07"),
+]
 
 
 def _info(ts_size: int) -> bytes:
@@ -277,3 +287,33 @@ def test_steps_on_new_objects_share_an_other_function_past_the_bound(events):
     assert stats["names_lumped"] == extra and bound == qs_source.MAX_NAMES_PER_LEVEL
     names = {f.name for f in source.symbols.functions}
     assert set(qs_source.OTHER) <= names
+
+
+# ------------------------------------------------------------ target info, any bytes
+
+_nibbles = st.integers(0, 15)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8, 0, 3, 9, 15]), min_size=9, max_size=9),
+    rest=st.binary(min_size=8, max_size=8),
+    ops=st.lists(st.sampled_from(OPS), max_size=12),
+)
+def test_any_target_info_then_records_never_raises(sizes, rest, ops):
+    """Target info with any sizes, then steps, posts and dictionaries: every path
+    (events, columns, text) decodes without raising and agrees on the counts."""
+    sig, evt, qctr, tctr, blk, pctr, obj, fun, ts = sizes
+    nib = [sig | evt << 4, qctr | tctr << 4, blk | pctr << 4, obj | fun << 4, ts]
+    info = bytes([0xFF, 0xE4, 0x02, *nib]) + rest
+    data = encode_frame(1, 64, info) + build_from(ops, (4, 4, 4, 2), 2, 0)
+    decoder = QSDecoder()
+    events = decoder.feed(data) + decoder.close()
+    legal = all(size in (1, 2, 4, 8) for size in sizes)
+    assert isinstance(events[0], Record if legal else Malformed)
+    list(text.render_lines(events))
+    slow, fast = QSSource(events=True), QSSource(events=False)
+    for source in (slow, fast):
+        source.feed(data)
+        source.close()
+    assert slow.stats() == fast.stats()
