@@ -317,3 +317,14 @@ def test_any_target_info_then_records_never_raises(sizes, rest, ops):
         source.feed(data)
         source.close()
     assert slow.stats() == fast.stats()
+
+
+def test_full_dictionary_is_counted_in_the_source_stats():
+    """The object dictionary holds QSPY's 2,048 entries; a new one past that is
+    dropped and shown (health's QS stats), a renamed one is kept."""
+    frames = [encode_frame(i + 1, 61, struct.pack("<I", 0x100 + i) + b"obj\0") for i in range(2049)]
+    frames.append(encode_frame(2050, 61, struct.pack("<I", 0x100) + b"renamed\0"))
+    source = QSSource(events=False)
+    source.feed(b"".join(frames))
+    assert source.stats()["dictionary_overflow"] == 1
+    assert source.decoder.dicts.obj[0x100] == "renamed" and len(source.decoder.dicts.obj) == 2048

@@ -314,6 +314,7 @@ class QSSource:
             "unknown_records": qs.unknown_records,
             "target_resets": qs.target_resets,
             "names_lumped": self.names_lumped,
+            "dictionary_overflow": qs.dictionary_overflow,
             "packets": {"frames": fs.frames},
         }
 
