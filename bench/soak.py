@@ -16,20 +16,32 @@ is in the profile, then prints the first and last samples, the growth rates over
 second half of the run (after warm-up), the bytes per record kept that they amount to,
 and those rates carried on to one hour.
 
+With --hostile-qs the dashboard listens on listen://127.0.0.1:PORT instead, and a QS
+target (a thread of this script) connects to it and sends, beside a normal QS stream of
+RTC steps on a few named objects (--rate records/s), what a broken or hostile target
+would: steps and posts from ever new object and state pointers, one signal renamed
+again and again, and floods of 0x7D with no flag (issue 26). The samples add the QS
+health (frames, bad frames, steps, names lumped) and whether /api/state answered.
+
 Run: .venv/bin/python bench/soak.py --minutes 10 [--rate 50000] [--queries] [--json out.json]
+     .venv/bin/python bench/soak.py --minutes 10 --hostile-qs --rate 5000
 Asserts nothing; prints figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +60,96 @@ from live import (
 )
 
 MIB = 1 << 20
+sys.path.insert(0, str(ROOT / "backend"))
+from mcuprof.protocol.qs import encode_frame  # noqa: E402
+
+# What the hostile QS target adds each second, beside the normal steps.
+HOSTILE_NEW_STEPS = 2_000  # RTC steps on a new object and a new state each
+HOSTILE_NEW_POSTS = 2_000  # QS_QF_ACTIVE_POST from a new sender each
+HOSTILE_RENAMES = 1_000  # signal dictionary entries renaming one signal
+HOSTILE_FLOOD = 1 << 20  # bytes of 0x7D with no flag, then a flag
+
+
+class HostileQS:
+    """A QS target (32-bit pointers, 4-byte timestamps) that connects to the dashboard's
+    listen:// port and sends, every second, ``rate`` records of normal RTC steps plus
+    the hostile parts above. Reads and drops what the dashboard sends (QS-RX)."""
+
+    def __init__(self, port: int, rate: int) -> None:
+        self.port, self.rate = port, rate
+        self.seq = 0
+        self.clock = 0
+        self.sent_bytes = 0
+        self.fresh = 0x2000_0000  # next new pointer
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _frame(self, rec: int, payload: bytes) -> bytes:
+        self.seq = (self.seq + 1) & 0xFF
+        return encode_frame(self.seq, rec, payload)
+
+    def _step(self, obj: int, sig: int, state: int) -> bytes:
+        """QS_QEP_DISPATCH then QS_QEP_INTERN_TRAN: one RTC step of 7 ticks."""
+        self.clock += 5
+        disp = self._frame(8, struct.pack("<IHII", self.clock, sig, obj, state))
+        self.clock += 7
+        return disp + self._frame(5, struct.pack("<IHII", self.clock, sig, obj, state))
+
+    def _preamble(self) -> bytes:
+        info = bytes([0xFF, 0xE4, 0x02, 0x22, 0x41, 0x22, 0x44, 4, 8, 0x13]) + bytes(6)
+        out = [self._frame(64, info)]
+        for i in range(4):
+            out.append(self._frame(61, struct.pack("<I", 0x100 + i) + b"Philo_%d\0" % i))
+            out.append(self._frame(62, struct.pack("<I", 0x1000 + i) + b"state_%d\0" % i))
+        out.append(self._frame(60, struct.pack("<HI", 4, 0) + b"EAT_SIG\0"))
+        return b"".join(out)
+
+    def _second(self) -> list[bytes]:
+        """One second of traffic, in pieces of about 64 KiB, hostile parts interleaved."""
+        steps = self.rate // 2  # two records each
+        frames = [self._step(0x100 + i % 4, 4, 0x1000 + i % 4) for i in range(steps // 2)]
+        for _ in range(HOSTILE_NEW_STEPS):
+            frames.append(self._step(self.fresh, 5, self.fresh + 8))
+            self.fresh += 16
+        for _ in range(HOSTILE_NEW_POSTS):
+            self.clock += 1
+            post = struct.pack("<IIHIBBBB", self.clock, self.fresh, 4, self.fresh + 8, 0, 0, 3, 2)
+            frames.append(self._frame(14, post))
+            self.fresh += 16
+        for i in range(HOSTILE_RENAMES):
+            name = b"RENAMED_%d\0" % (i % 2)
+            frames.append(self._frame(60, struct.pack("<HI", 4, 0) + name))
+        frames += [self._step(0x100 + i % 4, 4, 0x1000 + i % 4) for i in range(steps - steps // 2)]
+        data = b"".join(frames)
+        data += b"\x7d" * HOSTILE_FLOOD + b"\x7e"
+        return [data[i : i + 65536] for i in range(0, len(data), 65536)]
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        with sock:
+            sock.setblocking(True)
+            threading.Thread(target=self._drain, args=(sock,), daemon=True).start()
+            sock.sendall(self._preamble())
+            while not self.stop.is_set():
+                started = time.monotonic()
+                for piece in self._second():
+                    sock.sendall(piece)
+                    self.sent_bytes += len(piece)
+                self.stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
+
+    @staticmethod
+    def _drain(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while sock.recv(4096):
+                pass
 
 
 def proc_status(pid: int) -> dict[str, int]:
@@ -175,6 +277,11 @@ def main() -> int:
         "--queries", action="store_true", help="also ask timeline/Functions/tree each sample"
     )
     ap.add_argument("--json", help="also write every sample and the summary here")
+    ap.add_argument(
+        "--hostile-qs",
+        action="store_true",
+        help="a QS target on listen:// with normal steps plus new pointers, renames, 0x7D floods",
+    )
     args = ap.parse_args()
     # A run stopped with kill still stops its server and removes its gigabytes of data.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -196,7 +303,14 @@ def main() -> int:
     try:
         wait_for_server(base)
         idle = proc_status(server.pid)
-        connect_simulator(base, args.rate)
+        hostile = None
+        if args.hostile_qs:
+            qs_port = free_port()
+            api(base, "api/connect", {"port": f"listen://127.0.0.1:{qs_port}", "baud": 115200})
+            hostile = HostileQS(qs_port, args.rate)
+            hostile.thread.start()
+        else:
+            connect_simulator(base, args.rate)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
@@ -210,7 +324,9 @@ def main() -> int:
                 time.sleep(max(0.0, min(args.every, end - time.monotonic())))
                 now = time.monotonic()
                 cpu = cpu_seconds(server.pid)
+                asked = time.perf_counter()
                 state = api(base, "api/state")
+                state_ms = round((time.perf_counter() - asked) * 1000, 1)
                 health = state["health"]
                 metrics = api(base, "api/metrics")
                 queries = {}
@@ -235,8 +351,12 @@ def main() -> int:
                     "store_mib": round(disk_bytes(data_dir) / MIB, 1),
                     "columns_mib": round(open_files_bytes(server.pid, columns_dir) / MIB, 1),
                     "load1": round(os.getloadavg()[0], 2),
+                    "state_ms": state_ms,
                     **queries,
                 }
+                if hostile is not None:
+                    sample["qs"] = health["qs"]
+                    sample["hostile_sent_mib"] = round(hostile.sent_bytes / MIB, 1)
                 samples.append(sample)
                 print(json.dumps(sample), flush=True)
                 cpu_prev, t_prev = cpu, now
@@ -244,6 +364,8 @@ def main() -> int:
                     break
             page.get_by_role("button", name="Stop", exact=True).click()
             final = drain(base)
+            if hostile is not None:
+                hostile.stop.set()
             browser.close()
         peak = proc_status(server.pid)["VmHWM"]
     finally:
@@ -293,6 +415,7 @@ def main() -> int:
             "lost": None if captured is None else captured - final["profile_records"],
         },
         server_cpu_cores_median=median([s["server_cpu_cores"] for s in samples]),
+        state_ms_max=max(s["state_ms"] for s in samples),
         latency_p50_ms_median=median(p50s),
         latency_p95_ms_median=median(p95s),
         latency_p95_ms_max=max(p95s) if p95s else None,
@@ -305,7 +428,13 @@ def main() -> int:
         if times:
             summary[f"{key}_ms"] = {"median": median(times), "max": max(times)}
 
-    print(f"\nsoak: {minutes:.1f} min at {args.rate:,} records/s with one Chromium tab")
+    target = "a hostile QS target (listen://)" if args.hostile_qs else "the simulator"
+    print(
+        f"\nsoak: {minutes:.1f} min, {target} at {args.rate:,} records/s, one Chromium tab; "
+        f"/api/state answered every sample, slowest {summary['state_ms_max']} ms"
+    )
+    if args.hostile_qs:
+        print(f"  QS health at the end {last['qs']}; sent {last['hostile_sent_mib']} MiB")
     after = summary["after_stop"]
     print(
         f"  records received   {received:,} ({summary['records_per_s']:,}/s); "

@@ -120,4 +120,7 @@ def parse_dic(text: str, base: QSConfig | None = None) -> tuple[QSConfig, Dictio
                 raise DicError(f"line {i}: bad {kind} entry {_quoted(entry)}") from None
         i += 1  # the *** marker
     dicts = Dictionaries().merged(Dictionaries(**tables))
-    return replace(config, **changes), dicts
+    try:
+        return replace(config, **changes), dicts
+    except ValueError as exc:
+        raise DicError(f"bad sizes: {exc}") from None

@@ -9,6 +9,7 @@ formats are QSPY's: a 10-digit timestamp column (11 blanks for records without o
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 
 from ..protocol.qs import (
@@ -23,6 +24,11 @@ from ..protocol.qs import (
     record_name,
 )
 
+log = logging.getLogger("mcuprof.qs")
+
+# Answers each Names memo keeps per kind (objects, functions, signals). Past it the
+# memo starts over: the names stay right, only their lookups are made again.
+NAME_MEMO = 4096
 BLANK = " " * 10
 RTC = "===RTC===>"
 COMMS = "   <COMMS> ERROR    "
@@ -51,9 +57,11 @@ RX_RECORDS = (
 class Names:
     """Dictionary lookups for one set of dictionaries and sizes, with QSPY's fallbacks
     for unknown keys. Answers are memoised: a trace names the same few objects,
-    states and signals over and over."""
+    states and signals over and over. A target posting from ever new addresses would
+    grow the memo without end, so it holds at most NAME_MEMO answers per kind."""
 
     __slots__ = ("_fun", "_obj", "_sig", "cfg", "d")
+    memo_resets = 0  # all Names together: how often a memo was full and started over
 
     def __init__(self, record: Record) -> None:
         self.d = record.dicts
@@ -71,7 +79,7 @@ class Names:
             name = "NULL" if ptr == 0 else self.d.obj.get(ptr)
             if name is None:
                 name = self._hex(ptr, self.cfg.obj_ptr_size)
-            self._obj[ptr] = name
+            _memo(self._obj, ptr, name)
         return name
 
     def fun(self, ptr: int) -> str:
@@ -80,7 +88,7 @@ class Names:
             name = "NULL" if ptr == 0 else self.d.fun.get(ptr)
             if name is None:
                 name = self._hex(ptr, self.cfg.fun_ptr_size)
-            self._fun[ptr] = name
+            _memo(self._fun, ptr, name)
         return name
 
     def sig(self, sig: int, obj: int) -> str:
@@ -90,12 +98,24 @@ class Names:
             name = "NULL" if sig == 0 else self.d.sig_name(sig, obj)
             if name is None:
                 name = f"{sig:08d},Obj={self._hex(obj, self.cfg.obj_ptr_size)}"
-            self._sig[key] = name
+            _memo(self._sig, key, name)
         return name
 
     def enum(self, group: int, value: int) -> str:
         name = self.d.enum.get((group, value))
         return name if name is not None else f"{value:03d}"
+
+
+def _memo(memo: dict, key: int, name: str) -> None:
+    if len(memo) >= NAME_MEMO:
+        memo.clear()
+        Names.memo_resets += 1
+        n = Names.memo_resets
+        if n & (n - 1) == 0:  # 1, 2, 4, 8...: seen in the log, without flooding it
+            log.info(
+                "QS names: a memo of %d names was full and started over (%d times)", NAME_MEMO, n
+            )
+    memo[key] = name
 
 
 def _ts(r: Record) -> str:

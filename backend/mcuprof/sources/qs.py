@@ -11,6 +11,7 @@ tick is taken as 1 µs unless the user says otherwise (``tick_hz``, ``--qs-tick-
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,16 @@ from ..qs.rtc import STEP_RECORDS, RtcStep, RtcTracker, StepColumns
 from ..symbols.table import Function, SymbolTable
 from .base import Batch
 
+log = logging.getLogger("mcuprof.qs")
+
 KIND = "qs"
 DEFAULT_TICK_HZ = 1_000_000
 LEVELS = ("object", "state", "signal")
+# Distinct names per level (objects, states, signals) that get a synthetic function;
+# later new names share one "other" function per level (OTHER), counted as
+# ``names_lumped`` steps. QSPY holds at most 8,192 of each in its dictionaries.
+MAX_NAMES_PER_LEVEL = 8192
+OTHER = ("(other objects)", "(other states)", "(other signals)")
 _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
 _SPAN = 16  # synthetic bytes per symbol
 _WRAP = 1 << 32
@@ -48,16 +56,46 @@ class QSSymbols(SymbolTable):
         super().__init__((), is_arm=False, build_id_note="QS target: names from its dictionaries")
         self.source = "QS dictionaries"
         self._ids: dict[tuple[int, str], int] = {}
+        self._per_level = [0] * len(LEVELS)
+        self.others: list[int] = []  # addresses of the "other" functions made so far
 
     def address(self, level: int, name: str) -> int:
         key = (level, name)
         i = self._ids.get(key)
         if i is None:
+            if self._per_level[level] >= MAX_NAMES_PER_LEVEL:
+                # A target with ever new pointers: one bucket, not a function each.
+                return self._other(level)
+            self._per_level[level] += 1
             i = len(self.functions)
             start = _SPAN * (i + 1)
             self.functions.append(Function(name, name, start, start + _SPAN, LEVELS[level]))
             self._ids[key] = i
         return _SPAN * (i + 1)
+
+    def _other(self, level: int) -> int:
+        key = (level, OTHER[level])
+        i = self._ids.get(key)
+        if i is None:
+            log.warning(
+                "QS: more than %d %s names; later ones are counted as %r",
+                MAX_NAMES_PER_LEVEL,
+                LEVELS[level],
+                OTHER[level],
+            )
+            i = self._ids[key] = len(self.functions)
+            start = _SPAN * (i + 1)
+            self.functions.append(
+                Function(OTHER[level], OTHER[level], start, start + _SPAN, LEVELS[level])
+            )
+            self.others.append(start)
+        return _SPAN * (i + 1)
+
+    def lumped(self, func_addr: np.ndarray) -> int:
+        """Steps (three records each) with a name in an "other" function."""
+        if not self.others or len(func_addr) == 0:
+            return 0
+        return int(np.isin(func_addr.reshape(-1, 3), self.others).any(axis=1).sum())
 
     def lookup(self, addrs: Any) -> np.ndarray:
         a = np.asarray(addrs).astype(np.int64)
@@ -93,6 +131,7 @@ class QSSource:
         self.symbols = QSSymbols()
         self.metadata: Metadata | None = None
         self.steps = 0
+        self.names_lumped = 0  # steps named with an "other" function (MAX_NAMES_PER_LEVEL)
         self.last_seq: int | None = None
         self._end: int | None = None  # unwrapped end of the last step, in ticks
         self._end_raw = 0
@@ -182,6 +221,7 @@ class QSSource:
                 out[3 * k + level] = (address(level, name), entry, dur, level)
         self._end, self._end_raw = end, end_raw
         self.steps += len(steps)
+        self.names_lumped += self.symbols.lumped(out["func_addr"])
         return out
 
     def _records_columns(self, steps: StepColumns, resets: int) -> np.ndarray:
@@ -236,6 +276,7 @@ class QSSource:
         out["duration"] = np.repeat(dur, 3)
         out["depth"] = np.tile(np.arange(3, dtype=np.uint16), n)
         self.steps += n
+        self.names_lumped += self.symbols.lumped(out["func_addr"])
         return out
 
     # ------------------------------------------------------------ for stored captures
@@ -272,6 +313,8 @@ class QSSource:
             "qs_records": qs.records,
             "unknown_records": qs.unknown_records,
             "target_resets": qs.target_resets,
+            "names_lumped": self.names_lumped,
+            "dictionary_overflow": qs.dictionary_overflow,
             "packets": {"frames": fs.frames},
         }
 

@@ -869,6 +869,7 @@ class LiveSession:
         if stats is None or self.kind != "qs":
             return None
         keys = ("frames", "bad_frames", "discontinuities", "rtc_steps", "unfinished_steps")
+        keys += ("names_lumped", "dictionary_overflow")
         return {k: int(getattr(stats, k, 0)) for k in keys}
 
     def _compute_rates(self) -> dict[str, Any]:

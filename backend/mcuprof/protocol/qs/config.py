@@ -16,6 +16,8 @@ SIZE_OPTIONS = {
     "B": "pool_blk_size",
     "C": "tevt_ctr_size",
 }
+# The sizes a field may have: the widths the decoder reads (QSPY's options offer the same).
+SIZE_CHOICES = (1, 2, 4, 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,14 @@ class QSConfig:
     max_tick_rate: int | None = None
     build: tuple[int, int, int, int, int, int] | None = None
     from_target: bool = False
+
+    def __post_init__(self) -> None:
+        # A size the record layouts cannot read would fail later, far from its cause
+        # (a 9-byte timestamp overflowed the RTC tracker's 64-bit arithmetic).
+        for opt, attr in SIZE_OPTIONS.items():
+            size = getattr(self, attr)
+            if size not in SIZE_CHOICES:
+                raise ValueError(f"{attr.replace('_', ' ')} {size} (-{opt}) is not 1, 2, 4 or 8")
 
     def with_options(self, **sizes: int | None) -> QSConfig:
         """QSPY-style overrides, e.g. ``with_options(O=8, T=2)``; None keeps a size."""
@@ -67,7 +77,8 @@ class QSConfig:
 def parse_target_info(payload: bytes) -> tuple[bool, int, QSConfig]:
     """QS_TARGET_INFO's data: (is_reset, raw 16-bit version word, config).
 
-    Raises ValueError when the payload is not the 16 bytes QP 7.x sends."""
+    Raises ValueError when the payload is not the 16 bytes QP 7.x sends, or claims a
+    size other than 1, 2, 4 or 8 bytes."""
     if len(payload) != 16:
         raise ValueError(f"target info has {len(payload)} data bytes, expected 16")
     is_reset = payload[0] != 0

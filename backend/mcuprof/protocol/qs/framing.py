@@ -3,7 +3,9 @@
 Rules (CLARIFICATIONS.md, QS section, which follows QSPY 7.4): one 0x7E flag ends each
 frame; 0x7D escapes whatever byte follows it (XOR 0x20), even 0x7E; the unstuffed bytes
 (sequence number, record id, data, checksum) sum to 0xFF modulo 256. The first good
-frame starts the stream: whatever came before it is skipped silently.
+frame starts the stream: whatever came before it is skipped silently. A frame that
+grows past MAX_FRAME is reported "too long" once, as soon as it does (a target that
+never sends the flag is still reported), and is dropped without being kept.
 
 The framer works on whole chunks with numpy (escape parity, flag positions, checksums
 by segment sums) and gives the good frames as columns (FrameBatch); Python objects
@@ -23,10 +25,9 @@ ESC = 0x7D
 ESC_XOR = 0x20
 GOOD_CHECKSUM = 0xFF
 EMPTY_RECORD = 0
-# QSPY's record buffer; longer frames are dropped as "too long".
+# QSPY's record buffer; longer frames are dropped as "too long". The framer holds
+# at most one unfinished frame of this many unstuffed bytes (twice that on the wire).
 MAX_FRAME = 512
-# A frame of MAX_FRAME unstuffed bytes takes at most twice that on the wire.
-_MAX_STUFFED = 2 * MAX_FRAME + 2
 
 
 class Frame(NamedTuple):
@@ -193,6 +194,7 @@ class Framer:
 
     def __init__(self) -> None:
         self._tail = b""
+        self._pending = 0  # wire bytes since the last flag (the tail may be cut short)
         self._overlong = False
         self.started = False
         self.last_seq = 0
@@ -204,21 +206,21 @@ class Framer:
 
     def close(self) -> list[FramerEvent]:
         """End of stream: a tail with no closing flag is not a frame."""
-        self.stats.tail_bytes = len(self._tail)
+        self.stats.tail_bytes = self._pending
         self._tail = b""
+        self._pending = 0
         return []
 
     def feed_batch(self, data: bytes | bytearray | memoryview) -> FrameBatch:
         data = bytes(data)
         self.stats.bytes += len(data)
         buf = self._tail + data if self._tail else data
-        last = buf.rfind(b"\x7e")
-        while last >= 0 and _escaped_at_end(buf, last):
-            last = buf.rfind(b"\x7e", 0, last)
+        last = _last_flag(buf)
         if last < 0:
-            self._hold(buf)
-            return self._empty()
+            self._pending += len(data)
+            return self._empty(self._hold(buf))
         tail = buf[last + 1 :]
+        self._pending = len(tail)
         arr = np.frombuffer(buf, dtype=np.uint8, count=last + 1)
         if buf.find(b"\x7d", 0, last + 1) < 0:
             unstuffed = buf  # frames index it as they index arr: no copy
@@ -234,22 +236,36 @@ class Framer:
         batch = self._frames(unstuffed, u, starts, ends, wire_ends)
         if len(batch):  # from the chunk's flags to the stream's bytes (tail included)
             batch.wire_ends = batch.wire_ends + (self.stats.bytes - len(buf) + 1)
-        self._hold(tail)
+        problem = self._hold(tail)
+        if problem is not None:
+            batch.problems.append((len(batch), problem))
         return batch
 
-    def _empty(self) -> FrameBatch:
-        return FrameBatch(b"", _NO_INT, _NO_INT, _NO_INT, _NO_INT, _NO_INT, self.index, [])
+    def _empty(self, problem: BadFrame | None = None) -> FrameBatch:
+        problems: list[tuple[int, BadFrame | Discontinuity]] = []
+        if problem is not None:
+            problems.append((0, problem))
+        return FrameBatch(b"", _NO_INT, _NO_INT, _NO_INT, _NO_INT, _NO_INT, self.index, problems)
 
-    def _hold(self, buf: bytes) -> None:
-        """Keep an unfinished frame; past the longest legal frame, keep only the run
-        of escapes at its end (their parity still matters) and remember to drop it."""
-        if len(buf) > _MAX_STUFFED:
+    def _hold(self, buf: bytes) -> BadFrame | None:
+        """Keep an unfinished frame. Once it is past MAX_FRAME it can only be dropped:
+        it is reported now, once, and only the parity of the escapes at its end is
+        kept (it decides whether the next byte is data), so a flood without a flag
+        costs neither memory nor time per byte held."""
+        problem = None
+        if not self._overlong and len(buf) > MAX_FRAME and _unstuffed_length(buf) > MAX_FRAME:
             self._overlong = True
-            stripped = buf.rstrip(b"\x7d")
-            buf = buf[len(stripped) :]
+            if self.started:
+                self.stats.too_long += 1
+                problem = BadFrame("too_long", self.last_seq, b"")
+        if self._overlong:
+            run = len(buf) - len(buf.rstrip(b"\x7d"))
+            keep = b"\x7d" if run % 2 else b""
             if not self.started:
-                self.stats.skipped_bytes += len(stripped)
+                self.stats.skipped_bytes += len(buf) - len(keep)
+            buf = keep
         self._tail = buf
+        return problem
 
     def _frames(
         self,
@@ -300,7 +316,9 @@ class Framer:
             for b, pos in zip(bad.tolist(), positions.tolist(), strict=True):
                 after = int(seqs[pos - 1]) if pos else self.last_seq
                 raw = unstuffed[int(starts[b]) : int(ends[b])]
-                if (overlong and b == 0) or lengths[b] > MAX_FRAME:
+                if overlong and b == 0:
+                    continue  # reported when it grew too long
+                if lengths[b] > MAX_FRAME:
                     kind, raw = "too_long", b""
                     stats.too_long += 1
                 elif not good_sum[b]:
@@ -334,6 +352,30 @@ def _checksums(u: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.
         sums -= np.uint8(FLAG)
     sums[lengths == 0] = 0
     return sums
+
+
+def _last_flag(buf: bytes) -> int:
+    """Position of the last 0x7E in ``buf`` that is a flag, not escaped data; -1 if none.
+    ``buf`` starts outside any escape."""
+    last = buf.rfind(b"\x7e")
+    if last < 0 or not _escaped_at_end(buf, last):
+        return last
+    # That one is data. Looking back one 0x7E at a time would be quadratic on a flood
+    # of 7D 7E pairs: find all the real flags at once instead.
+    flags = _unstuff(np.frombuffer(buf, dtype=np.uint8, count=last))[2]
+    return int(flags[-1]) if len(flags) else -1
+
+
+def _unstuffed_length(buf: bytes) -> int:
+    """How many bytes ``buf`` (no flags, starting outside any escape) unstuffs to: a run
+    of r escape bytes holds ceil(r / 2) escapes; an escape at the end awaits its byte."""
+    if b"\x7d" not in buf:
+        return len(buf)
+    is_esc = np.zeros(len(buf) + 2, dtype=bool)
+    is_esc[1:-1] = np.frombuffer(buf, dtype=np.uint8) == ESC
+    edges = np.flatnonzero(is_esc[1:] != is_esc[:-1])
+    runs = edges[1::2] - edges[0::2]
+    return len(buf) - int(((runs + 1) // 2).sum())
 
 
 def _escaped_at_end(buf: bytes, pos: int) -> bool:
@@ -372,17 +414,22 @@ class ByteFramer:
             elif b == FLAG:
                 self._end(out)
                 continue
+            if self.overlong:
+                continue
             self.chksum = (self.chksum + b) & 0xFF
-            if len(self.record) < _MAX_STUFFED:
-                self.record.append(b)
-            else:
+            self.record.append(b)
+            if len(self.record) > MAX_FRAME:
+                # Reported as soon as it cannot be a frame any more, and not kept.
                 self.overlong = True
+                self.record = bytearray()
+                if self.started:
+                    out.append(BadFrame("too_long", self.last_seq, b""))
         return out
 
     def _end(self, out: list[FramerEvent]) -> None:
         rec = bytes(self.record)
         n = len(rec)
-        good = self.chksum == GOOD_CHECKSUM and 3 <= n <= MAX_FRAME and not self.overlong
+        good = self.chksum == GOOD_CHECKSUM and n >= 3 and not self.overlong
         if good:
             seq, rid = rec[0], rec[1]
             if self.started and rid != EMPTY_RECORD and seq != (self.last_seq + 1) & 0xFF:
@@ -391,14 +438,9 @@ class ByteFramer:
             out.append(Frame(self.index, seq, rid, rec))
             self.index += 1
             self.last_seq = seq
-        elif self.started:
-            if self.overlong or n > MAX_FRAME:
-                kind = "too_long"
-            elif self.chksum != GOOD_CHECKSUM:
-                kind = "checksum"
-            else:
-                kind = "too_short"
-            out.append(BadFrame(kind, self.last_seq, b"" if kind == "too_long" else rec))
+        elif self.started and not self.overlong:
+            kind = "checksum" if self.chksum != GOOD_CHECKSUM else "too_short"
+            out.append(BadFrame(kind, self.last_seq, rec))
         self.record = bytearray()
         self.chksum = 0
         self.overlong = False
