@@ -288,7 +288,9 @@ def test_one_function_reads_the_same_in_csv_info_api_and_svg(
     checked = 0
     for f in api["functions"]:
         frames = titles.get(f["name"], [])
-        if len(frames) != 1 or abs(frames[0][0] - f["total_us"]) > 0.5:
+        # A function that does not call itself: its frames add up to the function.
+        total = sum(us for us, _ in frames)
+        if not frames or abs(total - f["total_us"]) > 0.5 * len(frames):
             continue
         row = rows[f["name"]]
         assert row["function"] == f["name"] == f["label"]
@@ -297,7 +299,8 @@ def test_one_function_reads_the_same_in_csv_info_api_and_svg(
         assert float(row["self_us"]) == pytest.approx(f["self_us"], abs=5e-4)
         assert float(row["total_pct"]) == pytest.approx(f["pct"], abs=5e-4 + 1e-9)
         assert float(row["self_pct"]) == pytest.approx(f["self_pct"], abs=5e-4 + 1e-9)
-        assert frames[0][1] == pytest.approx(f["pct"], abs=5e-3 + 1e-9)
+        pct = sum(p for _, p in frames)  # each frame's share, printed to 2 decimals
+        assert pct == pytest.approx(f["pct"], abs=5e-3 * len(frames) + 1e-9)
         checked += 1
     assert checked >= 3, titles.keys()
     # The CSV's shares of the profiled time add up to 100% of self time.
