@@ -71,3 +71,28 @@ def test_failed_send_closes_only_that_client() -> None:
     closed, got = asyncio.run(scenario())
     assert closed is True
     assert got == ["a", "b"]
+
+
+def test_the_greeting_goes_first_whatever_is_published_around_it() -> None:
+    """A tab's first message (the whole state) is never replaced by an update published
+    while it waits: updates from before it are dropped, updates after it follow it."""
+
+    async def scenario() -> list[str]:
+        hub = Hub()
+        got: list[str] = []
+
+        async def send(message: str) -> None:
+            got.append(message)
+
+        client = hub.add(send)
+        hub.publish("older")  # published while the greeting was being made
+        client.greet("hello")
+        hub.publish("newer")  # before the pump sent the greeting
+        pump = asyncio.create_task(client.pump())
+        for _ in range(10):
+            await asyncio.sleep(0)
+        hub.remove(client)
+        await pump
+        return got
+
+    assert asyncio.run(scenario()) == ["hello", "newer"]

@@ -152,7 +152,7 @@ def create_app(
 
         try:
             hello = await asyncio.to_thread(_hello, live)
-            client.offer(hello)
+            client.greet(hello)
             await run_client(client, receive, on_message)
         except WebSocketDisconnect:
             pass

@@ -22,18 +22,40 @@ class Client:
     dropped: int = 0
     closed: bool = False
 
+    first: str | None = None
+
     def offer(self, message: str) -> None:
         if self.slot is not None:
             self.dropped += 1
         self.slot = message
         self.ready.set()
 
+    def greet(self, message: str) -> None:
+        """The tab's first message (the whole state): sent before any update, which a
+        later update could otherwise replace in the slot. Updates offered before it are
+        older than it, so they go."""
+        if self.slot is not None:
+            self.dropped += 1
+        self.slot = None
+        self.first = message
+        self.ready.set()
+
+    def _take(self) -> str | None:
+        if self.first is not None:
+            message, self.first = self.first, None
+            if self.slot is not None:
+                self.ready.set()  # an update came after the greeting: it goes next
+            return message
+        message, self.slot = self.slot, None
+        return message
+
     async def pump(self) -> None:
-        """Send the latest message whenever there is one, until the socket fails."""
+        """Send the greeting, then the latest message whenever there is one, until the
+        socket fails."""
         while not self.closed:
             await self.ready.wait()
             self.ready.clear()
-            message, self.slot = self.slot, None
+            message = self._take()
             if message is None:
                 continue
             try:
