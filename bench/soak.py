@@ -370,7 +370,9 @@ def main() -> int:
         peak = proc_status(server.pid)["VmHWM"]
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        # Stop counts the stored session's records from its bytes: a long hostile QS
+        # capture (hundreds of MiB of floods) takes minutes, and the server finishes it first.
+        server.wait(timeout=600)
         shutil.rmtree(data_dir, ignore_errors=True)  # gigabytes an hour at the default rate
 
     first, last = samples[0], samples[-1]
