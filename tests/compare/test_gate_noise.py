@@ -6,20 +6,17 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.compare.captures import noisy_capture as capture
 
 from mcuprof.cli import main
 from mcuprof.diff.stats import t_cdf, t_quantile, welch_interval
 from mcuprof.link.simulator import SimDevice, SimOptions
 from mcuprof.protocol import (
-    RECORD_DTYPE,
     Command,
     encode_command,
-    encode_metadata,
-    encode_profile_data,
 )
 
 
@@ -97,36 +94,11 @@ def test_captures_of_one_build_pass_at_the_default_threshold(capsys, write, firm
     assert point_only_failures >= 2
 
 
-def noisy(firmware, fir_mean: float, iterations: int, seed: int) -> bytes:
-    """control_iteration -> sensor_take, fir_filter with exponential-ish spread per call."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    t = 1000
-    for _ in range(iterations):
-        start = t
-        t += 3
-        take = int(rng.integers(6, 11))
-        rows.append((firmware.addr("sensor_take"), t, take, 1))
-        t += take
-        fir = max(1, round(rng.gamma(4.0, fir_mean / 4.0)))
-        rows.append((firmware.addr("fir_filter"), t, fir, 1))
-        t += fir + 2
-        rows.append((firmware.addr("control_iteration"), start, t - start, 0))
-        t += 5
-    rec = np.zeros(len(rows), dtype=RECORD_DTYPE)
-    arr = np.array(rows, dtype=np.int64)
-    rec["func_addr"], rec["entry_time"] = arr[:, 0], arr[:, 1]
-    rec["duration"], rec["depth"] = arr[:, 2], arr[:, 3]
-    parts = [encode_metadata(firmware.meta)]
-    parts += [encode_profile_data(rec[i : i + 32]) for i in range(0, len(rec), 32)]
-    return b"".join(parts)
-
-
 def test_a_real_slowdown_in_noisy_calls_still_fails(capsys, write, firmware):
     elf = str(firmware.elf)
-    base = str(write("base.bin", noisy(firmware, 50, 600, seed=1)))
-    same = str(write("same.bin", noisy(firmware, 50, 900, seed=2)))
-    slower = str(write("slower.bin", noisy(firmware, 65, 900, seed=3)))
+    base = str(write("base.bin", capture(firmware, 50, 600, seed=1)))
+    same = str(write("same.bin", capture(firmware, 50, 900, seed=2)))
+    slower = str(write("slower.bin", capture(firmware, 65, 900, seed=3)))
     code, report = compare(capsys, base, same, "--elf", elf)
     assert code == 0
     code, report = compare(capsys, base, slower, "--elf", elf)
@@ -140,8 +112,8 @@ def test_a_real_slowdown_in_noisy_calls_still_fails(capsys, write, firmware):
 
 def test_too_few_calls_are_reported_not_gated(capsys, write, firmware):
     elf = str(firmware.elf)
-    base = str(write("base.bin", noisy(firmware, 50, 3, seed=1)))
-    slower = str(write("slower.bin", noisy(firmware, 200, 3, seed=2)))
+    base = str(write("base.bin", capture(firmware, 50, 3, seed=1)))
+    slower = str(write("slower.bin", capture(firmware, 200, 3, seed=2)))
     code, report = compare(capsys, base, slower, "--elf", elf, "--min-calls", "5")
     assert code == 0
     assert "fir_filter" in {r["key"] for r in report["too_few_calls"]}
