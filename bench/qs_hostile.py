@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from mcuprof.protocol.qs import encode_frame
-from mcuprof.store import SessionStore
+from qs_serve import serve_qs  # bench/qs_serve.py (this script's folder is on sys.path)
 
 
 def f5_capture(size: int = 2_000_000, name_len: int = 500) -> bytes:
@@ -52,12 +49,6 @@ def f6_capture(flags: int = 8 << 20) -> bytes:
     return encode_frame(0, 64, info) + b"\x7e" * flags
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def hwm(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -75,34 +66,9 @@ def request(url: str, body: dict | None = None, origin: str = "") -> bytes:
 @contextlib.contextmanager
 def serve(captures: list[bytes]) -> Iterator[tuple[subprocess.Popen, str, list[int]]]:
     """A fresh `mcuprof serve` over a store holding ``captures`` as QS sessions."""
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SessionStore(Path(tmp))
-        sids = []
-        for data in captures:
-            writer = store.create("hostile", source="import", kind="qs")
-            writer.append(data)
-            sids.append(writer.finish().id)
-        store.close()
-        port = free_port()
-        exe = str(Path(sys.executable).with_name("mcuprof"))
-        cmd = [exe, "serve", "--no-connect", "--data-dir", tmp, "--http-port", str(port)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    request(base + "/api/qs/summary")
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-            print(f"server idle: peak RSS {hwm(proc.pid):.0f} MiB")
-            yield proc, base, sids
-        finally:
-            proc.terminate()
-            proc.wait(10)
+    with serve_qs(captures, "hostile") as (proc, base, sids):
+        print(f"server idle: peak RSS {hwm(proc.pid):.0f} MiB")
+        yield proc, base, sids
 
 
 def main() -> None:

@@ -15,11 +15,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -30,8 +27,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from mcuprof.protocol.qs import QSDecoder  # noqa: E402
 from mcuprof.qs.monitor import MAX_LINES, QsMonitor  # noqa: E402
 from mcuprof.qs.text import event_lines  # noqa: E402
-from mcuprof.store import SessionStore  # noqa: E402
 from qs import make_capture  # noqa: E402 (bench/qs.py: the reference stream, repeated)
+from qs_serve import serve_qs  # noqa: E402
 
 BATCH = 200
 
@@ -59,12 +56,6 @@ def baseline_ingest(events: list) -> None:
             lines.extend(event_lines(e))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=120) as r:
         return json.loads(r.read())
@@ -86,51 +77,26 @@ def main() -> None:
         s = median(lambda fn=fn: fn(events), args.repeat)
         print(f"  {label:<42} {n / s / 1e3:8.0f} k events/s ({s * 1e3:7.1f} ms)")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SessionStore(Path(tmp))
-        sids = []
-        for _ in range(3):  # three copies: each first request decodes (two are cached)
-            writer = store.create("bench", source="import", kind="qs")
-            writer.append(data)
-            sids.append(writer.finish().id)
-        sid = sids[0]
-        store.close()
-        port = free_port()
-        mcuprof = str(Path(sys.executable).with_name("mcuprof"))
-        cmd = [mcuprof, "serve", "--no-connect", "--data-dir", tmp, "--http-port", str(port)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    get(base + "/api/qs/summary")
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-            cold = []
-            for one in sids:
-                t = time.perf_counter()
-                get(f"{base}/api/qs/summary?session={one}")
-                cold.append(time.perf_counter() - t)
-            warm = median(lambda: get(f"{base}/api/qs/summary?session={sids[-1]}"), args.repeat)
-            page = median(
-                lambda: get(
-                    f"{base}/api/qs/log?session={sid}&obj=Table_inst&sig=EAT_SIG&limit=500"
-                ),
-                args.repeat,
-            )
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
-        print("end to end (mcuprof serve, HTTP):")
-        first = statistics.median(cold)
-        print(f"  stored session, first request (decode)   {first * 1e3:8.0f} ms"
-              f"  ({n / first / 1e3:.0f} k events/s)")  # fmt: skip
-        print(f"  stored session summary, cached           {warm * 1e3:8.1f} ms")
-        print(f"  500 filtered log lines (obj + sig)       {page * 1e3:8.1f} ms")
+    # three copies: each first request decodes (two are cached)
+    with serve_qs([data, data, data]) as (_proc, base, sids):
+        cold = []
+        for one in sids:
+            t = time.perf_counter()
+            get(f"{base}/api/qs/summary?session={one}")
+            cold.append(time.perf_counter() - t)
+        warm = median(lambda: get(f"{base}/api/qs/summary?session={sids[-1]}"), args.repeat)
+        page = median(
+            lambda: get(
+                f"{base}/api/qs/log?session={sids[0]}&obj=Table_inst&sig=EAT_SIG&limit=500"
+            ),
+            args.repeat,
+        )
+    print("end to end (mcuprof serve, HTTP):")
+    first = statistics.median(cold)
+    print(f"  stored session, first request (decode)   {first * 1e3:8.0f} ms"
+          f"  ({n / first / 1e3:.0f} k events/s)")  # fmt: skip
+    print(f"  stored session summary, cached           {warm * 1e3:8.1f} ms")
+    print(f"  500 filtered log lines (obj + sig)       {page * 1e3:8.1f} ms")
 
 
 if __name__ == "__main__":
