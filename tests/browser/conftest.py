@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
 from tests.helpers import running_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+FLAME_READY = "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 3"
 
 
 @dataclass
@@ -59,3 +60,13 @@ def shot(page: Page, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def capture(pg: Page, ms: int) -> None:
+    """Start on the page's device, let ``ms`` of profile arrive, Stop."""
+    expect(pg.locator("#conn-state")).to_contain_text("Ready")
+    pg.get_by_role("button", name="Start", exact=True).click()
+    pg.wait_for_function(FLAME_READY, timeout=10_000)
+    pg.wait_for_timeout(ms)
+    pg.get_by_role("button", name="Stop", exact=True).click()
+    expect(pg.locator("#h-state")).to_have_text("ready")

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from .conftest import FLAME_READY, capture
+
 pytestmark = pytest.mark.browser
 
 MCUPROF = [sys.executable, "-m", "mcuprof"]
-FLAME_READY = "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 3"
 SHOTS = Path("/tmp/ui-shots")
 
 
@@ -30,15 +31,6 @@ def _get(url: str) -> dict:
 def _bytes(url: str) -> bytes:
     with urllib.request.urlopen(url, timeout=10) as r:
         return r.read()
-
-
-def _capture(pg: Page, ms: int = 1500) -> None:
-    expect(pg.locator("#conn-state")).to_contain_text("Ready")
-    pg.get_by_role("button", name="Start", exact=True).click()
-    pg.wait_for_function(FLAME_READY, timeout=10_000)
-    pg.wait_for_timeout(ms)
-    pg.get_by_role("button", name="Stop", exact=True).click()
-    expect(pg.locator("#h-state")).to_have_text("ready")
 
 
 def _open(pg: Page, sid: int) -> None:
@@ -59,8 +51,8 @@ def test_an_opened_session_is_that_session(server, page, tmp_path: Path) -> None
     own capture time and name; the banner, device card and health name it."""
     pg, console = page
     pg.goto(server.url)
-    _capture(pg)
-    _capture(pg)  # the last live capture is another session
+    capture(pg, 1500)
+    capture(pg, 1500)  # the last live capture is another session
     sessions = sorted(_get(f"{server.url}api/sessions")["sessions"], key=lambda s: s["id"])
     first = sessions[0]
     assert len(sessions) == 2
@@ -130,8 +122,8 @@ def test_compare_tab_gives_the_cli_verdict(server, page) -> None:
     """Item 3: the Compare tab's verdict and sections are `mcuprof compare`'s."""
     pg, console = page
     pg.goto(server.url)
-    _capture(pg)
-    _capture(pg)
+    capture(pg, 1500)
+    capture(pg, 1500)
     base, new = sorted(s["id"] for s in _get(f"{server.url}api/sessions")["sessions"])
     pg.get_by_role("tab", name="Compare").click()
     expect(pg.locator("#cmp-verdict")).to_be_visible(timeout=20_000)
@@ -176,7 +168,7 @@ def test_flame_rows_are_compact_and_labels_keep_both_ends(server, page) -> None:
     pg, console = page
     pg.set_viewport_size({"width": 1280, "height": 720})
     pg.goto(server.url)
-    _capture(pg)
+    capture(pg, 1500)
     row = pg.evaluate("window.mcuprof.flame.rowPx")
     assert 18 <= row <= 22, row
     heights = {r["h"] for r in pg.evaluate("window.mcuprof.flame.rects")}
@@ -229,7 +221,7 @@ def test_no_sideways_scroll_down_to_900_px(server, page) -> None:
     pg, console = page
     pg.set_viewport_size({"width": 1280, "height": 720})
     pg.goto(server.url)
-    _capture(pg)
+    capture(pg, 1500)
     # A time window set: its chip must not push the tabs onto a second row.
     pg.evaluate("window.mcuprof.setWindow(window.mcuprof.state.range)")
     for width, height in ((1280, 720), (1024, 768), (900, 700)):
@@ -254,7 +246,7 @@ def test_selection_is_named_outlined_and_esc_clears_it(server, page) -> None:
     details give the start in µs at full precision and the clicked call is outlined."""
     pg, console = page
     pg.goto(server.url)
-    _capture(pg)
+    capture(pg, 1500)
     pg.get_by_role("tab", name="Functions").click()
     row = pg.locator("#functions-table tbody tr").first
     name = row.get_attribute("title") or row.locator("td").first.inner_text()
@@ -305,7 +297,7 @@ def test_search_steps_through_matches_and_enter_saves_a_name(server, page) -> No
     """Item 14: next / previous match with a count; Enter in the session name saves."""
     pg, console = page
     pg.goto(server.url)
-    _capture(pg)
+    capture(pg, 1500)
     search = pg.get_by_label("Search functions")
     search.fill("filter|window")
     matches = pg.locator("#flame-matches")
@@ -359,7 +351,7 @@ def test_sandwich_has_a_table_and_shows_the_function_row(server, page) -> None:
     function's own row and no blank row; a search does not grey the panes."""
     pg, console = page
     pg.goto(server.url)
-    _capture(pg)
+    capture(pg, 1500)
     pg.get_by_role("button", name="Sandwich").click()
     rows = pg.locator("#sw-table tbody tr")
     expect(rows.first).to_be_visible()

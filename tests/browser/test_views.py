@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import SHOTS
+from .conftest import FLAME_READY, SHOTS, capture
 
 pytestmark = pytest.mark.browser
 
 MCUPROF = [sys.executable, "-m", "mcuprof"]
-FLAME_READY = "() => window.mcuprof.flame && window.mcuprof.flame.rects.length > 3"
 
 
 def _get(url: str) -> dict:
@@ -29,12 +28,7 @@ def _get(url: str) -> dict:
 
 def _capture(pg: Page, url: str, ms: int = 2500) -> None:
     pg.goto(url)
-    expect(pg.locator("#conn-state")).to_contain_text("Ready")
-    pg.get_by_role("button", name="Start", exact=True).click()
-    pg.wait_for_function(FLAME_READY, timeout=10_000)
-    pg.wait_for_timeout(ms)
-    pg.get_by_role("button", name="Stop", exact=True).click()
-    expect(pg.locator("#h-state")).to_have_text("ready")
+    capture(pg, ms)
 
 
 def test_window_applies_to_the_flame_graph_and_shares_agree(server, page) -> None:
