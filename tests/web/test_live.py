@@ -131,15 +131,21 @@ class FakeSession:
         self.state = "profiling"
 
 
-def test_rates_and_overflow_warning_follow_the_injected_clock(tmp_path) -> None:
-    from mcuprof.protocol import Status
-
-    now = [100.0]
+def _profiling(tmp_path, now: list[float]) -> tuple[LiveSession, FakeSession]:
+    """A live session profiling on a FakeSession, its clock reading ``now[0]``."""
     settings = Settings(data_dir=tmp_path, autoconnect=False)
     live = LiveSession(settings, ElfCatalog(settings), None, clock=lambda: now[0])
     fake = FakeSession()
     live.session = fake  # type: ignore[assignment]
     live.state = "profiling"
+    return live, fake
+
+
+def test_rates_and_overflow_warning_follow_the_injected_clock(tmp_path) -> None:
+    from mcuprof.protocol import Status
+
+    now = [100.0]
+    live, fake = _profiling(tmp_path, now)
     live.on_status(Status(True, 0, 1000, 10))
     live.tick(False)
     now[0] += 1.0
@@ -189,11 +195,7 @@ def test_running_device_count_is_never_below_received(tmp_path) -> None:
     from mcuprof.protocol import Status
 
     now = [100.0]
-    settings = Settings(data_dir=tmp_path, autoconnect=False)
-    live = LiveSession(settings, ElfCatalog(settings), None, clock=lambda: now[0])
-    fake = FakeSession()
-    live.session = fake  # type: ignore[assignment]
-    live.state = "profiling"
+    live, fake = _profiling(tmp_path, now)
     fake.records_received_since_start = 2001
     live.on_status(Status(True, 0, 2001, 10))
     fake.records_received_since_start = 2343  # 0.5 s later, no newer status yet
