@@ -134,10 +134,7 @@ def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
     """The session decoded into a profile whose records live on disk, read from its file
     a few MB at a time: a session larger than RAM can be compared."""
     spill = Spill(store.data_dir / "columns")
-    try:
-        f = store.open_raw(sid)  # a regular file, or a one-line error
-    except OSError as exc:  # no permission: one line, a 4xx
-        raise UserError(f"cannot read session {sid}: {exc.strerror or exc}") from None
+    f = store.open_raw(sid)  # a regular file, or a one-line UserError (a 4xx)
     if f is None:
         return load_capture(b"", symbols, spill=spill).profile
     with f:
