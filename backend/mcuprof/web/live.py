@@ -732,11 +732,11 @@ class LiveSession:
 
     def file_stem(self) -> str:
         version = self.metadata.fw_version if self.metadata and self.metadata.fw_version else ""
-        safe = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in version) or "unknown"
+        safe = _file_safe(version) or "unknown"
         when = self.capture_time()
         stem = f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
         if self.opened is not None:  # a stored session: its own name, not when it was opened
-            name = "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in self.opened["name"])
+            name = _file_safe(self.opened["name"])
             stem += f"-session{self.opened['id']}-{name[:60]}".rstrip("-_")
         return stem
 
@@ -1022,3 +1022,8 @@ class LiveSession:
             "frame_p95_ms": pct(self.frame_ms, 95),
             "profile_records": self.profile_records(),
         }
+
+
+def _file_safe(text: str) -> str:
+    """``text`` for a file name: letters, digits and ``.-_`` kept, anything else ``_``."""
+    return "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in text)
