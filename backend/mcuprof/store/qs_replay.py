@@ -21,9 +21,10 @@ import numpy as np
 from ..protocol.qs import Frame, Framer, QSDecoder, Record
 from ..protocol.qs.decoder import ColumnBatch
 from ..protocol.qs.records import TARGET_INFO
+from ..qs.rx import RX
 from .replay import MAX_BURST, Clock, Paced, Piece, ReplayPort, _chunks
 
-RX_GLB_FILTER = 10
+RX_GLB_FILTER = RX["GLB_FILTER"]
 # Bytes decoded at a time to pace a replay. Small: each bad frame in a piece costs a
 # Python object, and a piece of nothing but flags must not hold the start up.
 DECODE_BYTES = 1 << 16
