@@ -19,7 +19,7 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
 from ..profile.incremental import unique_inverse, unique_pairs
-from ..textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
+from ..textrows import Buffer, Ints, Part, Strings, StringTable, build
 from .frames import frame_file_line, frame_name
 
 _UNKNOWN_FILE = "???"
@@ -145,30 +145,30 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
         texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n".encode())
     del head_at, edge_at
     release_free_memory()  # the first mentions' temporaries, before the rows'
-    file_tab = prebuilt([b"", *(b" " + f for f in files)])
-    label_tab = prebuilt([b"", *(b" " + t for t in labels)])
+    file_tab = StringTable([b"", *(b" " + f for f in files)])
+    label_tab = StringTable([b"", *(b" " + t for t in labels)])
 
-    def rows(sl: slice) -> list[GridPart]:
+    def rows(sl: slice) -> list[Part]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
         sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
-            PaddedInts(fl_no[file_of[callee]]),
+            Ints(fl_no[file_of[callee]]),
             b")",
-            Prebuilt(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
+            Strings(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
             b"\ncfn=(",
-            PaddedInts(fn_no[callee]),
+            Ints(fn_no[callee]),
             b")",
-            Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
+            Strings(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
             b"\ncalls=",
-            PaddedInts(counts[sel]),
+            Ints(counts[sel]),
             b" ",
-            PaddedInts(line_of[callee]),
+            Ints(line_of[callee]),
             b"\n",
-            PaddedInts(line_of[caller]),
+            Ints(line_of[caller]),
             b" ",
-            PaddedInts(costs[sel]),
+            Ints(costs[sel]),
             b"\n",
         ]
 
@@ -228,7 +228,7 @@ class _EdgeRows:
 
     CHUNK = 1 << 15
 
-    def __init__(self, n: int, rows: Callable[[slice], list[GridPart]]) -> None:
+    def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
         self.rows = rows
         self.n = n
         self.done = 0  # rows handed out
@@ -236,16 +236,12 @@ class _EdgeRows:
         self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
         self.first = 0  # row index of buf's first row
         self.used = 0  # bytes of buf handed out
-        self.grid = np.empty(0, np.uint8)  # row_bytes' grid, reused chunk after chunk
+        self.grid = Buffer()
 
     def _fill(self) -> None:
         a = self.first = self.done
         b = min(self.n, a + self.CHUNK)
-        parts = self.rows(slice(a, b))
-        width = sum(len(p) if isinstance(p, bytes) else p.width for p in parts)
-        if len(self.grid) < (b - a) * width:
-            self.grid = np.empty((b - a) * width, np.uint8)
-        self.buf, lengths = row_bytes(b - a, parts, self.grid)
+        self.buf, lengths = build(b - a, self.rows(slice(a, b)), self.grid, lengths=True)
         self.ends = np.cumsum(lengths)
         self.used = 0
 

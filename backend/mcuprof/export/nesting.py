@@ -12,8 +12,7 @@ can derive (depths come from the subtree sizes, chunk by chunk).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,6 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
 from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
-from . import sink
 
 
 @dataclass
@@ -261,33 +259,6 @@ class _Moved:
         return lo, lo + self.dur[rows]
 
 
-def _each(fn: Callable[[slice], None], slices: list[slice]) -> None:
-    """``fn`` on each slice, half of them on a second thread (numpy releases the GIL in
-    its loops, so two cores share the work); its error, if any, raised here."""
-    if len(slices) < 2 or sink.WORKERS < 2:
-        for sl in slices:
-            fn(sl)
-        return
-    error: list[BaseException] = []
-
-    def other() -> None:
-        try:
-            for sl in slices[1::2]:
-                fn(sl)
-        except BaseException as exc:
-            error.append(exc)
-
-    thread = threading.Thread(target=other, name="nesting")
-    thread.start()
-    try:
-        for sl in slices[::2]:
-            fn(sl)
-    finally:
-        thread.join()
-    if error:
-        raise error[0]
-
-
 _SLICE = 1 << 16  # rows per step: temporaries below the mmap threshold (1 MB) reuse heap pages
 
 
@@ -516,8 +487,8 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
             if out_size is not None:
                 out_size[at] = sz[rows].astype(out_size.dtype, copy=False)
 
-        # Half slices on two threads: the temporaries of two at once weigh one slice's.
-        _each(place, _slices(lv.n, max(1, _SLICE // 2) if sink.WORKERS > 1 else _SLICE))
+        for sl in _slices(lv.n):
+            place(sl)
         del place, sz
         mv.shift = mv.dur = None  # the flags serve the next depth
     del pos, pos_up

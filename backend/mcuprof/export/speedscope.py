@@ -8,17 +8,15 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
+from ..textrows import Buffer, Chars, Ints, build, whole_floats
 from .frames import CALLS_PER_STEP, appearance, frame_file_line, frame_name
 from .nesting import Calls, calls
-from .rows import Chars, Ints, Scratch, render_rows, whole_floats
-from .sink import emit
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
@@ -38,8 +36,7 @@ def write(
     window: Window = None,
 ) -> None:
     """The document (ASCII), written piece by piece to ``out``: memory stays bounded by
-    the calls' arrays (about 20 bytes per call) and a few chunks of text. Through a
-    ``Sink``'s ``write`` the chunks are formatted on its worker threads (see ``emit``)."""
+    the calls' arrays (about 20 bytes per call) and a chunk of text."""
     c = calls(profile, window)
     n = len(c)
     to_us = 1e6 / profile.timer_freq
@@ -89,8 +86,9 @@ def write(
     # scaled to µs as floats, formatted with array operations when whole, else one by
     # one (floats' repr is valid JSON).
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
-    text = partial(_text, c, rank, to_us, ticks_are_us)
-    emit(out, (partial(text, p0, p1, carry) for p0, p1, carry in _chunks(c)))
+    buf = Buffer()
+    for p0, p1, carry in _chunks(c):
+        out(_text(c, rank, to_us, ticks_are_us, p0, p1, carry, buf))
     out(b"]" + tail.encode("ascii"))
 
 
@@ -120,20 +118,20 @@ def _text(
     p0: int,
     p1: int,
     carry: np.ndarray,
-    scratch: Scratch,
-) -> np.ndarray | memoryview | bytes:
+    buf: Buffer,
+) -> np.ndarray | bytes:
     """The events of chunk ``p0``..``p1`` as text, each after a comma but the document's
-    first (a job: see ``emit``)."""
-    kind, frame, at = _events(c, rank, p0, p1, carry, scratch)
+    first."""
+    kind, frame, at = _events(c, rank, p0, p1, carry)
     lead = 1 if p0 == 0 else 0
     if ticks_are_us:
-        at_col: Ints | None = Ints(at, b".0")
+        at_int: np.ndarray | None = at
     else:
         at = at.astype(np.float64) * to_us
-        at_col = whole_floats(at)
-    if at_col is not None:
-        row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', at_col]
-        return memoryview(render_rows(len(kind), [*row, b"}"], scratch))[lead:]
+        at_int = whole_floats(at)
+    if at_int is not None:
+        row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', Ints(at_int)]
+        return build(len(kind), [*row, b".0}"], buf)[lead:]
     text = ",".join(
         f'{{"type":"{chr(op)}","frame":{fi},"at":{t!r}}}'
         for op, fi, t in zip(kind.tolist(), frame.tolist(), at.tolist(), strict=True)
@@ -142,7 +140,7 @@ def _text(
 
 
 def _events(
-    c: Calls, rank: np.ndarray, p0: int, p1: int, carry: np.ndarray, scratch: Scratch
+    c: Calls, rank: np.ndarray, p0: int, p1: int, carry: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
     order, from the open of call ``p0`` to that of ``p1`` (or the end): a call's subtree
@@ -167,10 +165,9 @@ def _events(
     del counts
     size = m + int(closed[m])
     # One slot past the end takes the closes that fall in later chunks.
-    kind = scratch.take("kind", (size + 1,))
-    kind.fill(ord("C"))
-    frame = scratch.take("frame", (size + 1,), rank.dtype)
-    at = scratch.take("at", (size + 1,), c.start.dtype)
+    kind = np.full(size + 1, ord("C"), np.uint8)
+    frame = np.empty(size + 1, rank.dtype)
+    at = np.empty(size + 1, c.start.dtype)
     opens = closed[:m]
     opens += x
     kind[opens] = ord("O")
