@@ -11,13 +11,13 @@ count them (a function that runs at the root and nested, such as an ISR, include
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
-from ..profile.columns import release_free_memory
 from ..profile.incremental import unique_inverse, unique_pairs
 from ..textrows import Buffer, Ints, Part, Strings, StringTable, build
 from .frames import frame_file_line, frame_name
@@ -63,14 +63,32 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
     # What the rows print, narrowed to int32 where every value fits (same numbers).
     counts = _narrow(counts, int(counts.max()) if len(counts) else 0)
     costs = _ns(costs, ns)
-    release_free_memory()  # the pairs' temporaries, before the rows' are made
-    # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
-    mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
-    mark[np.flatnonzero(s.f_calls) - ROOT_ID] = True
-    mark[callers - ROOT_ID] = True
-    used = (np.flatnonzero(mark) + ROOT_ID).tolist()
-    del mark
-    out(
+    used = _used(s.f_calls, callers)
+    out(_header(command, round(float(s.f_self.sum()) * ns)))
+    if not used:
+        return
+    out(b"\n")
+    fr = _frames(profile, used)
+    callers -= ROOT_ID  # in place: the columns are the edges' own
+    callees -= ROOT_ID
+    # The edges in output order: by caller block, then (as the keys are sorted) by
+    # callee. When they are not in block order already (labels sorting as the frames
+    # do), the frame columns are permuted and the counts and costs read through ``o``.
+    o = None
+    by_block = fr.rank[callers]
+    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
+        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
+        callers = callers[o]  # one column at a time: one spare copy alive
+        callees = callees[o]
+    per_block = np.bincount(fr.rank[callers], minlength=len(fr.blocks))
+    fn, fl = _mentions(fr, callers, callees, per_block)
+    heads = _heads(fr, fn, fl, s.f_self, ns)
+    edges = _edge_rows(fr, fn, fl, callers, callees, counts if o is None else counts[o], o, costs)
+    _write_blocks(out, heads, np.cumsum(per_block).tolist(), edges)
+
+
+def _header(command: str, summary_ns: int) -> bytes:
+    return (
         "# callgrind format\n"
         "version: 1\n"
         "creator: mcuprof\n"
@@ -79,23 +97,37 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
         # callgrind_annotate reads event: (long names) only before events:
         "event: ns : Time (nanoseconds)\n"
         "events: ns\n"
-        f"summary: {round(float(s.f_self.sum()) * ns)}\n".encode()
-    )
-    if not used:
-        return
-    out(b"\n")
+        f"summary: {summary_ns}\n"
+    ).encode()
 
+
+def _used(f_calls: np.ndarray, callers: np.ndarray) -> list[int]:
+    """The frames with calls and the callers (ids >= ROOT_ID), ascending: np.union1d by
+    marks."""
+    mark = np.zeros(len(f_calls) - ROOT_ID, bool)
+    mark[np.flatnonzero(f_calls) - ROOT_ID] = True
+    mark[callers - ROOT_ID] = True
+    return (np.flatnonzero(mark) + ROOT_ID).tolist()
+
+
+@dataclass
+class _Frames:
+    """The used frames in block order (by label, then id), and per frame (indexed by
+    fid - ROOT_ID): block rank, file id, line and label; the files by id."""
+
+    blocks: list[int]
+    rank: np.ndarray
+    file_of: np.ndarray
+    line_of: np.ndarray
+    labels: list[bytes]
+    files: list[bytes]
+
+
+def _frames(profile: Profile, used: list[int]) -> _Frames:
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
 
-    def file_line(fid: int) -> tuple[str, int]:
-        if fid == ROOT_ID:
-            return _UNKNOWN_FILE, 0
-        file, line = frame_file_line(profile, fid)
-        return file or _UNKNOWN_FILE, line or 0
-
     blocks = sorted(used, key=lambda f: (label(f), f))
-    # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
     size = max(blocks) - ROOT_ID + 1
     rank = np.zeros(size, np.int32)  # frame ids and counts of lines are int32
     rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
@@ -104,87 +136,108 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
     line_of = np.zeros(size, np.int64)
     labels = [b""] * size
     for fid in blocks:
-        file, line = file_line(fid)
-        file_of[fid - ROOT_ID] = file_ids.setdefault(file, len(file_ids))
-        line_of[fid - ROOT_ID] = line
+        file, line = (None, None) if fid == ROOT_ID else frame_file_line(profile, fid)
+        file_of[fid - ROOT_ID] = file_ids.setdefault(file or _UNKNOWN_FILE, len(file_ids))
+        line_of[fid - ROOT_ID] = line or 0
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
-    # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    callers -= ROOT_ID  # in place: the columns are the edges' own
-    callees -= ROOT_ID
-    by_block = rank[callers]
-    # The edges' order, when not in block order already (labels sorting as the frames
-    # do): the frame columns are permuted, the counts and costs read through it.
-    o = None
-    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
-        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
-        callers = callers[o]  # one column at a time: one spare copy alive
-        callees = callees[o]
-    del by_block
-    per_block = np.bincount(rank[callers], minlength=len(blocks))
-    ends = np.cumsum(per_block)
-    # Names are compressed: "(n) name" the first time a file or function is mentioned,
-    # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
-    head_at = np.arange(len(blocks)) + ends - per_block
+    return _Frames(blocks, rank, file_of, line_of, labels, files)
+
+
+Mentions = tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
+
+
+def _mentions(
+    fr: _Frames, callers: np.ndarray, callees: np.ndarray, per_block: np.ndarray
+) -> tuple[Mentions, Mentions]:
+    """The first mentions (``_first_mentions``) of the functions and of the files.
+    Names are compressed: "(n) name" the first time a file or function is mentioned,
+    "(n)" after. Mentions, in file order: each block's caller, then its edges' callees."""
+    head_at = np.arange(len(fr.blocks)) + np.cumsum(per_block) - per_block
     # Places in the file: int32 while they fit (a first mention's test gathers them)
-    at_type = np.int32 if len(callers) + len(blocks) < (1 << 31) - 1 else np.int64
+    at_type = np.int32 if len(callers) + len(fr.blocks) < (1 << 31) - 1 else np.int64
     head_at = head_at.astype(at_type)
     edge_at = np.arange(1, len(callers) + 1, dtype=at_type)
-    edge_at += rank[callers]
-    block_ids = np.array(blocks) - ROOT_ID
-    fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
-    fl_no, fl_first = _first_mentions(
-        file_of[block_ids], head_at, file_of[callees], edge_at, len(files)
+    edge_at += fr.rank[callers]
+    block_ids = np.array(fr.blocks) - ROOT_ID
+    fn = _first_mentions(block_ids, head_at, callees, edge_at, len(fr.rank))
+    fl = _first_mentions(
+        fr.file_of[block_ids], head_at, fr.file_of[callees], edge_at, len(fr.files)
     )
+    return fn, fl
+
+
+def _heads(fr: _Frames, fn: Mentions, fl: Mentions, f_self: np.ndarray, ns: float) -> list[bytes]:
+    """Each block's head: its file, its function, and its self cost."""
+    (fn_no, (fn_first, _)), (fl_no, (fl_first, _)) = fn, fl
     texts = []
-    for b, fid in enumerate(blocks):
+    for b, fid in enumerate(fr.blocks):
         k = fid - ROOT_ID
-        fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
-        fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
-        self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n".encode())
-    del head_at, edge_at
-    release_free_memory()  # the first mentions' temporaries, before the rows'
-    file_tab = StringTable([b"", *(b" " + f for f in files)])
-    label_tab = StringTable([b"", *(b" " + t for t in labels)])
+        file = fr.file_of[k]
+        fl_text = f"({fl_no[file]})" + (f" {fr.files[file].decode()}" if fl_first[b] else "")
+        fn_text = f"({fn_no[k]})" + (f" {fr.labels[k].decode()}" if fn_first[b] else "")
+        self_ns = 0 if fid < 0 else round(float(f_self[fid]) * ns)
+        texts.append(f"fl={fl_text}\nfn={fn_text}\n{fr.line_of[k]} {self_ns}\n".encode())
+    return texts
+
+
+def _edge_rows(
+    fr: _Frames,
+    fn: Mentions,
+    fl: Mentions,
+    callers: np.ndarray,
+    callees: np.ndarray,
+    counts: np.ndarray,
+    o: np.ndarray | None,
+    costs: np.ndarray,
+) -> _EdgeRows:
+    """The edges' four lines each: the callee's file and function, the calls and the
+    callee's line, the caller's line and the inclusive cost."""
+    (fn_no, (_, fn_first)), (fl_no, (_, fl_first)) = fn, fl
+    file_tab = StringTable([b"", *(b" " + f for f in fr.files)])
+    label_tab = StringTable([b"", *(b" " + t for t in fr.labels)])
+    file_of, line_of = fr.file_of, fr.line_of
 
     def rows(sl: slice) -> list[Part]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
-        sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
             Ints(fl_no[file_of[callee]]),
             b")",
-            Strings(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
+            Strings(file_tab, np.where(fl_first[sl], file_of[callee] + 1, 0)),
             b"\ncfn=(",
             Ints(fn_no[callee]),
             b")",
-            Strings(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
+            Strings(label_tab, np.where(fn_first[sl], callee + 1, 0)),
             b"\ncalls=",
-            Ints(counts[sel]),
+            Ints(counts[sl]),
             b" ",
             Ints(line_of[callee]),
             b"\n",
             Ints(line_of[caller]),
             b" ",
-            Ints(costs[sel]),
+            Ints(costs[sl if o is None else o[sl]]),
             b"\n",
         ]
 
-    edge_text = _EdgeRows(len(callers), rows)
-    # Handed out about _BATCH bytes at a time: a block's text is often short, and a
-    # write per piece costs more than joining them.
+    return _EdgeRows(len(callers), rows)
+
+
+def _write_blocks(
+    out: Callable[[bytes], Any], heads: list[bytes], ends: list[int], edges: _EdgeRows
+) -> None:
+    """Each block's head and its edges (those up to ``ends[b]``), blocks apart by an
+    empty line, handed out about _BATCH bytes at a time: a block's text is often short,
+    and a write per piece costs more than joining them."""
     batch: list[bytes] = []
     size = 0
-    ends_list = ends.tolist()
-    for b in range(len(blocks)):
-        batch.append(texts[b])
-        pieces = edge_text.take(ends_list[b])
+    for b, head in enumerate(heads):
+        pieces = [head, *edges.take(ends[b])]
+        if b + 1 < len(heads):
+            pieces.append(b"\n")
         batch += pieces
-        size += len(texts[b]) + sum(len(p) for p in pieces)
-        if b + 1 < len(blocks):
-            batch.append(b"\n")
+        size += sum(len(p) for p in pieces)
         if size >= _BATCH:
             out(b"".join(batch))
             batch, size = [], 0
