@@ -380,46 +380,12 @@ def _record_edges(
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     costs: list[np.ndarray] = []
-    frame_of = profile._addrs.frame_of
     for d in sorted(profile.levels):
-        lv = profile.levels[d]
-        if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
-            cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
-            use = slice(None)
-        else:
-            start = lv.entry.astype(np.float64)
-            end = start + lv.dur
-            if window is None:
-                cost = end - start
-                use = slice(None)
-            else:
-                cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-                use = np.flatnonzero((start <= hi) & (end >= lo))
-            del start, end
-        callee = frame_of[lv.addr[use]].astype(np.int64)
-        p = lv.parent[use]
-        cost = cost[use]
-        if d == 0:
-            caller = np.full(len(callee), ROOT_ID, np.int64)
-        else:
-            up = profile.levels.get(d - 1)
-            caller = np.full(len(callee), UNKNOWN_ID, np.int64)  # orphans
-            has = p >= 0
-            if up is not None and has.any():
-                caller[has] = frame_of[up.addr[p[has]]]
-            orphans = int(np.count_nonzero(~has))
-            if orphans:  # each orphan has an "[unknown]" parent of its own, called by [root]
-                caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
-                callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
-                cost = np.concatenate([cost, cost[~has]])
-        key = caller - ROOT_ID  # in place from here: one record-long temporary at a time
-        del caller, p
+        caller, callee, cost = _depth_edges(profile, d, window, lo, hi)
+        key = caller - ROOT_ID  # (caller, callee) as one int64 key
         key <<= 32
-        callee -= ROOT_ID
-        key |= callee
-        del callee
+        key |= callee - ROOT_ID
         uniq, inv = unique_inverse(key, own=True)
-        del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
         costs.append(np.bincount(inv, weights=cost, minlength=len(uniq)))
@@ -427,7 +393,43 @@ def _record_edges(
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
     uniq, inv = unique_inverse(np.concatenate(keys), own=True)
-    del keys
     n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
     c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
     return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
+
+
+def _depth_edges(
+    profile: Profile, d: int, window: Window, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(caller, callee, cost) of each call of depth ``d`` in the window [lo, hi] ticks
+    (all without one), and of the "[unknown]" parent of each orphan."""
+    lv = profile.levels[d]
+    frame_of = profile._addrs.frame_of
+    if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
+        cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
+        use = slice(None)
+    else:
+        start = lv.entry.astype(np.float64)
+        end = start + lv.dur
+        if window is None:
+            cost = end - start
+            use = slice(None)
+        else:
+            cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
+            use = np.flatnonzero((start <= hi) & (end >= lo))
+    callee = frame_of[lv.addr[use]].astype(np.int64)
+    cost = cost[use]
+    if d == 0:
+        return np.full(len(callee), ROOT_ID, np.int64), callee, cost
+    p = lv.parent[use]
+    up = profile.levels.get(d - 1)
+    caller = np.full(len(callee), UNKNOWN_ID, np.int64)  # orphans
+    has = p >= 0
+    if up is not None and has.any():
+        caller[has] = frame_of[up.addr[p[has]]]
+    orphans = int(np.count_nonzero(~has))
+    if orphans:  # each orphan has an "[unknown]" parent of its own, called by [root]
+        caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
+        callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
+        cost = np.concatenate([cost, cost[~has]])
+    return caller, callee, cost

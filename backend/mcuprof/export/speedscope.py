@@ -38,31 +38,9 @@ def write(
     """The document (ASCII), written piece by piece to ``out``: memory stays bounded by
     the calls' arrays (about 20 bytes per call) and a chunk of text."""
     c = calls(profile, window)
-    n = len(c)
     to_us = 1e6 / profile.timer_freq
-    # Frames in order of first appearance in the sequence.
-    fids = appearance(c.frame, len(profile.frames))
-    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
-    rank = np.zeros(len(profile.frames) + 1, np.uint32)
-    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
-    frames: list[dict[str, Any]] = []
-    for fid in fids.tolist():
-        frame: dict[str, Any] = {"name": frame_name(profile, fid)}
-        file, line = frame_file_line(profile, fid)
-        if file is not None:
-            frame["file"] = file
-        if line is not None:
-            frame["line"] = line
-        frames.append(frame)
-    if window is not None:
-        a, b = sorted(window)
-        start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
-        end_value = (profile.ticks(b) - profile.t0_ticks) * to_us
-    else:
-        start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
-    if n:
-        start_value = min(start_value, float(c.start[0]) * to_us)
-        end_value = max(end_value, float(c.end_max) * to_us)  # x·c is monotonic in x
+    frames, rank = _frames(profile, c)
+    start_value, end_value = _bounds(profile, c, window, to_us)
     doc = {
         "$schema": SCHEMA,
         "shared": {"frames": frames},
@@ -90,6 +68,40 @@ def write(
     for p0, p1, carry in _chunks(c):
         out(_text(c, rank, to_us, ticks_are_us, p0, p1, carry, buf))
     out(b"]" + tail.encode("ascii"))
+
+
+def _frames(profile: Profile, c: Calls) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The shared frames, in order of first appearance in the calls, and each frame
+    id's rank among them (indexed by id + 1: "[unknown]" is -1)."""
+    fids = appearance(c.frame, len(profile.frames))
+    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
+    rank = np.zeros(len(profile.frames) + 1, np.uint32)
+    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
+    frames: list[dict[str, Any]] = []
+    for fid in fids.tolist():
+        frame: dict[str, Any] = {"name": frame_name(profile, fid)}
+        file, line = frame_file_line(profile, fid)
+        if file is not None:
+            frame["file"] = file
+        if line is not None:
+            frame["line"] = line
+        frames.append(frame)
+    return frames, rank
+
+
+def _bounds(profile: Profile, c: Calls, window: Window, to_us: float) -> tuple[float, float]:
+    """The profile's start and end values (µs): the window's or the capture's, widened
+    to the calls'."""
+    if window is not None:
+        a, b = sorted(window)
+        start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
+        end_value = (profile.ticks(b) - profile.t0_ticks) * to_us
+    else:
+        start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
+    if len(c):
+        start_value = min(start_value, float(c.start[0]) * to_us)
+        end_value = max(end_value, float(c.end_max) * to_us)  # x·c is monotonic in x
+    return start_value, end_value
 
 
 def _chunks(c: Calls) -> Iterator[tuple[int, int, np.ndarray]]:
