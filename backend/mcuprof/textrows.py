@@ -175,10 +175,11 @@ def build(
             cut = part.table.cut(w)
             np.take(cut, part.index, out=grid[:, at : at + w].view(f"V{w}")[:, 0], mode="clip")
         at += w
-    text = flat[flat != 0]
+    kept = flat != 0
+    text = flat[kept]
     if not lengths:
         return text
-    return text, np.count_nonzero(grid, axis=1)
+    return text, kept.reshape(grid.shape).sum(axis=1)
 
 
 def join_rows(n: int, parts: list[Part]) -> str:

@@ -20,7 +20,7 @@ from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.incremental import unique_inverse, unique_pairs
 from ..textrows import Buffer, Ints, Part, Strings, StringTable, build
-from .frames import frame_file_line, frame_name
+from .frames import CALLS_PER_STEP, frame_file_line, frame_name
 
 _UNKNOWN_FILE = "???"
 _BATCH = 1 << 20
@@ -279,8 +279,6 @@ def _first_mentions(
 class _EdgeRows:
     """The edges' four lines each, built a chunk of rows at a time, taken in order."""
 
-    CHUNK = 1 << 15
-
     def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
         self.rows = rows
         self.n = n
@@ -293,7 +291,7 @@ class _EdgeRows:
 
     def _fill(self) -> None:
         a = self.first = self.done
-        b = min(self.n, a + self.CHUNK)
+        b = min(self.n, a + CALLS_PER_STEP)
         self.buf, lengths = build(b - a, self.rows(slice(a, b)), self.grid, lengths=True)
         self.ends = np.cumsum(lengths)
         self.used = 0

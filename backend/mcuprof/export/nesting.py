@@ -19,7 +19,6 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
-from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
 
 
@@ -133,10 +132,6 @@ class Calls:
 def calls(profile: Profile, window: Window = None, sizes: bool = True) -> Calls:
     """The calls of ``nested_calls`` in the same order and with the same times; without
     ``sizes`` (Chrome's complete events need none) ``size`` is None, 4 bytes a call less."""
-    # Temporaries of a whole depth go back to the system as soon as they are freed,
-    # and so do the pages the load left behind: RSS stays the arrays alive.
-    bound_the_heap()
-    release_free_memory()
     if window is None:
         return _arrays(profile, sizes)
     walk = nested_calls(profile, window)
@@ -198,17 +193,13 @@ def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Mo
         carry_key = int(run[-1])
         run -= rank
         run += base
-        del rank
         before = np.empty(len(pks), np.int64)
         before[0] = carry_end
         before[1:] = run[:-1]
         before[first] = _LOW
         carry_end = int(run[-1])
-        del run, first
         ps, pe = up.bounds(parent, pks, base)
-        del base
         cur = np.maximum(ps, before)
-        del before, ps
         np.minimum(cur, pe, out=cur)
         ks = np.maximum(s, cur, out=cur)
         ke = np.maximum(e, ks)
@@ -217,7 +208,6 @@ def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Mo
         if up.keep is not None:
             kp &= up.keep[pks]
         into.set(rows, s, ks, ke, kp)
-        del s, e, pe, ks, ke, kp
 
 
 class _Moved:

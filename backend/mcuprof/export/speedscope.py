@@ -170,11 +170,9 @@ def _events(
     ends_at = x + s
     np.minimum(ends_at, m + 1, out=ends_at)
     counts = np.bincount(ends_at, minlength=m + 2)
-    del ends_at
     if len(carry):
         np.add.at(counts, np.minimum(carry + size_c - p0, m + 1), 1)
     closed = np.cumsum(counts)
-    del counts
     size = m + int(closed[m])
     # One slot past the end takes the closes that fall in later chunks.
     kind = np.full(size + 1, ord("C"), np.uint8)
@@ -189,7 +187,6 @@ def _events(
     s *= 2
     s -= 1
     s += opens  # each call's close
-    del opens
     np.minimum(s, size, out=s)
     frame[s] = f
     at[s] = c.ends(slice(p0, p1))
