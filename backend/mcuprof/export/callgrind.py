@@ -71,20 +71,24 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
     fr = _frames(profile, used)
     callers -= ROOT_ID  # in place: the columns are the edges' own
     callees -= ROOT_ID
-    # The edges in output order: by caller block, then (as the keys are sorted) by
-    # callee. When they are not in block order already (labels sorting as the frames
-    # do), the frame columns are permuted and the counts and costs read through ``o``.
-    o = None
-    by_block = fr.rank[callers]
-    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
-        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
-        callers = callers[o]  # one column at a time: one spare copy alive
+    o = _block_order(fr.rank[callers])
+    if o is not None:  # one column at a time: one spare copy alive
+        callers = callers[o]
         callees = callees[o]
     per_block = np.bincount(fr.rank[callers], minlength=len(fr.blocks))
     fn, fl = _mentions(fr, callers, callees, per_block)
     heads = _heads(fr, fn, fl, s.f_self, ns)
-    edges = _edge_rows(fr, fn, fl, callers, callees, counts if o is None else counts[o], o, costs)
+    edges = _edge_rows(fr, fn, fl, callers, callees, o, counts, costs)
     _write_blocks(out, heads, np.cumsum(per_block).tolist(), edges)
+
+
+def _block_order(by_block: np.ndarray) -> np.ndarray | None:
+    """The edges' output order: by caller block (``by_block``), then (as the keys are
+    sorted) by callee; None when they are in that order already (labels sorting as the
+    frames do). The counts and costs are read through it, not permuted."""
+    if len(by_block) < 2 or bool(np.all(by_block[1:] >= by_block[:-1])):
+        return None
+    return np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
 
 
 def _header(command: str, summary_ns: int) -> bytes:
@@ -187,8 +191,8 @@ def _edge_rows(
     fl: Mentions,
     callers: np.ndarray,
     callees: np.ndarray,
-    counts: np.ndarray,
     o: np.ndarray | None,
+    counts: np.ndarray,
     costs: np.ndarray,
 ) -> _EdgeRows:
     """The edges' four lines each: the callee's file and function, the calls and the
@@ -201,6 +205,7 @@ def _edge_rows(
     def rows(sl: slice) -> list[Part]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
+        sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
             Ints(fl_no[file_of[callee]]),
@@ -211,13 +216,13 @@ def _edge_rows(
             b")",
             Strings(label_tab, np.where(fn_first[sl], callee + 1, 0)),
             b"\ncalls=",
-            Ints(counts[sl]),
+            Ints(counts[sel]),
             b" ",
             Ints(line_of[callee]),
             b"\n",
             Ints(line_of[caller]),
             b" ",
-            Ints(costs[sl if o is None else o[sl]]),
+            Ints(costs[sel]),
             b"\n",
         ]
 
