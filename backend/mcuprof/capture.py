@@ -10,6 +10,8 @@ from .files import MAX_FILE_BYTES, file_error, iter_file, read_file
 # Bytes read at a time by whole-capture commands that stream: big enough that per-read
 # costs vanish, small beside the capture (a 30M-record capture is 436 MB).
 CHUNK = 1 << 22
+# Bytes of a QS stream fed to its decoder at a time, as a live link would feed it.
+QS_CHUNK = 1 << 20
 
 
 def read_capture(path: str | os.PathLike[str]) -> bytes:

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcuprof.export import nesting, sink
+from mcuprof.export import nesting
 from mcuprof.export.nesting import calls, nested_calls
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
@@ -62,21 +62,19 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
 @given(rows=st.lists(record_st, min_size=1, max_size=60), repeats=st.integers(1, 4))
 def test_slices_of_two_rows(rows, repeats) -> None:
     """The checks and the clamp run slice by slice: slices of two rows, so every run of
-    siblings and every running maximum crosses slice boundaries; with one thread, and with
-    the calls placed by two threads ($MCUPROF_EXPORT_THREADS=2), a slice each in turn."""
+    siblings and every running maximum crosses slice boundaries."""
     p = Profile()
     p.add(np.concatenate([np.array(rows, RECORD_DTYPE)] * repeats))
-    _same_in_small_slices(p, workers=1)
-    _same_in_small_slices(p, workers=2)
+    _same_in_small_slices(p)
 
 
-def _same_in_small_slices(p: Profile, workers: int = 1) -> None:
-    old = nesting._SLICE, sink.WORKERS
-    nesting._SLICE, sink.WORKERS = 2, workers
+def _same_in_small_slices(p: Profile) -> None:
+    old = nesting._SLICE
+    nesting._SLICE = 2
     try:
         _same(p)
     finally:
-        nesting._SLICE, sink.WORKERS = old
+        nesting._SLICE = old
 
 
 def test_an_empty_profile() -> None:

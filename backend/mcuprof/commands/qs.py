@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..capture import iter_capture, read_capture
+from ..capture import QS_CHUNK, iter_capture, read_capture
 from ..errors import UserError
 from ..files import read_file
 from ..link.ports import open_transport
@@ -36,8 +36,6 @@ from ..qs.seq_svg import SVG_ROWS_MAX, SeqSvg
 from ..qs.sequence import FlowItem, SeqError, SeqText, flow_items, parse_seq_list
 from ..qs.text import event_lines
 
-# Feed the decoder in slices, as a live link would, so memory stays flat.
-CHUNK = 1 << 20
 _SIZE_HELP = {
     "T": "timestamp size (default 4)",
     "O": "object pointer size (default 4)",
@@ -238,8 +236,8 @@ def run_decode(args: argparse.Namespace) -> int:
     config, dicts = _config(args)
     data = read_capture(args.capture)
     decoder = QSDecoder(config, dicts)
-    for start in range(0, len(data), CHUNK):
-        _write(decoder.feed(data[start : start + CHUNK]), args.json)
+    for start in range(0, len(data), QS_CHUNK):
+        _write(decoder.feed(data[start : start + QS_CHUNK]), args.json)
     _finish(args, decoder)
     return 0
 
@@ -352,8 +350,8 @@ def run_rtc(args: argparse.Namespace) -> int:
     # Only dispatches and the records that end steps become columns (no Python
     # object per record); the sum is the same as rtc_steps over every event.
     parts = []
-    for start in range(0, len(data), CHUNK):
-        selected = decoder.feed_select(data[start : start + CHUNK], STEP_RECORDS)
+    for start in range(0, len(data), QS_CHUNK):
+        selected = decoder.feed_select(data[start : start + QS_CHUNK], STEP_RECORDS)
         parts.append(tracker.feed_selected(selected, decoder.dicts))
     decoder.close()
     rows, n_steps = rtc_table_columns(parts)
@@ -407,8 +405,8 @@ def run_margins(args: argparse.Namespace) -> int:
     decoder = QSDecoder(config, dicts)
     data = read_capture(args.capture)
     chunks = []
-    for start in range(0, len(data), CHUNK):
-        selected = decoder.feed_select(data[start : start + CHUNK], SAMPLE_RECORDS)
+    for start in range(0, len(data), QS_CHUNK):
+        selected = decoder.feed_select(data[start : start + QS_CHUNK], SAMPLE_RECORDS)
         chunks.append((selected, decoder.dicts))
     decoder.close()
     found = margins_columns(chunks)
@@ -434,7 +432,7 @@ def _flow(args: argparse.Namespace) -> tuple[QSDecoder, Iterator[FlowItem]]:
     """The capture's event flow, decoded a chunk at a time."""
     config, dicts = _config(args)
     decoder = QSDecoder(config, dicts)
-    _size, chunks = iter_capture(args.capture, CHUNK)
+    _size, chunks = iter_capture(args.capture, QS_CHUNK)
 
     def items() -> Iterator[FlowItem]:
         clock = SeriesClock()

@@ -11,16 +11,16 @@ count them (a function that runs at the root and nested, such as an ISR, include
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
-from ..profile.columns import release_free_memory
 from ..profile.incremental import unique_inverse, unique_pairs
-from ..textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
-from .frames import frame_file_line, frame_name
+from ..textrows import Buffer, Ints, Part, Strings, StringTable, build
+from .frames import CALLS_PER_STEP, frame_file_line, frame_name
 
 _UNKNOWN_FILE = "???"
 _BATCH = 1 << 20
@@ -63,14 +63,36 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
     # What the rows print, narrowed to int32 where every value fits (same numbers).
     counts = _narrow(counts, int(counts.max()) if len(counts) else 0)
     costs = _ns(costs, ns)
-    release_free_memory()  # the pairs' temporaries, before the rows' are made
-    # np.union1d of the frames with calls and the callers (ids >= ROOT_ID), by marks
-    mark = np.zeros(len(s.f_calls) - ROOT_ID, bool)
-    mark[np.flatnonzero(s.f_calls) - ROOT_ID] = True
-    mark[callers - ROOT_ID] = True
-    used = (np.flatnonzero(mark) + ROOT_ID).tolist()
-    del mark
-    out(
+    used = _used(s.f_calls, callers)
+    out(_header(command, round(float(s.f_self.sum()) * ns)))
+    if not used:
+        return
+    out(b"\n")
+    fr = _frames(profile, used)
+    callers -= ROOT_ID  # in place: the columns are the edges' own
+    callees -= ROOT_ID
+    o = _block_order(fr.rank[callers])
+    if o is not None:  # one column at a time: one spare copy alive
+        callers = callers[o]
+        callees = callees[o]
+    per_block = np.bincount(fr.rank[callers], minlength=len(fr.blocks))
+    fn, fl = _mentions(fr, callers, callees, per_block)
+    heads = _heads(fr, fn, fl, s.f_self, ns)
+    edges = _edge_rows(fr, fn, fl, callers, callees, o, counts, costs)
+    _write_blocks(out, heads, np.cumsum(per_block).tolist(), edges)
+
+
+def _block_order(by_block: np.ndarray) -> np.ndarray | None:
+    """The edges' output order: by caller block (``by_block``), then (as the keys are
+    sorted) by callee; None when they are in that order already (labels sorting as the
+    frames do). The counts and costs are read through it, not permuted."""
+    if len(by_block) < 2 or bool(np.all(by_block[1:] >= by_block[:-1])):
+        return None
+    return np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
+
+
+def _header(command: str, summary_ns: int) -> bytes:
+    return (
         "# callgrind format\n"
         "version: 1\n"
         "creator: mcuprof\n"
@@ -79,23 +101,37 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
         # callgrind_annotate reads event: (long names) only before events:
         "event: ns : Time (nanoseconds)\n"
         "events: ns\n"
-        f"summary: {round(float(s.f_self.sum()) * ns)}\n".encode()
-    )
-    if not used:
-        return
-    out(b"\n")
+        f"summary: {summary_ns}\n"
+    ).encode()
 
+
+def _used(f_calls: np.ndarray, callers: np.ndarray) -> list[int]:
+    """The frames with calls and the callers (ids >= ROOT_ID), ascending: np.union1d by
+    marks."""
+    mark = np.zeros(len(f_calls) - ROOT_ID, bool)
+    mark[np.flatnonzero(f_calls) - ROOT_ID] = True
+    mark[callers - ROOT_ID] = True
+    return (np.flatnonzero(mark) + ROOT_ID).tolist()
+
+
+@dataclass
+class _Frames:
+    """The used frames in block order (by label, then id), and per frame (indexed by
+    fid - ROOT_ID): block rank, file id, line and label; the files by id."""
+
+    blocks: list[int]
+    rank: np.ndarray
+    file_of: np.ndarray
+    line_of: np.ndarray
+    labels: list[bytes]
+    files: list[bytes]
+
+
+def _frames(profile: Profile, used: list[int]) -> _Frames:
     def label(fid: int) -> str:
         return _ROOT if fid == ROOT_ID else frame_name(profile, fid)
 
-    def file_line(fid: int) -> tuple[str, int]:
-        if fid == ROOT_ID:
-            return _UNKNOWN_FILE, 0
-        file, line = frame_file_line(profile, fid)
-        return file or _UNKNOWN_FILE, line or 0
-
     blocks = sorted(used, key=lambda f: (label(f), f))
-    # Per used frame (indexed by fid - ROOT_ID): block rank, file id, line, label.
     size = max(blocks) - ROOT_ID + 1
     rank = np.zeros(size, np.int32)  # frame ids and counts of lines are int32
     rank[np.array(blocks) - ROOT_ID] = np.arange(len(blocks))
@@ -104,87 +140,109 @@ def _write(profile: Profile, out: Callable[[bytes], Any], window: Window, comman
     line_of = np.zeros(size, np.int64)
     labels = [b""] * size
     for fid in blocks:
-        file, line = file_line(fid)
-        file_of[fid - ROOT_ID] = file_ids.setdefault(file, len(file_ids))
-        line_of[fid - ROOT_ID] = line
+        file, line = (None, None) if fid == ROOT_ID else frame_file_line(profile, fid)
+        file_of[fid - ROOT_ID] = file_ids.setdefault(file or _UNKNOWN_FILE, len(file_ids))
+        line_of[fid - ROOT_ID] = line or 0
         labels[fid - ROOT_ID] = label(fid).encode("utf-8")
     files = [f.encode("utf-8") for f in file_ids]
-    # Edges in output order: by caller block, then (as the keys are sorted) by callee.
-    callers -= ROOT_ID  # in place: the columns are the edges' own
-    callees -= ROOT_ID
-    by_block = rank[callers]
-    # The edges' order, when not in block order already (labels sorting as the frames
-    # do): the frame columns are permuted, the counts and costs read through it.
-    o = None
-    if len(by_block) > 1 and not bool(np.all(by_block[1:] >= by_block[:-1])):
-        o = np.argsort(by_block, kind="stable").astype(np.int32)  # runs of one caller
-        callers = callers[o]  # one column at a time: one spare copy alive
-        callees = callees[o]
-    del by_block
-    per_block = np.bincount(rank[callers], minlength=len(blocks))
-    ends = np.cumsum(per_block)
-    # Names are compressed: "(n) name" the first time a file or function is mentioned,
-    # "(n)" after. Mentions, in file order: each block's caller, then its edges' callees.
-    head_at = np.arange(len(blocks)) + ends - per_block
+    return _Frames(blocks, rank, file_of, line_of, labels, files)
+
+
+Mentions = tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
+
+
+def _mentions(
+    fr: _Frames, callers: np.ndarray, callees: np.ndarray, per_block: np.ndarray
+) -> tuple[Mentions, Mentions]:
+    """The first mentions (``_first_mentions``) of the functions and of the files.
+    Names are compressed: "(n) name" the first time a file or function is mentioned,
+    "(n)" after. Mentions, in file order: each block's caller, then its edges' callees."""
+    head_at = np.arange(len(fr.blocks)) + np.cumsum(per_block) - per_block
     # Places in the file: int32 while they fit (a first mention's test gathers them)
-    at_type = np.int32 if len(callers) + len(blocks) < (1 << 31) - 1 else np.int64
+    at_type = np.int32 if len(callers) + len(fr.blocks) < (1 << 31) - 1 else np.int64
     head_at = head_at.astype(at_type)
     edge_at = np.arange(1, len(callers) + 1, dtype=at_type)
-    edge_at += rank[callers]
-    block_ids = np.array(blocks) - ROOT_ID
-    fn_no, fn_first = _first_mentions(block_ids, head_at, callees, edge_at, size)
-    fl_no, fl_first = _first_mentions(
-        file_of[block_ids], head_at, file_of[callees], edge_at, len(files)
+    edge_at += fr.rank[callers]
+    block_ids = np.array(fr.blocks) - ROOT_ID
+    fn = _first_mentions(block_ids, head_at, callees, edge_at, len(fr.rank))
+    fl = _first_mentions(
+        fr.file_of[block_ids], head_at, fr.file_of[callees], edge_at, len(fr.files)
     )
-    texts = []
-    for b, fid in enumerate(blocks):
-        k = fid - ROOT_ID
-        fl = f"({fl_no[file_of[k]]})" + (f" {files[file_of[k]].decode()}" if fl_first[0][b] else "")
-        fn = f"({fn_no[k]})" + (f" {labels[k].decode()}" if fn_first[0][b] else "")
-        self_ns = 0 if fid < 0 else round(float(s.f_self[fid]) * ns)
-        texts.append(f"fl={fl}\nfn={fn}\n{line_of[k]} {self_ns}\n".encode())
-    del head_at, edge_at
-    release_free_memory()  # the first mentions' temporaries, before the rows'
-    file_tab = prebuilt([b"", *(b" " + f for f in files)])
-    label_tab = prebuilt([b"", *(b" " + t for t in labels)])
+    return fn, fl
 
-    def rows(sl: slice) -> list[GridPart]:
+
+def _heads(fr: _Frames, fn: Mentions, fl: Mentions, f_self: np.ndarray, ns: float) -> list[bytes]:
+    """Each block's head: its file, its function, and its self cost."""
+    (fn_no, (fn_first, _)), (fl_no, (fl_first, _)) = fn, fl
+    texts = []
+    for b, fid in enumerate(fr.blocks):
+        k = fid - ROOT_ID
+        file = fr.file_of[k]
+        fl_text = f"({fl_no[file]})" + (f" {fr.files[file].decode()}" if fl_first[b] else "")
+        fn_text = f"({fn_no[k]})" + (f" {fr.labels[k].decode()}" if fn_first[b] else "")
+        self_ns = 0 if fid < 0 else round(float(f_self[fid]) * ns)
+        texts.append(f"fl={fl_text}\nfn={fn_text}\n{fr.line_of[k]} {self_ns}\n".encode())
+    return texts
+
+
+def _edge_rows(
+    fr: _Frames,
+    fn: Mentions,
+    fl: Mentions,
+    callers: np.ndarray,
+    callees: np.ndarray,
+    o: np.ndarray | None,
+    counts: np.ndarray,
+    costs: np.ndarray,
+) -> _EdgeRows:
+    """The edges' four lines each: the callee's file and function, the calls and the
+    callee's line, the caller's line and the inclusive cost."""
+    (fn_no, (_, fn_first)), (fl_no, (_, fl_first)) = fn, fl
+    file_tab = StringTable([b"", *(b" " + f for f in fr.files)])
+    label_tab = StringTable([b"", *(b" " + t for t in fr.labels)])
+    file_of, line_of = fr.file_of, fr.line_of
+
+    def rows(sl: slice) -> list[Part]:
         """The parts of the edges' rows in ``sl``, made a chunk at a time."""
         callee, caller = callees[sl], callers[sl]
         sel = sl if o is None else o[sl]
         return [
             b"cfl=(",
-            PaddedInts(fl_no[file_of[callee]]),
+            Ints(fl_no[file_of[callee]]),
             b")",
-            Prebuilt(file_tab, np.where(fl_first[1][sl], file_of[callee] + 1, 0)),
+            Strings(file_tab, np.where(fl_first[sl], file_of[callee] + 1, 0)),
             b"\ncfn=(",
-            PaddedInts(fn_no[callee]),
+            Ints(fn_no[callee]),
             b")",
-            Prebuilt(label_tab, np.where(fn_first[1][sl], callee + 1, 0)),
+            Strings(label_tab, np.where(fn_first[sl], callee + 1, 0)),
             b"\ncalls=",
-            PaddedInts(counts[sel]),
+            Ints(counts[sel]),
             b" ",
-            PaddedInts(line_of[callee]),
+            Ints(line_of[callee]),
             b"\n",
-            PaddedInts(line_of[caller]),
+            Ints(line_of[caller]),
             b" ",
-            PaddedInts(costs[sel]),
+            Ints(costs[sel]),
             b"\n",
         ]
 
-    edge_text = _EdgeRows(len(callers), rows)
-    # Handed out about _BATCH bytes at a time: a block's text is often short, and a
-    # write per piece costs more than joining them.
+    return _EdgeRows(len(callers), rows)
+
+
+def _write_blocks(
+    out: Callable[[bytes], Any], heads: list[bytes], ends: list[int], edges: _EdgeRows
+) -> None:
+    """Each block's head and its edges (those up to ``ends[b]``), blocks apart by an
+    empty line, handed out about _BATCH bytes at a time: a block's text is often short,
+    and a write per piece costs more than joining them."""
     batch: list[bytes] = []
     size = 0
-    ends_list = ends.tolist()
-    for b in range(len(blocks)):
-        batch.append(texts[b])
-        pieces = edge_text.take(ends_list[b])
+    for b, head in enumerate(heads):
+        pieces = [head, *edges.take(ends[b])]
+        if b + 1 < len(heads):
+            pieces.append(b"\n")
         batch += pieces
-        size += len(texts[b]) + sum(len(p) for p in pieces)
-        if b + 1 < len(blocks):
-            batch.append(b"\n")
+        size += sum(len(p) for p in pieces)
         if size >= _BATCH:
             out(b"".join(batch))
             batch, size = [], 0
@@ -226,9 +284,7 @@ def _first_mentions(
 class _EdgeRows:
     """The edges' four lines each, built a chunk of rows at a time, taken in order."""
 
-    CHUNK = 1 << 15
-
-    def __init__(self, n: int, rows: Callable[[slice], list[GridPart]]) -> None:
+    def __init__(self, n: int, rows: Callable[[slice], list[Part]]) -> None:
         self.rows = rows
         self.n = n
         self.done = 0  # rows handed out
@@ -236,16 +292,12 @@ class _EdgeRows:
         self.ends = np.empty(0, np.int64)  # per buffered row, its end in buf
         self.first = 0  # row index of buf's first row
         self.used = 0  # bytes of buf handed out
-        self.grid = np.empty(0, np.uint8)  # row_bytes' grid, reused chunk after chunk
+        self.grid = Buffer()
 
     def _fill(self) -> None:
         a = self.first = self.done
-        b = min(self.n, a + self.CHUNK)
-        parts = self.rows(slice(a, b))
-        width = sum(len(p) if isinstance(p, bytes) else p.width for p in parts)
-        if len(self.grid) < (b - a) * width:
-            self.grid = np.empty((b - a) * width, np.uint8)
-        self.buf, lengths = row_bytes(b - a, parts, self.grid)
+        b = min(self.n, a + CALLS_PER_STEP)
+        self.buf, lengths = build(b - a, self.rows(slice(a, b)), self.grid, lengths=True)
         self.ends = np.cumsum(lengths)
         self.used = 0
 
@@ -331,46 +383,12 @@ def _record_edges(
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     costs: list[np.ndarray] = []
-    frame_of = profile._addrs.frame_of
     for d in sorted(profile.levels):
-        lv = profile.levels[d]
-        if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
-            cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
-            use = slice(None)
-        else:
-            start = lv.entry.astype(np.float64)
-            end = start + lv.dur
-            if window is None:
-                cost = end - start
-                use = slice(None)
-            else:
-                cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
-                use = np.flatnonzero((start <= hi) & (end >= lo))
-            del start, end
-        callee = frame_of[lv.addr[use]].astype(np.int64)
-        p = lv.parent[use]
-        cost = cost[use]
-        if d == 0:
-            caller = np.full(len(callee), ROOT_ID, np.int64)
-        else:
-            up = profile.levels.get(d - 1)
-            caller = np.full(len(callee), UNKNOWN_ID, np.int64)  # orphans
-            has = p >= 0
-            if up is not None and has.any():
-                caller[has] = frame_of[up.addr[p[has]]]
-            orphans = int(np.count_nonzero(~has))
-            if orphans:  # each orphan has an "[unknown]" parent of its own, called by [root]
-                caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
-                callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
-                cost = np.concatenate([cost, cost[~has]])
-        key = caller - ROOT_ID  # in place from here: one record-long temporary at a time
-        del caller, p
+        caller, callee, cost = _depth_edges(profile, d, window, lo, hi)
+        key = caller - ROOT_ID  # (caller, callee) as one int64 key
         key <<= 32
-        callee -= ROOT_ID
-        key |= callee
-        del callee
+        key |= callee - ROOT_ID
         uniq, inv = unique_inverse(key, own=True)
-        del key
         keys.append(uniq)
         counts.append(np.bincount(inv, minlength=len(uniq)))
         costs.append(np.bincount(inv, weights=cost, minlength=len(uniq)))
@@ -378,7 +396,43 @@ def _record_edges(
         empty = np.empty(0, np.int64)
         return empty, empty, empty, np.empty(0)
     uniq, inv = unique_inverse(np.concatenate(keys), own=True)
-    del keys
     n = np.bincount(inv, weights=np.concatenate(counts), minlength=len(uniq)).astype(np.int64)
     c = np.bincount(inv, weights=np.concatenate(costs), minlength=len(uniq))
     return (uniq >> 32) + ROOT_ID, (uniq & 0xFFFFFFFF) + ROOT_ID, n, c
+
+
+def _depth_edges(
+    profile: Profile, d: int, window: Window, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(caller, callee, cost) of each call of depth ``d`` in the window [lo, hi] ticks
+    (all without one), and of the "[unknown]" parent of each orphan."""
+    lv = profile.levels[d]
+    frame_of = profile._addrs.frame_of
+    if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
+        cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
+        use = slice(None)
+    else:
+        start = lv.entry.astype(np.float64)
+        end = start + lv.dur
+        if window is None:
+            cost = end - start
+            use = slice(None)
+        else:
+            cost = np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None)
+            use = np.flatnonzero((start <= hi) & (end >= lo))
+    callee = frame_of[lv.addr[use]].astype(np.int64)
+    cost = cost[use]
+    if d == 0:
+        return np.full(len(callee), ROOT_ID, np.int64), callee, cost
+    p = lv.parent[use]
+    up = profile.levels.get(d - 1)
+    caller = np.full(len(callee), UNKNOWN_ID, np.int64)  # orphans
+    has = p >= 0
+    if up is not None and has.any():
+        caller[has] = frame_of[up.addr[p[has]]]
+    orphans = int(np.count_nonzero(~has))
+    if orphans:  # each orphan has an "[unknown]" parent of its own, called by [root]
+        caller = np.concatenate([caller, np.full(orphans, ROOT_ID, np.int64)])
+        callee = np.concatenate([callee, np.full(orphans, UNKNOWN_ID, np.int64)])
+        cost = np.concatenate([cost, cost[~has]])
+    return caller, callee, cost

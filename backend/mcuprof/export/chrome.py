@@ -10,16 +10,14 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..profile import Profile, Window
+from ..textrows import Buffer, Ints, Strings, StringTable, build, whole_floats
 from .frames import CALLS_PER_STEP, appearance, frame_name
 from .nesting import Calls, calls
-from .rows import Ints, Scratch, Table, render_rows, whole_floats
-from .sink import emit
 
 PID = 1
 TID = 1
@@ -45,8 +43,7 @@ def write(
     window: Window = None,
 ) -> None:
     """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
-    calls' arrays and a few chunks of text). Through a ``Sink``'s ``write`` the chunks
-    are formatted on its worker threads (see ``emit``)."""
+    calls' arrays and a chunk of text)."""
     c = calls(profile, window, sizes=False)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
@@ -65,50 +62,40 @@ def write(
             f'{{"name":{json.dumps(frame_name(profile, slot - 1))},"cat":"function","ph":"X",'
             f'"pid":{PID},"tid":{TID},'
         )
-    table = Table([b"," + p.encode("ascii") if p else b"" for p in prefix], np.zeros(0, np.int64))
-    table.widths()  # its cache filled before the jobs share it
+    table = StringTable([b"," + p.encode("ascii") if p else b"" for p in prefix])
     # Whole-number times in ticks of a 1 MHz timer are the text itself (as floats the
     # duration is end − start exactly); others go through floats, formatted with array
     # operations when whole, else one by one: the text is the same.
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
-    text = partial(_text, c, table, prefix, to_us, ticks_are_us)
-    emit(
-        out,
-        (
-            partial(text, k, min(k + CALLS_PER_STEP, len(c)))
-            for k in range(0, len(c), CALLS_PER_STEP)
-        ),
-    )
+    buf = Buffer()
+    for k in range(0, len(c), CALLS_PER_STEP):
+        part = slice(k, min(k + CALLS_PER_STEP, len(c)))
+        out(_text(c, table, prefix, to_us, ticks_are_us, part, buf))
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
     out(f'],"displayTimeUnit":"ms","otherData":{other}}}'.encode("ascii"))
 
 
 def _text(
     c: Calls,
-    table: Table,
+    table: StringTable,
     prefix: list[str],
     to_us: float,
     ticks_are_us: bool,
-    k0: int,
-    k1: int,
-    scratch: Scratch,
+    part: slice,
+    buf: Buffer,
 ) -> np.ndarray | bytes:
-    """The events of calls ``k0`` to ``k1``, each after a comma (a job: see ``emit``)."""
-    part = slice(k0, k1)
+    """The events of the calls in ``part``, each after a comma."""
     slot = c.frame[part].astype(np.intp)  # indexes twice: converted once
     slot += 1
     if ticks_are_us:
-        ts_col: Ints | None = Ints(c.start[part], b".0")
-        dur_col: Ints | None = Ints(c.dur[part], b".0")
+        ts_int, dur_int = c.start[part], c.dur[part]
     else:
         ts = c.start[part].astype(np.float64) * to_us
         dur = c.ends(part).astype(np.float64) * to_us - ts
-        ts_col, dur_col = whole_floats(ts), whole_floats(dur)
-    if ts_col is not None and dur_col is not None:
-        rows = Table(table.strings, slot)
-        rows._cache = table._cache  # the strings' arrays, built once
-        parts = [rows, b'"ts":', ts_col, b',"dur":', dur_col, b"}"]
-        return render_rows(len(slot), parts, scratch)
+        ts_int, dur_int = whole_floats(ts), whole_floats(dur)
+    if ts_int is not None and dur_int is not None:
+        parts = [Strings(table, slot), b'"ts":', Ints(ts_int), b'.0,"dur":', Ints(dur_int)]
+        return build(len(slot), [*parts, b".0}"], buf)
     text = ",".join(
         f'{prefix[s]}"ts":{t!r},"dur":{du!r}}}'
         for s, t, du in zip(slot.tolist(), ts.tolist(), dur.tolist(), strict=True)

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..profile import Profile, Window
 from ..profile.aggregate import folded_lines
-from ..profile.columns import release_free_memory
 
 
 def write(profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
@@ -18,7 +17,6 @@ def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = N
     """``write`` as UTF-8 bytes, made as bytes (no str between)."""
     with profile.lock:  # the paths are the live profile's, added to by its reader
         names, pids, us = folded_lines(profile, window)
-        release_free_memory()  # the sums' and order's temporaries, before the text's
         for piece in names.lines_utf8(pids, us):
             out(piece)
 

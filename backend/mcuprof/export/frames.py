@@ -7,7 +7,7 @@ import numpy as np
 from ..profile import UNKNOWN, Profile
 from ..profile.aggregate import UNKNOWN_ID
 
-# Calls handled per step by the streamed exports (speedscope, chrome) and by
+# Calls (or callgrind's edges) handled per step by the streamed exports and by
 # ``appearance``: bounded temporaries, each step's text written before the next.
 CALLS_PER_STEP = 1 << 14
 

@@ -12,17 +12,14 @@ can derive (depths come from the subtree sizes, chunk by chunk).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID
-from ..profile.columns import bound_the_heap, release_free_memory
 from ..profile.levels import Level
-from . import sink
 
 
 @dataclass
@@ -135,10 +132,6 @@ class Calls:
 def calls(profile: Profile, window: Window = None, sizes: bool = True) -> Calls:
     """The calls of ``nested_calls`` in the same order and with the same times; without
     ``sizes`` (Chrome's complete events need none) ``size`` is None, 4 bytes a call less."""
-    # Temporaries of a whole depth go back to the system as soon as they are freed,
-    # and so do the pages the load left behind: RSS stays the arrays alive.
-    bound_the_heap()
-    release_free_memory()
     if window is None:
         return _arrays(profile, sizes)
     walk = nested_calls(profile, window)
@@ -200,17 +193,13 @@ def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Mo
         carry_key = int(run[-1])
         run -= rank
         run += base
-        del rank
         before = np.empty(len(pks), np.int64)
         before[0] = carry_end
         before[1:] = run[:-1]
         before[first] = _LOW
         carry_end = int(run[-1])
-        del run, first
         ps, pe = up.bounds(parent, pks, base)
-        del base
         cur = np.maximum(ps, before)
-        del before, ps
         np.minimum(cur, pe, out=cur)
         ks = np.maximum(s, cur, out=cur)
         ke = np.maximum(e, ks)
@@ -219,7 +208,6 @@ def _clamp(child: Level, parent: Level, t0: int, kids, pk, up: _Moved, into: _Mo
         if up.keep is not None:
             kp &= up.keep[pks]
         into.set(rows, s, ks, ke, kp)
-        del s, e, pe, ks, ke, kp
 
 
 class _Moved:
@@ -259,33 +247,6 @@ class _Moved:
             return s, s + level.dur[rows]
         lo = s + self.shift[rows]
         return lo, lo + self.dur[rows]
-
-
-def _each(fn: Callable[[slice], None], slices: list[slice]) -> None:
-    """``fn`` on each slice, half of them on a second thread (numpy releases the GIL in
-    its loops, so two cores share the work); its error, if any, raised here."""
-    if len(slices) < 2 or sink.WORKERS < 2:
-        for sl in slices:
-            fn(sl)
-        return
-    error: list[BaseException] = []
-
-    def other() -> None:
-        try:
-            for sl in slices[1::2]:
-                fn(sl)
-        except BaseException as exc:
-            error.append(exc)
-
-    thread = threading.Thread(target=other, name="nesting")
-    thread.start()
-    try:
-        for sl in slices[::2]:
-            fn(sl)
-    finally:
-        thread.join()
-    if error:
-        raise error[0]
 
 
 _SLICE = 1 << 16  # rows per step: temporaries below the mmap threshold (1 MB) reuse heap pages
@@ -348,181 +309,224 @@ def _arrays(profile: Profile, sizes: bool = True) -> Calls:
     if n == 0:
         empty = np.zeros(0, np.int32)
         return Calls(empty, np.zeros(0, np.int64), empty, dur=np.zeros(0, np.uint32))
-    t0 = profile.t0_ticks
-    count = len(levels)
+    up = [i - 1 if i and depths[i - 1] == depths[i] - 1 else None for i in range(len(levels))]
     index = np.int32 if 2 * n < 2**31 else np.int64  # positions (with wrappers)
-    up = [i - 1 if i and depths[i - 1] == depths[i] - 1 else None for i in range(count)]
-
-    def raw(i: int, rows: slice | np.ndarray = slice(None)) -> tuple[np.ndarray, np.ndarray]:
-        s = levels[i].entry[rows] - t0
-        return s, s + levels[i].dur[rows]
-
-    # Clamped times per depth, None where the raw ones stand; kept flags likewise.
-    moved = [_Moved() for _ in range(count)]
-    sorted_kids: list[np.ndarray | None] = [None] * count  # kid rows in parent order
-    # Roots: depth 0 and orphans.
-    root_parts = []
-    for i, lv in enumerate(levels):
-        if up[i] is None:
-            root_parts.append((i, None))  # every call of the depth
-        elif bool((lv.parent < 0).any()):
-            root_parts.append((i, np.flatnonzero(lv.parent < 0)))
-    top = None
-    if len(root_parts) == 1 and root_parts[0][0] == 0 and depths[0] == 0:
-        top = _sane_roots(levels[0])
-    roots = None
-    if top is not None:
-        end_max = top - t0
+    d = _Depths(levels, depths, up, profile.t0_ticks, index)
+    moved = [_Moved() for _ in levels]  # clamped times per depth, where the raw ones move
+    roots, end_max = _clamp_roots(d, moved)
+    kids = _clamp_children(d, moved)
+    size = _subtree_sizes(d, moved, kids)
+    if roots is None:
+        total, wrappers = int(size[0].sum(dtype=np.int64)), None
     else:
-        roots = _Roots(root_parts, levels, t0, np.asarray(depths), index)
-        end_max = roots.end_max
-        for i, rows, lo, hi in roots.moved():
-            moved[i].begin(levels[i])
-            moved[i].set(rows, raw(i, rows)[0], lo, hi, None)
-    del root_parts
+        wrappers, total = roots.place(size)
+    # Clamping only moves a start later, and every end stays within end_max: 32 bits
+    # (half the memory of int64, and the writers' digits in 32-bit arithmetic) unless a
+    # capture spans more ticks.
+    low = min(int(lv.entry[0]) for lv in levels) - d.t0
+    out = Calls(
+        np.empty(total, frame_dtype(len(profile.frames))),
+        np.empty(total, np.uint32 if low >= 0 and end_max < 1 << 32 else np.int64),
+        np.empty(total, np.int32) if sizes else None,
+        dur=np.empty(total, np.uint32),
+        end_max=end_max,
+    )
+    if wrappers is not None:
+        at, w_lo, w_hi, w_size = wrappers
+        out.frame[at], out.start[at], out.dur[at] = UNKNOWN_ID, w_lo, w_hi - w_lo
+        if out.size is not None:
+            out.size[at] = w_size
+    _place(profile, d, moved, kids, size, roots, out)
+    return out
 
-    # Children, top down: clamped only where the walk would move them.
-    for i in range(count):
-        u = up[i]
+
+@dataclass
+class _Depths:
+    """The capture's depths with calls, for ``_arrays``: their levels, the index of
+    each one's parent depth (None: a depth of roots), the capture's first tick and the
+    positions' integer type."""
+
+    levels: list[Level]
+    depths: list[int]
+    up: list[int | None]
+    t0: int
+    index: type
+
+
+def _clamp_roots(d: _Depths, moved: list[_Moved]) -> tuple[_Roots | None, int]:
+    """The roots (depth 0 and orphans), each clamped to start after the ones before it
+    end, and the largest end: no ``_Roots`` (None) when the depth-0 calls alone make a
+    sane sequence, the usual case; else their moved times go into ``moved``."""
+    parts = []
+    for i, lv in enumerate(d.levels):
+        if d.up[i] is None:
+            parts.append((i, None))  # every call of the depth
+        elif bool((lv.parent < 0).any()):
+            parts.append((i, np.flatnonzero(lv.parent < 0)))
+    if len(parts) == 1 and parts[0][0] == 0 and d.depths[0] == 0:
+        top = _sane_roots(d.levels[0])
+        if top is not None:
+            return None, top - d.t0
+    roots = _Roots(parts, d.levels, d.t0, np.asarray(d.depths), d.index)
+    for i, rows, lo, hi in roots.moved():
+        moved[i].begin(d.levels[i])
+        moved[i].set(rows, d.levels[i].entry[rows] - d.t0, lo, hi, None)
+    return roots, roots.end_max
+
+
+def _clamp_children(d: _Depths, moved: list[_Moved]) -> list[np.ndarray | None]:
+    """Children, top down, clamped only where the walk would move them. Per depth, its
+    rows with a parent in parent order (None: every row, in order already)."""
+    kids_of: list[np.ndarray | None] = [None] * len(d.levels)
+    for i, u in enumerate(d.up):
+        if u is None or (moved[u].raw and _sane_children(d.levels[i], d.levels[u])):
+            continue
+        kids, pk = _by_parent(d.levels[i].parent)
+        kids_of[i] = kids
+        moved[i].begin(d.levels[i])
+        _clamp(d.levels[i], d.levels[u], d.t0, kids, pk, moved[u], moved[i])
+    return kids_of
+
+
+def _by_parent(parent: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """The rows with a parent, in (parent, row) order (None: all rows, in order), and
+    their parents."""
+    has = parent >= 0
+    kids = None if bool(has.all()) else np.flatnonzero(has)
+    pk = parent if kids is None else parent[kids]
+    if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
+        order = np.argsort(pk, kind="stable")
+        kids = order if kids is None else kids[order]
+        pk = pk[order]
+    if kids is not None and kids.dtype != np.int32:
+        kids = kids.astype(np.int32)  # rows of a level fit (Level columns are int32)
+    return kids, pk
+
+
+def _subtree_sizes(
+    d: _Depths, moved: list[_Moved], kids_of: list[np.ndarray | None]
+) -> list[np.ndarray | None]:
+    """Per depth, each call's subtree size over the calls kept (0 for a call not kept),
+    summed deepest first. A depth without children: one byte per call."""
+    size: list[np.ndarray | None] = []
+    for i, lv in enumerate(d.levels):
+        keep, leaf = moved[i].keep, i not in d.up
+        if keep is None:
+            size.append(np.ones(lv.n, np.uint8 if leaf else np.int32))
+        else:
+            size.append(keep.view(np.uint8) if leaf else keep.astype(np.int32))
+    for i in reversed(range(len(d.levels))):
+        u = d.up[i]
         if u is None:
             continue
-        if moved[u].raw and _sane_children(levels[i], levels[u]):
-            continue
-        p = levels[i].parent
-        has = p >= 0
-        kids = None if bool(has.all()) else np.flatnonzero(has)
-        del has
-        pk = p if kids is None else p[kids]
-        if len(pk) > 1 and not bool(np.all(pk[1:] >= pk[:-1])):
-            order = np.argsort(pk, kind="stable")
-            kids = order if kids is None else kids[order]
-            pk = pk[order]
-            del order
-        if kids is not None and kids.dtype != np.int32:
-            kids = kids.astype(np.int32)  # rows of a level fit (Level columns are int32)
-        sorted_kids[i] = kids
-        moved[i].begin(levels[i])
-        _clamp(levels[i], levels[u], t0, kids, pk, moved[u], moved[i])
-        del pk
-
-    # Subtree sizes over the calls kept, deepest first.
-    # A depth without children: 1 for each call kept, one byte each.
-    leaf = [i not in up for i in range(count)]
-    size: list[np.ndarray | None] = [
-        (np.ones(lv.n, np.uint8) if leaf[i] else np.ones(lv.n, np.int32))
-        if moved[i].keep is None
-        else (moved[i].keep.view(np.uint8) if leaf[i] else moved[i].keep.astype(np.int32))
-        for i, lv in enumerate(levels)
-    ]
-    for i in reversed(range(count)):
-        u = up[i]
-        if u is None:
-            continue
-        p = levels[i].parent
-        every = sorted_kids[i] is None and moved[i].raw  # sane: every row has a parent
-        for sl in _slices(levels[i].n):
+        p = d.levels[i].parent
+        every = kids_of[i] is None and moved[i].raw  # sane: every row has a parent
+        for sl in _slices(d.levels[i].n):
             pk, sz = p[sl], size[i][sl].astype(np.int32, copy=False)  # add.at's fast path
             if not every:
                 has = pk >= 0
                 pk, sz = pk[has], sz[has]
             np.add.at(size[u], pk, sz)
-        del p
+    return size
 
-    release_free_memory()  # the slices' temporaries, before the output's pages
-    # Positions: roots one after the other (an orphan after its "[unknown]" wrapper),
-    # then each depth from its parents'.
-    if roots is None:
-        pos0 = np.cumsum(size[0], dtype=index)
-        total = int(pos0[-1])
-        wrappers = None
-    else:
-        wrappers, total = roots.place(size)
-    frame = np.empty(total, frame_dtype(len(profile.frames)))
-    # Clamping only moves a start later, and every end stays within end_max: 32 bits
-    # (half the memory of int64, and the writers' digits in 32-bit arithmetic) unless a
-    # capture spans more ticks.
-    low = min(int(lv.entry[0]) for lv in levels) - t0
-    start = np.empty(total, np.uint32 if low >= 0 and end_max < 1 << 32 else np.int64)
-    dur = np.empty(total, np.uint32)
-    out_size = np.empty(total, np.int32) if sizes else None
-    if wrappers is not None:
-        at, w_lo, w_hi, w_size = wrappers
-        frame[at] = UNKNOWN_ID
-        start[at] = w_lo
-        dur[at] = w_hi - w_lo
-        if out_size is not None:
-            out_size[at] = w_size
-        del at, w_lo, w_hi, w_size, wrappers
+
+def _place(
+    profile: Profile,
+    d: _Depths,
+    moved: list[_Moved | None],
+    kids_of: list[np.ndarray | None],
+    size: list[np.ndarray | None],
+    roots: _Roots | None,
+    out: Calls,
+) -> None:
+    """Each depth's calls kept, at their positions in ``out``: roots one after the
+    other (an orphan after its "[unknown]" wrapper), then each depth from its parents'.
+    A depth's sizes, sorted rows and clamped times are dropped once its children are
+    placed: memory stays the output and two depths' positions."""
     pos_up: np.ndarray | None = None
-    for i, lv in enumerate(levels):
-        u = up[i]
-        if roots is None and i == 0:
-            pos = pos0
+    for i, lv in enumerate(d.levels):
+        u = d.up[i]
+        if roots is None and i == 0:  # sane roots: one after the other
+            pos = np.cumsum(size[0], dtype=d.index)
             pos -= size[0]
-            del pos0
         else:
-            pos = np.empty(lv.n, index)  # children's from their parents', roots' apart
+            pos = np.empty(lv.n, d.index)
         if u is not None:
-            # After the parent and the subtrees of earlier siblings: the children of
-            # the parents before p fill (size - kept) each.
-            kept = moved[u].keep
-            filled = (size[u] - (1 if kept is None else kept)).astype(index, copy=False)
-            moved[u] = None
-            q, pos_up = pos_up, None  # turned into the children's offsets in place
-            q += 1
-            q += filled
-            np.cumsum(filled, dtype=index, out=filled)
-            q -= filled
-            del filled
-            kids = sorted_kids[i]
-            p = lv.parent
-            carry = 0  # the sizes of the children before the slice
-            for sl in _slices(lv.n if kids is None else len(kids)):
-                rows = sl if kids is None else kids[sl]
-                sz = size[i][rows]
-                excl = np.cumsum(sz, dtype=index)
-                last = int(excl[-1])
-                excl -= sz
-                excl += carry
-                excl += q[p[rows]]
-                pos[rows] = excl
-                carry += last
-                del rows, sz, excl
-            del q, p
-            size[u] = None
-            sorted_kids[i] = None
+            offsets = _child_offsets(pos_up, size[u], moved[u].keep, d.index)
+            _child_positions(offsets, lv.parent, kids_of[i], size[i], pos, d.index)
+            moved[u] = size[u] = kids_of[i] = offsets = None
         if roots is not None:
             roots.positions(i, pos)
         pos_up = pos
-        mv = moved[i]
-        sz = size[i]
+        for sl in _slices(lv.n):
+            _scatter(profile, lv, d.t0, moved[i], pos, size[i], sl, out)
+        moved[i].shift = moved[i].dur = None  # the kept flags serve the next depth
 
-        def place(sl: slice, lv=lv, mv=mv, pos=pos, sz=sz) -> None:
-            # Values cast to the output's types before they are scattered: a scatter
-            # that casts as it goes takes half as long again as the cast and the scatter.
-            rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
-            at = pos[rows].astype(np.intp)  # one conversion for the four scatters
-            frames = profile.frame_ids(lv, sl.start, sl.stop)
-            frames = frames if mv.keep is None else frames[rows - sl.start]
-            frame[at] = frames.astype(frame.dtype, copy=False)
-            s = lv.entry[rows] - t0
-            if mv.shift is None:
-                dur[at] = lv.dur[rows]
-            else:
-                s += mv.shift[rows]
-                dur[at] = mv.dur[rows]
-            start[at] = s.astype(start.dtype, copy=False)
-            del s
-            if out_size is not None:
-                out_size[at] = sz[rows].astype(out_size.dtype, copy=False)
 
-        # Half slices on two threads: the temporaries of two at once weigh one slice's.
-        _each(place, _slices(lv.n, max(1, _SLICE // 2) if sink.WORKERS > 1 else _SLICE))
-        del place, sz
-        mv.shift = mv.dur = None  # the flags serve the next depth
-    del pos, pos_up
-    release_free_memory()  # the temporaries' pages, before the writers' chunks
-    return Calls(frame, start, out_size, dur=dur, end_max=end_max)
+def _child_offsets(
+    pos_up: np.ndarray, size_up: np.ndarray, kept: np.ndarray | None, index: type
+) -> np.ndarray:
+    """Per parent, where its first child goes: after the parent itself, and after
+    the children of the parents before it, which fill (size - kept) places each.
+    ``pos_up``, the parents' positions, is turned into them in place."""
+    filled = (size_up - (1 if kept is None else kept)).astype(index, copy=False)
+    pos_up += 1
+    pos_up += filled
+    np.cumsum(filled, dtype=index, out=filled)
+    pos_up -= filled
+    return pos_up
+
+
+def _child_positions(
+    offsets: np.ndarray,
+    parent: np.ndarray,
+    kids: np.ndarray | None,
+    size: np.ndarray,
+    pos: np.ndarray,
+    index: type,
+) -> None:
+    """Each child's position in ``pos``: its parent's offset and the subtrees of its
+    earlier siblings (the children of a parent are one run of ``kids``, in order)."""
+    carry = 0  # the sizes of the children before the slice
+    for sl in _slices(len(parent) if kids is None else len(kids)):
+        rows = sl if kids is None else kids[sl]
+        sz = size[rows]
+        excl = np.cumsum(sz, dtype=index)
+        last = int(excl[-1])
+        excl -= sz
+        excl += carry
+        excl += offsets[parent[rows]]
+        pos[rows] = excl
+        carry += last
+
+
+def _scatter(
+    profile: Profile,
+    lv: Level,
+    t0: int,
+    mv: _Moved,
+    pos: np.ndarray,
+    size: np.ndarray,
+    sl: slice,
+    out: Calls,
+) -> None:
+    """The calls kept of rows ``sl`` of a depth into ``out`` at their positions. Values
+    are cast to the output's types before they are scattered: a scatter that casts as
+    it goes takes half as long again as the cast and the scatter."""
+    rows = sl if mv.keep is None else np.flatnonzero(mv.keep[sl]) + sl.start
+    at = pos[rows].astype(np.intp)  # one conversion for the four scatters
+    frames = profile.frame_ids(lv, sl.start, sl.stop)
+    frames = frames if mv.keep is None else frames[rows - sl.start]
+    out.frame[at] = frames.astype(out.frame.dtype, copy=False)
+    s = lv.entry[rows] - t0
+    if mv.shift is None:
+        out.dur[at] = lv.dur[rows]
+    else:
+        s += mv.shift[rows]
+        out.dur[at] = mv.dur[rows]
+    out.start[at] = s.astype(out.start.dtype, copy=False)
+    if out.size is not None:
+        out.size[at] = size[rows].astype(out.size.dtype, copy=False)
 
 
 class _Roots:

@@ -8,17 +8,15 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
 from ..profile import Profile, Window
+from ..textrows import Buffer, Chars, Ints, build, whole_floats
 from .frames import CALLS_PER_STEP, appearance, frame_file_line, frame_name
 from .nesting import Calls, calls
-from .rows import Chars, Ints, Scratch, render_rows, whole_floats
-from .sink import emit
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
@@ -38,34 +36,11 @@ def write(
     window: Window = None,
 ) -> None:
     """The document (ASCII), written piece by piece to ``out``: memory stays bounded by
-    the calls' arrays (about 20 bytes per call) and a few chunks of text. Through a
-    ``Sink``'s ``write`` the chunks are formatted on its worker threads (see ``emit``)."""
+    the calls' arrays (about 20 bytes per call) and a chunk of text."""
     c = calls(profile, window)
-    n = len(c)
     to_us = 1e6 / profile.timer_freq
-    # Frames in order of first appearance in the sequence.
-    fids = appearance(c.frame, len(profile.frames))
-    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
-    rank = np.zeros(len(profile.frames) + 1, np.uint32)
-    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
-    frames: list[dict[str, Any]] = []
-    for fid in fids.tolist():
-        frame: dict[str, Any] = {"name": frame_name(profile, fid)}
-        file, line = frame_file_line(profile, fid)
-        if file is not None:
-            frame["file"] = file
-        if line is not None:
-            frame["line"] = line
-        frames.append(frame)
-    if window is not None:
-        a, b = sorted(window)
-        start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
-        end_value = (profile.ticks(b) - profile.t0_ticks) * to_us
-    else:
-        start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
-    if n:
-        start_value = min(start_value, float(c.start[0]) * to_us)
-        end_value = max(end_value, float(c.end_max) * to_us)  # x·c is monotonic in x
+    frames, rank = _frames(profile, c)
+    start_value, end_value = _bounds(profile, c, window, to_us)
     doc = {
         "$schema": SCHEMA,
         "shared": {"frames": frames},
@@ -89,9 +64,44 @@ def write(
     # scaled to µs as floats, formatted with array operations when whole, else one by
     # one (floats' repr is valid JSON).
     ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
-    text = partial(_text, c, rank, to_us, ticks_are_us)
-    emit(out, (partial(text, p0, p1, carry) for p0, p1, carry in _chunks(c)))
+    buf = Buffer()
+    for p0, p1, carry in _chunks(c):
+        out(_text(c, rank, to_us, ticks_are_us, p0, p1, carry, buf))
     out(b"]" + tail.encode("ascii"))
+
+
+def _frames(profile: Profile, c: Calls) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The shared frames, in order of first appearance in the calls, and each frame
+    id's rank among them (indexed by id + 1: "[unknown]" is -1)."""
+    fids = appearance(c.frame, len(profile.frames))
+    # Ranks in 32 unsigned bits: the digits' dtype, so the events' column needs no copy.
+    rank = np.zeros(len(profile.frames) + 1, np.uint32)
+    rank[fids + 1] = np.arange(len(fids), dtype=np.uint32)
+    frames: list[dict[str, Any]] = []
+    for fid in fids.tolist():
+        frame: dict[str, Any] = {"name": frame_name(profile, fid)}
+        file, line = frame_file_line(profile, fid)
+        if file is not None:
+            frame["file"] = file
+        if line is not None:
+            frame["line"] = line
+        frames.append(frame)
+    return frames, rank
+
+
+def _bounds(profile: Profile, c: Calls, window: Window, to_us: float) -> tuple[float, float]:
+    """The profile's start and end values (µs): the window's or the capture's, widened
+    to the calls'."""
+    if window is not None:
+        a, b = sorted(window)
+        start_value = (profile.ticks(a) - profile.t0_ticks) * to_us
+        end_value = (profile.ticks(b) - profile.t0_ticks) * to_us
+    else:
+        start_value, end_value = 0.0, (profile.t1_ticks - profile.t0_ticks) * to_us
+    if len(c):
+        start_value = min(start_value, float(c.start[0]) * to_us)
+        end_value = max(end_value, float(c.end_max) * to_us)  # x·c is monotonic in x
+    return start_value, end_value
 
 
 def _chunks(c: Calls) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -120,20 +130,20 @@ def _text(
     p0: int,
     p1: int,
     carry: np.ndarray,
-    scratch: Scratch,
-) -> np.ndarray | memoryview | bytes:
+    buf: Buffer,
+) -> np.ndarray | bytes:
     """The events of chunk ``p0``..``p1`` as text, each after a comma but the document's
-    first (a job: see ``emit``)."""
-    kind, frame, at = _events(c, rank, p0, p1, carry, scratch)
+    first."""
+    kind, frame, at = _events(c, rank, p0, p1, carry)
     lead = 1 if p0 == 0 else 0
     if ticks_are_us:
-        at_col: Ints | None = Ints(at, b".0")
+        at_int: np.ndarray | None = at
     else:
         at = at.astype(np.float64) * to_us
-        at_col = whole_floats(at)
-    if at_col is not None:
-        row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', at_col]
-        return memoryview(render_rows(len(kind), [*row, b"}"], scratch))[lead:]
+        at_int = whole_floats(at)
+    if at_int is not None:
+        row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', Ints(at_int)]
+        return build(len(kind), [*row, b".0}"], buf)[lead:]
     text = ",".join(
         f'{{"type":"{chr(op)}","frame":{fi},"at":{t!r}}}'
         for op, fi, t in zip(kind.tolist(), frame.tolist(), at.tolist(), strict=True)
@@ -142,7 +152,7 @@ def _text(
 
 
 def _events(
-    c: Calls, rank: np.ndarray, p0: int, p1: int, carry: np.ndarray, scratch: Scratch
+    c: Calls, rank: np.ndarray, p0: int, p1: int, carry: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Open and close events (kind 'O'/'C', frame rank, time in ticks) in document
     order, from the open of call ``p0`` to that of ``p1`` (or the end): a call's subtree
@@ -160,17 +170,14 @@ def _events(
     ends_at = x + s
     np.minimum(ends_at, m + 1, out=ends_at)
     counts = np.bincount(ends_at, minlength=m + 2)
-    del ends_at
     if len(carry):
         np.add.at(counts, np.minimum(carry + size_c - p0, m + 1), 1)
     closed = np.cumsum(counts)
-    del counts
     size = m + int(closed[m])
     # One slot past the end takes the closes that fall in later chunks.
-    kind = scratch.take("kind", (size + 1,))
-    kind.fill(ord("C"))
-    frame = scratch.take("frame", (size + 1,), rank.dtype)
-    at = scratch.take("at", (size + 1,), c.start.dtype)
+    kind = np.full(size + 1, ord("C"), np.uint8)
+    frame = np.empty(size + 1, rank.dtype)
+    at = np.empty(size + 1, c.start.dtype)
     opens = closed[:m]
     opens += x
     kind[opens] = ord("O")
@@ -180,7 +187,6 @@ def _events(
     s *= 2
     s -= 1
     s += opens  # each call's close
-    del opens
     np.minimum(s, size, out=s)
     frame[s] = f
     at[s] = c.ends(slice(p0, p1))

@@ -5,6 +5,7 @@ that highlights matches and shows the matched share."""
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,96 +41,116 @@ def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float)
     # When each path is a stack, the sums give a kept path's self ticks: the totals are
     # then summed in the ticks' own array.
     total = subtree_totals(ticks, parents, levels, copy=by_stack is None)
-    if by_stack is not None:
-        del ticks
-    picked: list[tuple[TreeNode, int]] = []
-    # The full tree's shape: children in path-id order, paths with no time left out.
     timed = total > 0  # paths with no time are left out
-    tot_us = total
-    tot_us *= to_us  # in place: as many as the paths
-    del total
-    # The paths in parent order (kids; None: in id order already, read in place), and
-    # their parents (kid_parent, sorted); lists of children drop the paths with no time.
-    kids = None
-    kid_parent = parents
-    if len(kid_parent) > 1 and not bool(np.all(kid_parent[1:] >= kid_parent[:-1])):
-        kids = np.argsort(kid_parent, kind="stable").astype(np.int32)
-        kid_parent = kid_parent[kids]
-    ends = np.empty(2, kid_parent.dtype)  # searched for in kid_parent's own dtype (no copy)
+    total *= to_us  # in place: as many as the paths
+    kids = _Children(parents, timed, total)
+    picked: list[tuple[TreeNode, int]] = []
 
-    def kids_in(lo: int, hi: int) -> np.ndarray:
-        c = np.arange(lo, hi, dtype=np.int32) if kids is None else kids[lo:hi]
-        return c[timed[c]]
+    def node(pid: int) -> TreeNode:
+        name = _clean(texts[name_of[pid]])
+        if by_stack is None:
+            return TreeNode(name, name, pid, float(total[pid]), float(ticks[pid]) * to_us)
+        picked.append((TreeNode(name, name, pid, float(total[pid])), pid))
+        return picked[-1][0]
 
-    def children(pid: int) -> np.ndarray:
-        """``pid``'s children (-1: the roots) by falling total, then path id: the order
-        in which ``prune``'s heap would pop them."""
-        ends[0], ends[1] = pid, pid + 1
-        lo, hi = np.searchsorted(kid_parent, ends)
-        c = kids_in(int(lo), int(hi))
-        return c[np.argsort(-tot_us[c], kind="stable")]
+    out = _prune(kids, max_nodes, min_fraction, node)
+    if picked:
+        self_ticks = by_stack.pick(2, np.array([pid for _, pid in picked], np.int64)).tolist()
+        for (n, _), t in zip(picked, self_ticks, strict=True):
+            n.self_us = t * to_us
+    for n in out.walk():
+        n.children.sort(key=lambda c: (-c.total_us, c.label))
+    return out
 
-    tops = kids_in(0, int(np.searchsorted(kid_parent, kid_parent.dtype.type(0))))
-    root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in path-id order
-    # prune (trees.py), step for step, on path ids. Each parent has one entry in the heap,
-    # its next child, with the (time, push order) key the full heap would give it: push
-    # order is the parent's pop order, then the child's path-id order.
+
+class _Children:
+    """The full tree's shape on path ids: each path's children with time, in the order
+    in which ``prune``'s heap would pop them (falling total, then path id)."""
+
+    def __init__(self, parents: np.ndarray, timed: np.ndarray, total_us: np.ndarray) -> None:
+        self.timed, self.total_us = timed, total_us
+        # The paths in parent order (None: in id order already, read in place), and
+        # their parents, sorted.
+        self.order: np.ndarray | None = None
+        self.parent = parents
+        if len(parents) > 1 and not bool(np.all(parents[1:] >= parents[:-1])):
+            self.order = np.argsort(parents, kind="stable").astype(np.int32)
+            self.parent = parents[self.order]
+        self._ends = np.empty(2, self.parent.dtype)  # searched for in its dtype: no copy
+
+    def _timed(self, lo: int, hi: int) -> np.ndarray:
+        c = np.arange(lo, hi, dtype=np.int32) if self.order is None else self.order[lo:hi]
+        return c[self.timed[c]]
+
+    def roots(self) -> np.ndarray:
+        """The roots with time, in path-id order."""
+        return self._timed(0, int(np.searchsorted(self.parent, self.parent.dtype.type(0))))
+
+    def of(self, pid: int) -> np.ndarray:
+        """``pid``'s children (-1: the roots) in pop order."""
+        self._ends[0], self._ends[1] = pid, pid + 1
+        lo, hi = np.searchsorted(self.parent, self._ends)
+        c = self._timed(int(lo), int(hi))
+        return c[np.argsort(-self.total_us[c], kind="stable")]
+
+
+def _prune(
+    kids: _Children, max_nodes: int, min_fraction: float, node: Callable[[int], TreeNode]
+) -> TreeNode:
+    """prune (trees.py), step for step, on path ids; ``node`` makes a kept path's node.
+    Each parent has one entry in the heap, its next child, with the (time, push order)
+    key the full heap would give it: push order is the parent's pop order, then the
+    child's path-id order."""
+    tot_us = kids.total_us
+    tops = kids.roots()
+    root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in id order
     limit = max(2, max_nodes)
     keep_limit = limit - max(1, limit // 10)
     floor = root_total * min_fraction
     out = TreeNode("all", "all", ROOT_ID, root_total)
     kept = 1
     lists: list[tuple[np.ndarray, TreeNode]] = []
-    at: list[int] = []
     heap: list[tuple[float, int, int, int]] = []
 
     def push(c: np.ndarray, dst: TreeNode, seq: int) -> None:
         if len(c):
             lists.append((c, dst))
-            at.append(0)
             heapq.heappush(heap, (-float(tot_us[c[0]]), seq, 0, len(lists) - 1))
 
-    push(children(-1), out, -1)
+    push(kids.of(-1), out, -1)
     seq = 0
     while heap:
         entry = heapq.heappop(heap)
         neg, pseq, i, li = entry
         if kept >= keep_limit or -neg < floor:
-            # Everything left is cut as well, each parent's children in pop order.
-            cut: list[tuple[TreeNode, np.ndarray]] = []
-            for _, _, j, lj in [entry, *sorted(heap)]:
-                c, dst = lists[lj]
-                cut.append((dst, c[j:]))
-            sums = [float(np.cumsum(tot_us[lost])[-1]) for _, lost in cut]
-            groups = sorted(range(len(cut)), key=lambda g: -sums[g])
-            for g in groups[: limit - kept]:
-                other = TreeNode("other", "other", OTHER_ID)
-                other.total_us = sums[g]
-                other.self_us = other.total_us
-                other.calls = 0  # this tree counts no calls
-                cut[g][0].children.append(other)
+            _cut(tot_us, lists, [entry, *sorted(heap)], limit - kept)
             break
         c, dst = lists[li]
-        src = int(c[i])
         if i + 1 < len(c):
             heapq.heappush(heap, (-float(tot_us[c[i + 1]]), pseq, i + 1, li))
-        name = _clean(texts[name_of[src]])
-        if by_stack is None:
-            node = TreeNode(name, name, src, float(tot_us[src]), float(ticks[src]) * to_us)
-        else:
-            node = TreeNode(name, name, src, float(tot_us[src]))
-            picked.append((node, src))
-        dst.children.append(node)
+        src = int(c[i])
+        dst.children.append(child := node(src))
         kept += 1
-        push(children(src), node, seq)
+        push(kids.of(src), child, seq)
         seq += 1
-    if picked:
-        self_ticks = by_stack.pick(2, np.array([src for _, src in picked], np.int64)).tolist()
-        for (node, _), t in zip(picked, self_ticks, strict=True):
-            node.self_us = t * to_us
-    for node in out.walk():
-        node.children.sort(key=lambda c: (-c.total_us, c.label))
     return out
+
+
+def _cut(
+    tot_us: np.ndarray, lists: list[tuple[np.ndarray, TreeNode]], left: list, room: int
+) -> None:
+    """Everything left in the heap (``left``, in pop order) is cut: each parent's
+    remaining children become one "other" node, for the ``room`` parents that lose
+    the most."""
+    cut = [(lists[lj][1], lists[lj][0][j:]) for _, _, j, lj in left]
+    sums = [float(np.cumsum(tot_us[lost])[-1]) for _, lost in cut]
+    groups = sorted(range(len(cut)), key=lambda g: -sums[g])
+    for g in groups[:room]:
+        other = TreeNode("other", "other", OTHER_ID)
+        other.total_us = sums[g]
+        other.self_us = other.total_us
+        other.calls = 0  # this tree counts no calls
+        cut[g][0].children.append(other)
 
 
 def subtree_totals(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..textrows import PaddedInts
+from ..textrows import Chars, Ints, Part, Strings, StringTable, build
 from .frames import UNKNOWN
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class StackNames:
         self._key_pids = np.empty(0, np.int32)
         self._recent: dict[int, int] = {}
         self._order = np.empty(0, np.int32)
-        self._table: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._table: tuple[int, StringTable | None] | None = None  # (names, their table)
         # While no two stacks under one parent share a name, every stack is a path of its
         # own and path ids are stack ids: then neither the ids nor the keys are kept (on a
         # capture where every record has its own stack, 16 bytes per stack), and the
@@ -378,24 +378,16 @@ class StackNames:
             pid = int(par[pid])
         return ";".join(reversed(out))
 
-    def _name_table(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Names as UTF-8 rows of a uint8 table (the last row empty, for "no name") and
-        their lengths in bytes; None when a name holds NUL or the table would be huge."""
+    def _name_table(self) -> StringTable | None:
+        """The names as UTF-8 (the last row empty, for "no name"); None when a name
+        holds NUL or the table would be huge."""
         if self._table is None or self._table[0] != len(self.names):
             raw = [n.encode("utf-8") for n in self.names]
-            lens = np.array([len(r) for r in raw] + [0], np.int64)
-            width = max(1, int(lens.max()))
-            if any(b"\0" in r for r in raw) or len(raw) * width > _TABLE_BYTES:
-                self._table = (len(self.names), lens, np.empty((0, 0), np.uint8))
-            else:
-                table = np.zeros((len(raw) + 1, width), np.uint8)
-                flat = np.frombuffer(b"".join(raw), np.uint8)
-                row = np.repeat(np.arange(len(raw)), lens[:-1])
-                col = np.arange(len(flat)) - np.repeat(np.cumsum(lens[:-1]) - lens[:-1], lens[:-1])
-                table[row, col] = flat
-                self._table = (len(self.names), lens, table)
-        _, lens, table = self._table
-        return None if table.size == 0 else (lens, table)
+            width = max((len(r) for r in raw), default=1)
+            huge = (len(raw) + 1) * width > _TABLE_BYTES
+            ok = not huge and not any(b"\0" in r for r in raw)
+            self._table = (len(self.names), StringTable([*raw, b""]) if ok else None)
+        return self._table[1]
 
     def lines(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[str]:
         """The strings of ``pids``, each followed by " value" (when given) and a newline,
@@ -428,7 +420,7 @@ class StackNames:
                 else:
                     if len(deep):
                         rows = int(deep[0])
-                    bound = int(lv[:rows].max()) * (table[1].shape[1] + 1) + 24
+                    bound = int(lv[:rows].max()) * (table.width + 1) + 24
                     end = at + max(1, min(rows, _CHUNK_BYTES // bound))
             part = pids[at:end].astype(np.int64)
             vals = None if values is None else values[at:end]
@@ -445,18 +437,15 @@ class StackNames:
             f"{self.string(p)} {v}\n" for p, v in zip(pids.tolist(), values.tolist(), strict=True)
         )
 
-    def _fast_lines(
-        self, pids: np.ndarray, values: np.ndarray | None, table: tuple[np.ndarray, np.ndarray]
-    ) -> bytes:
-        lens, tab = table
-        n = len(pids)
+    def _fast_lines(self, pids: np.ndarray, values: np.ndarray | None, table: StringTable) -> bytes:
+        """The lines of ``lines_utf8``, built as rows (textrows): per level, the name
+        (the table's empty last row past a line's end) and a ";" where a name follows."""
         level = self._level.a[pids]
         depth = int(level.max())
-        # names[i, k]: the name id at level k + 1 of line i, -1 (the empty row) past its end
-        names = np.full((n, depth), len(lens) - 1, np.int32)
+        # names[i, k]: the name id at level k + 1 of line i
+        names = np.full((len(pids), depth), len(table.lengths) - 1, np.int32)
         flat_names = names.reshape(-1)
-        at = np.arange(n, dtype=np.int64)  # each live line's row start in flat_names
-        at *= depth
+        at = np.arange(len(pids), dtype=np.int64) * depth  # each live line's row start
         cur = pids
         while len(at):
             flat_names[at + (self._level.a[cur] - 1)] = self._name.a[cur]
@@ -464,30 +453,14 @@ class StackNames:
             live = cur >= 0
             if not live.all():
                 at, cur = at[live], cur[live]
-        widths = [int(lens[names[:, k]].max()) for k in range(depth)]
-        digits = None if values is None else PaddedInts(values)
-        total = sum(widths) + (depth - 1) + (1 if digits is None else 2 + digits.width)
-        grid = np.zeros((n, total), np.uint8)
-        off = 0
-        for k, w in enumerate(widths):
-            if w:  # one w-byte item per line, gathered from the names cut to w bytes
-                cut = np.ascontiguousarray(tab[:, :w]).view(f"V{w}")[:, 0]
-                np.take(
-                    cut, names[:, k], out=grid[:, off : off + w].view(f"V{w}")[:, 0], mode="clip"
-                )
-            off += w
+        parts: list[Part] = []
+        for k in range(depth):
+            parts.append(Strings(table, names[:, k]))
             if k < depth - 1:
-                grid[:, off] = np.where(level > k + 1, np.uint8(ord(";")), np.uint8(0))
-                off += 1
-        del names, flat_names
-        if digits is not None:
-            grid[:, off] = ord(" ")
-            off += 1
-            digits.write(grid, off)
-            off += digits.width
-        grid[:, off] = ord("\n")
-        flat = grid.reshape(-1)
-        return flat[flat != 0].tobytes()
+                parts.append(Chars(np.where(level > k + 1, np.uint8(ord(";")), np.uint8(0))))
+        if values is not None:
+            parts += [b" ", Ints(values)]
+        return build(len(pids), [*parts, b"\n"]).tobytes()
 
     def texts(self, pids: np.ndarray) -> list[str]:
         """The strings of ``pids``."""

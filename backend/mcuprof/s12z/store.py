@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..capture import CHUNK
 from ..errors import UserError
 from ..protocol.s12z import LineDecoder, LineEvent, Lines
 from ..store import SessionInfo, SessionStore
@@ -15,7 +16,6 @@ from .analysis import Trace, analyse, carried_cycles
 from .elf import Firmware, load_firmware
 
 KIND = "s12z"
-CHUNK = 1 << 22
 
 
 def import_trace(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..capture import QS_CHUNK
 from ..protocol import RECORD_DTYPE, Metadata
 from ..protocol.qs import QSConfig, QSDecoder, Record, encode_frame
 from ..protocol.qs.records import (
@@ -44,7 +45,6 @@ _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
 _SPAN = 16  # synthetic bytes per symbol
 _WRAP = 1 << 32
 _MASK = _WRAP - 1
-_PIECE = 1 << 20
 
 
 class QSSymbols(SymbolTable):
@@ -178,10 +178,10 @@ class QSSource:
     def _columns(self, data: bytes | bytearray | memoryview) -> Batch:
         """``_batch`` without the events: only the frames that change what follows
         (target info, dictionaries) become Python objects."""
-        if len(data) > _PIECE:
+        if len(data) > QS_CHUNK:
             # Smaller pieces keep the framer's temporaries (several bytes per byte) small.
             view = memoryview(data)
-            parts = [self._columns(view[i : i + _PIECE]) for i in range(0, len(data), _PIECE)]
+            parts = [self._columns(view[i : i + QS_CHUNK]) for i in range(0, len(data), QS_CHUNK)]
             return Batch(np.concatenate([p.records for p in parts]), [])
         selected = self.decoder.feed_select(data, STEP_RECORDS)
         resets = []

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..capture import CHUNK
 from ..errors import UserError
 from ..files import (
     MAX_ELF_BYTES,
@@ -538,7 +539,7 @@ class SessionStore:
             return None
         return open_regular_file(path, f"session {session_id} stream", _STREAMED, STORE_HINT)
 
-    def raw_chunks(self, session_id: int, chunk: int = 1 << 22) -> Iterator[bytes]:
+    def raw_chunks(self, session_id: int, chunk: int = CHUNK) -> Iterator[bytes]:
         """The stored stream a piece at a time, for readers that must not hold a session
         of hundreds of MB whole (its summary, a copy out)."""
         f = self.open_raw(session_id)
@@ -622,16 +623,13 @@ def _info(r: tuple[Any, ...]) -> SessionInfo:
     )
 
 
-_IMPORT_CHUNK = 1 << 22
-
-
 def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes]:
     if isinstance(data, bytes | bytearray | memoryview):
         view = memoryview(data)
-        for i in range(0, len(view), _IMPORT_CHUNK):
-            yield bytes(view[i : i + _IMPORT_CHUNK])
+        for i in range(0, len(view), CHUNK):
+            yield bytes(view[i : i + CHUNK])
         return
-    yield from iter_file(data, _IMPORT_CHUNK, "capture file")
+    yield from iter_file(data, CHUNK, "capture file")
 
 
 def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | None]:

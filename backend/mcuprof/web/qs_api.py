@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
+from ..capture import QS_CHUNK
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
 from ..protocol.qs.records import RECORDS
@@ -23,7 +24,6 @@ router = APIRouter(prefix="/api/qs")
 
 # A stored session may be long: its monitor keeps more lines than the live one.
 STORED_LINES = 100_000
-_CHUNK = 1 << 20
 _CACHED = 2
 GROUPS = frozenset(
     {g for _, g in RECORDS} | {f"U{k}" for k in range(5)} | {"UA", COMMS}
@@ -61,7 +61,7 @@ class _StoredMonitors:
             if monitor is not None:
                 self._cache.move_to_end(key)
                 return monitor
-        monitor = decode_session(store.raw_chunks(sid, _CHUNK))
+        monitor = decode_session(store.raw_chunks(sid, QS_CHUNK))
         with self._lock:
             self._cache[key] = monitor
             while len(self._cache) > _CACHED:

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
+from ..capture import CHUNK
 from ..commands.compare import build_report, parse_confidence, parse_threshold
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
@@ -147,15 +148,12 @@ def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
                 mm.madvise(mmap.MADV_DONTNEED)  # what was decoded leaves RSS
 
             try:
-                with memoryview(mm) as view:
+                with memoryview(mm) as view:  # CHUNK bytes (~300k records) per add
                     return load_capture(
-                        view, symbols, progress=read_pages_leave, chunk=_LOAD_CHUNK, spill=spill
+                        view, symbols, progress=read_pages_leave, chunk=CHUNK, spill=spill
                     ).profile
             finally:
                 mm.madvise(mmap.MADV_DONTNEED)
-
-
-_LOAD_CHUNK = 1 << 22  # bytes decoded per Profile.add (~300k records): bounded temporaries
 
 
 def _only_profiles(info: SessionInfo) -> None:
