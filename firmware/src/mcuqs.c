@@ -55,6 +55,7 @@ static uint32_t g_tx_len;
 static uint32_t g_tx_pos;
 
 static uint8_t g_loc[16];   /* local filter, one bit per QS-ID */
+static uint8_t g_loc_all;   /* every bit of g_loc is on: records skip the QS-ID lookup */
 static const void *g_id_obj[MCUQS_MAX_IDS]; /* objects with a QS-ID, and their ids */
 static uint8_t g_id[MCUQS_MAX_IDS];
 static uint32_t g_n_ids;
@@ -178,7 +179,7 @@ int mcuqs_loc_enabled(uint8_t id)
 MCUPROF_NOINSTR static void record_obj(uint8_t rec, const void *obj, int stamped,
                                        const uint8_t *data, uint32_t len)
 {
-    if (g_n_ids == 0u || mcuqs_loc_enabled(qs_id(obj))) {
+    if (g_loc_all || mcuqs_loc_enabled(qs_id(obj))) {
         mcuqs_record(rec, stamped, data, len);
     }
 }
@@ -248,6 +249,7 @@ void mcuqs_init(const mcuqs_config_t *config)
     for (i = 0u; i < sizeof g_loc; i++) {
         g_loc[i] = 0xFFu;
     }
+    g_loc_all = 1u;
     for (i = 0u; i < MCUQS_OBJ_KINDS; i++) {
         g_curr[i] = 0;
     }
@@ -561,6 +563,17 @@ MCUPROF_NOINSTR static int rx_memory(uint8_t rec, const uint8_t *data, uint32_t 
     return 1;
 }
 
+MCUPROF_NOINSTR static void loc_changed(void)
+{
+    uint32_t i;
+    uint8_t all = 0xFFu;
+    g_loc[0] |= 1u; /* QS-ID 0 is always on */
+    for (i = 0u; i < sizeof g_loc; i++) {
+        all &= g_loc[i];
+    }
+    g_loc_all = all == 0xFFu;
+}
+
 /* GLB_FILTER and LOC_FILTER: a length byte, then that many bytes of bitmap. */
 MCUPROF_NOINSTR static int rx_filter(uint8_t rec, const uint8_t *data, uint32_t len)
 {
@@ -572,7 +585,7 @@ MCUPROF_NOINSTR static int rx_filter(uint8_t rec, const uint8_t *data, uint32_t 
     for (i = 0u; i < data[0]; i++) {
         mask[i] = data[1u + i];
     }
-    g_loc[0] |= 1u; /* QS-ID 0 is always on */
+    loc_changed();
     ack(rec);
     return 1;
 }
@@ -595,6 +608,7 @@ MCUPROF_NOINSTR static int rx_object(uint8_t rec, const uint8_t *data, uint32_t 
         } else {
             g_loc[id >> 3] &= (uint8_t)~bit;
         }
+        loc_changed();
     } else if (data[0] < MCUQS_OBJ_KINDS) {
         g_curr[data[0]] = obj;
     } else if (data[0] == MCUQS_OBJ_SM_AO) {
