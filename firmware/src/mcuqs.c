@@ -676,8 +676,7 @@ MCUPROF_NOINSTR static int rx_command(uint8_t rec, const uint8_t *data, uint32_t
 {
     const mcuqs_config_t *c = g_config;
     switch (rec) {
-    case MCUQS_RX_INFO:
-        ack(rec);
+    case MCUQS_RX_INFO: /* answered by the target info alone, as QP/C 7.4 does */
         mcuqs_target_info(0u);
         return 1;
     case MCUQS_RX_RESET:

@@ -109,3 +109,24 @@ def test_a_slowed_handler_fails_the_gate(baseline, slow_elf: Path, workdir: Path
     regressions = done.stdout.split("Regressions (grew more than 10%): 1")[1]
     assert regressions.splitlines()[2].split()[0] == "SAMPLE_SIG"
     assert "FAIL: 1 function(s) grew" in done.stdout
+
+
+def test_a_refusal_stops_the_run_with_one_line_and_keeps_the_session(
+    normal_elf: Path, tmp_path: Path
+) -> None:
+    # Ten parameter bytes: more than the demo's 12-byte pool block holds, so the target
+    # acknowledges the event, then refuses it (Trg-ERR).
+    (tmp_path / "demo.jsonl").write_text(
+        '{"wait_steps": 5}\n{"post": "RATE_SIG", "to": 1, "params": "000102030405060708ff"}\n'
+        '{"wait_steps": 5}\n'
+    )
+    done, sid = scenario(normal_elf, tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors == ["mcuprof: error: line 2: the target refused QS_RX_EVENT (Trg-ERR)"]
+    store = SessionStore(tmp_path / "data", autoflush=False)
+    try:
+        info = store.get(sid)
+        assert info.status == "interrupted" and len(store.raw(sid)) > 100
+    finally:
+        store.close()

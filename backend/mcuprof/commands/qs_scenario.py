@@ -327,7 +327,8 @@ def run(args: argparse.Namespace) -> int:
                 except RxError as exc:
                     raise UserError(f"line {step.line}: {exc}") from None
         except BaseException:
-            writer.abort()  # what arrived stays stored
+            info = writer.abort()  # what arrived stays stored
+            _say(f"mcuprof: stopped; stored as session {info.id} ({info.name}, interrupted)")
             raise
         finally:
             target.close()
