@@ -3,14 +3,17 @@ target (listen://, the target connects as to QSPY) that stores one session."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mcuprof.commands.qs_scenario import MAX_SCRIPT_LINES, parse_script
+from mcuprof.commands.qs_scenario import MAX_SCRIPT_LINES, OPTIONS, parse_script
 from mcuprof.errors import UserError
 from mcuprof.store import SessionStore
 
@@ -45,6 +48,36 @@ def test_bad_scripts_get_a_one_line_error(text: str, message: str) -> None:
     with pytest.raises(UserError, match=re.escape(message)) as info:
         parse_script(text)
     assert "\n" not in str(info.value)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+lines = st.one_of(
+    st.text(max_size=30),
+    st.dictionaries(
+        st.sampled_from([*OPTIONS, "to", "params", "rate", "remove", "timeout_s", "x"]),
+        json_values,
+        max_size=3,
+    ).map(json.dumps),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(lines, max_size=6))
+def test_any_text_is_steps_or_one_line_error(script: list[str]) -> None:
+    text = "\n".join(script)
+    try:
+        steps = parse_script(text)
+    except UserError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(("line ", "the scenario"))
+        return
+    for step in steps:
+        assert step.op in OPTIONS and set(step.options) <= set(OPTIONS[step.op])
 
 
 def test_a_scenario_against_the_real_target_stores_a_session(tmp_path: Path) -> None:
