@@ -49,6 +49,9 @@ extern "C" {
 #ifndef MCUQS_RX_MAX
 #define MCUQS_RX_MAX 64u
 #endif
+/* QS-RX PEEK: most bytes one answer carries (a QS_PEEK_DATA record: timestamp, offset,
+ * size and count, then the data, in MCUQS_MAX_DATA bytes); a larger peek is refused. */
+#define MCUQS_PEEK_MAX (MCUQS_MAX_DATA - 8u)
 /* Objects whose QS-ID (for local filters and the AO filter) mcuqs_obj_id() can set. */
 #ifndef MCUQS_MAX_IDS
 #define MCUQS_MAX_IDS 16u

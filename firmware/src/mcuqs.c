@@ -545,8 +545,8 @@ MCUPROF_NOINSTR static int rx_memory(uint8_t rec, const uint8_t *data, uint32_t 
     }
     ap += get_le(data, 2u);
     if (rec == MCUQS_RX_PEEK) {
-        if (len != 4u || 4u + bytes > MCUQS_MAX_DATA - 4u) {
-            return 0; /* the answer must fit one record, after its timestamp */
+        if (len != 4u || bytes > MCUQS_PEEK_MAX) {
+            return 0; /* the answer must fit one record */
         }
         for (i = 0u; i < 4u; i++) {
             d[i] = data[i];
