@@ -371,6 +371,22 @@ def test_qs_rx_event_peek_query_and_local_filter(target: socket.socket) -> None:
     posted = [r for r in records(got, 14) if r.fields["obj"] == blinky]
     assert decoder.dicts.obj[posted[0].fields["sender"]] == "QS_RX"
 
+    # Published: posted to every active object (the demo has no subscriptions).
+    got = rx(c.event(0, "RATE_SIG", (20).to_bytes(2, "little")), has(TARGET_DONE, RX_EVENT))
+    qs_rx = c.object_address("QS_RX")
+    posted = {r.fields["obj"] for r in records(got, 14) if r.fields["sender"] == qs_rx}
+    assert posted == {blinky, c.object_address("l_button"), monitor}
+    # Dispatched to the current state machine at once: the step runs between the
+    # command's Trg-Ack and its Trg-Done, with no post.
+    button = c.object_address("l_button")
+    rx(c.curr_obj(0, "l_button"), has(RX_STATUS, RX_CURR_OBJ))
+    got = records(rx(c.event(255, "RELEASE_SIG"), has(TARGET_DONE, RX_EVENT)))
+    acked = next(i for i, r in enumerate(got) if r.rec == RX_STATUS and r.values[0] == RX_EVENT)
+    done = next(i for i, r in enumerate(got) if r.rec == TARGET_DONE)
+    step = [r for r in got[acked:done] if r.rec == DISPATCH and r.fields["obj"] == button]
+    assert [decoder.dicts.sig.get((r.fields["sig"], 0)) for r in step] == ["RELEASE_SIG"]
+    assert not [r for r in got if r.rec == 14 and r.fields["sender"] == qs_rx]
+
     # Peek Blinky's bytes: its state handler first, then priority 1 and queue length 4.
     rx(c.curr_obj(5, "l_blinky"), has(RX_STATUS, RX_CURR_OBJ))
     peek = records(rx(c.peek(0, 4, 1), has(PEEK_DATA)), PEEK_DATA)[0]
