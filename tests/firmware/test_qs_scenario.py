@@ -5,17 +5,20 @@ session; the normal build against itself passes (issue 25, point 6)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+from tests.conftest import ROOT
 
+from mcuprof.cli import main
 from mcuprof.qemu import QemuProcess
 from mcuprof.store import SessionStore
-from tests.conftest import ROOT
 
 pytestmark = [
     pytest.mark.qemu,
@@ -62,21 +65,37 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def scenario(elf: Path, workdir: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
+class Done(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def scenario(elf: Path, workdir: Path, *extra: str) -> tuple[Done, int]:
+    """``mcuprof qs scenario`` in this process (QEMU is the child): no interpreter start
+    per run."""
+    out, err = io.StringIO(), io.StringIO()
     with QemuProcess(elf) as proc:
-        done = subprocess.run(
-            [sys.executable, "-m", "mcuprof", "qs", "scenario", str(workdir / "demo.jsonl"),
-             "--port", f"socket://127.0.0.1:{proc.port}", "--data-dir", str(workdir / "data"),
-             *extra],
-            capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
+        argv = [
+            "qs",
+            "scenario",
+            str(workdir / "demo.jsonl"),
+            "--data-dir",
+            str(workdir / "data"),
+            "--port",
+            f"socket://127.0.0.1:{proc.port}",
+            *extra,
+        ]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    done = Done(code, out.getvalue(), err.getvalue())
     m = re.search(r"stored as session (\d+)", done.stderr)
     assert m, done.stderr
     return done, int(m.group(1))
 
 
 @pytest.fixture(scope="module")
-def baseline(normal_elf: Path, workdir: Path) -> tuple[subprocess.CompletedProcess, int]:
+def baseline(normal_elf: Path, workdir: Path) -> tuple[Done, int]:
     return scenario(normal_elf, workdir)
 
 
