@@ -27,7 +27,17 @@ from mcuprof.protocol.qs import record_name
 from mcuprof.qemu import default_qs_elf, find_qemu, free_port, qemu_argv
 
 _LINE = re.compile(r"\] (\S+)$")
-_INTERNAL = {"put_record", "dict", "arg", "next_frame", "stuff", "pack", "pack_ptr"}
+_INTERNAL = {
+    "put_record",
+    "dict",
+    "arg",
+    "next_frame",
+    "stuff",
+    "pack",
+    "pack_ptr",
+    "record_obj",
+    "qs_id",
+}
 
 
 def _in_library(name: str) -> bool:

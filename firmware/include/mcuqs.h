@@ -43,8 +43,19 @@ extern "C" {
 #endif
 /* Largest data part of one record (after the record id, before the checksum). */
 #define MCUQS_MAX_DATA 64u
-/* QS-RX: largest data part of one received frame. */
-#define MCUQS_RX_MAX 24u
+/* QS-RX: largest data part of one received frame (a longer frame is refused and
+ * counted by mcuqs_rx_bad_frames()). 64 holds a POKE of 60 bytes and an EVENT with
+ * 59 parameter bytes. */
+#ifndef MCUQS_RX_MAX
+#define MCUQS_RX_MAX 64u
+#endif
+/* QS-RX PEEK: most bytes one answer carries (a QS_PEEK_DATA record: timestamp, offset,
+ * size and count, then the data, in MCUQS_MAX_DATA bytes); a larger peek is refused. */
+#define MCUQS_PEEK_MAX (MCUQS_MAX_DATA - 8u)
+/* Objects whose QS-ID (for local filters and the AO filter) mcuqs_obj_id() can set. */
+#ifndef MCUQS_MAX_IDS
+#define MCUQS_MAX_IDS 16u
+#endif
 
 /* QP 7.4 predefined record ids used here. */
 enum {
@@ -75,6 +86,8 @@ enum {
     MCUQS_TARGET_INFO = 64,
     MCUQS_TARGET_DONE = 65,
     MCUQS_RX_STATUS = 66,
+    MCUQS_QUERY_DATA = 67,
+    MCUQS_PEEK_DATA = 68,
     MCUQS_QF_RUN = 70,
     MCUQS_USER = 100 /* first application record id */
 };
@@ -82,10 +95,34 @@ enum {
 /* QS-RX record ids the host sends (QSPY's numbering) that mcuqs handles. */
 enum {
     MCUQS_RX_INFO = 0,
+    MCUQS_RX_COMMAND = 1,
     MCUQS_RX_RESET = 2,
     MCUQS_RX_TICK = 3,
-    MCUQS_RX_GLB_FILTER = 10
+    MCUQS_RX_PEEK = 4,
+    MCUQS_RX_POKE = 5,
+    MCUQS_RX_FILL = 6,
+    MCUQS_RX_GLB_FILTER = 10,
+    MCUQS_RX_LOC_FILTER = 11,
+    MCUQS_RX_AO_FILTER = 12,
+    MCUQS_RX_CURR_OBJ = 13,
+    MCUQS_RX_QUERY_CURR = 15,
+    MCUQS_RX_EVENT = 16
 };
+
+/* Current-object kinds of CURR_OBJ and QUERY_CURR (QP's order); SM_AO sets both. */
+enum {
+    MCUQS_OBJ_SM = 0,
+    MCUQS_OBJ_AO = 1,
+    MCUQS_OBJ_MP = 2,
+    MCUQS_OBJ_EQ = 3,
+    MCUQS_OBJ_TE = 4,
+    MCUQS_OBJ_AP = 5,
+    MCUQS_OBJ_SM_AO = 6,
+    MCUQS_OBJ_KINDS = 6
+};
+
+/* QS-RX EVENT targets: 0 publishes, 1..max_active posts to that priority. */
+enum { MCUQS_EVT_POST_CURR = 253, MCUQS_EVT_INIT = 254, MCUQS_EVT_DISPATCH = 255 };
 
 /* Format bytes of application-record elements: low nibble type, high nibble width. */
 enum {
@@ -108,6 +145,20 @@ typedef struct {
     uint8_t max_tick_rate;    /* number of tick rates */
     void (*on_reset)(void);   /* QS-RX RESET (NULL: the command is refused) */
     void (*on_tick)(uint8_t rate); /* QS-RX TICK (NULL: refused) */
+    /* QS-RX COMMAND: the application's command (NULL: refused). */
+    void (*on_command)(uint8_t id, uint32_t p1, uint32_t p2, uint32_t p3);
+    /* QS-RX EVENT: `target` is 0 (publish), a priority (post), MCUQS_EVT_POST_CURR
+     * (post to `ao`), MCUQS_EVT_INIT or MCUQS_EVT_DISPATCH (to `sm`); `ao` and `sm` are
+     * the current objects (may be NULL). Returns 0 when done; anything else is reported
+     * as Trg-ERR QS_RX_EVENT. NULL: refused. */
+    uint8_t (*on_event)(uint8_t target, uint16_t sig, const uint8_t *params, uint16_t len,
+                        void *sm, void *ao);
+    /* QS-RX QUERY_CURR: writes the kind-specific part of QS_QUERY_DATA for `obj` (SM/AO:
+     * state handler; MP: free, min (2 bytes each); EQ: free, min (1 byte each); TE: ao,
+     * counter, interval (4 bytes each), signal (2), flags (1)) into `out` (room for
+     * MCUQS_MAX_DATA - 5 - pointer bytes), returns its length, or -1 when `obj` is not
+     * of that kind. NULL: only AP queries are answered. */
+    int (*on_query)(uint8_t kind, const void *obj, uint8_t *out);
 } mcuqs_config_t;
 
 /* An application record being built: format bytes and values, then mcuqs_user(). */
@@ -125,6 +176,20 @@ uint32_t mcuqs_pending(void) MCUPROF_NOINSTR;
 /* Records dropped because the buffer was full (the host sees sequence gaps). */
 uint32_t mcuqs_lost_frames(void) MCUPROF_NOINSTR;
 uint32_t mcuqs_rx_bad_frames(void) MCUPROF_NOINSTR;
+
+/* QS-RX bytes from the host (sans IO: mcuqs_poll() feeds what the port's getc gives).
+ * Frames are HDLC-like as the host sends them: seq, record id, data, checksum, flag. */
+void mcuqs_rx_feed(const uint8_t *data, uint32_t len) MCUPROF_NOINSTR;
+
+/* The QS-ID of an object (QP: an active object's priority 1..64, pools 65..80, queues
+ * 81..96, application 97..127). Records about the object (state machine, queue, pool,
+ * time event) then pass the local filter only while its QS-ID is on; objects never
+ * named here have QS-ID 0, always on. May be called before mcuqs_init(), which keeps
+ * the table. The AO filter finds objects here. Returns 0
+ * when the table (MCUQS_MAX_IDS) is full, else 1. */
+int mcuqs_obj_id(const void *obj, uint8_t id) MCUPROF_NOINSTR;
+/* Local filter: one bit per QS-ID, all on at boot; QS-ID 0 is always on. */
+int mcuqs_loc_enabled(uint8_t id) MCUPROF_NOINSTR;
 
 /* Global filter: one bit per record id, all on at boot. QS_EMPTY, the dictionaries, target
  * info, QS_TARGET_DONE, QS_RX_STATUS and QS_QF_RUN (0, 60-66, 70) are never filtered. */

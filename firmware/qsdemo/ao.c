@@ -52,6 +52,7 @@ void ao_init(void)
         EvtPool.free_idx[i] = i;
     }
     EvtPool.nfree = EvtPool.nmin = POOL_BLOCKS;
+    (void)mcuqs_obj_id(&EvtPool, POOL_QS_ID);
 }
 
 evt_t *evt_new(uint16_t size, uint16_t sig)
@@ -254,6 +255,7 @@ void ao_ctor(ao_t *me, state_t initial, uint8_t prio, uint8_t qlen)
     me->qlen = qlen <= AO_QUEUE_MAX ? qlen : (uint8_t)AO_QUEUE_MAX;
     me->head = me->tail = me->nused = 0u;
     me->nmin_free = me->qlen;
+    (void)mcuqs_obj_id(me, prio); /* QP's QS-ID of an active object is its priority */
 }
 
 void ao_start(ao_t *me)
@@ -345,4 +347,93 @@ void ao_run(ao_t *const *aos, uint32_t n, void (*idle)(void))
             idle();
         }
     }
+}
+
+/* ------------------------------------------------------------------ QS-RX */
+
+void ao_dispatch(ao_t *me, const evt_t *e)
+{
+    if (e->pool != 0u) {
+        ((evt_t *)(uintptr_t)e)->ref++; /* as if taken from a queue */
+    }
+    dispatch(me, e);
+    evt_gc(e);
+}
+
+void ao_publish(const evt_t *e, const void *sender)
+{
+    uint32_t i;
+    if (e->pool != 0u) {
+        ((evt_t *)(uintptr_t)e)->ref++; /* held until every object has it */
+    }
+    for (i = 0u; i < g_n_aos; i++) {
+        (void)ao_post(g_aos[i], e, sender);
+    }
+    evt_gc(e);
+}
+
+ao_t *ao_by_prio(uint8_t prio)
+{
+    uint32_t i;
+    for (i = 0u; i < g_n_aos; i++) {
+        if (g_aos[i]->prio == prio) {
+            return g_aos[i];
+        }
+    }
+    return 0;
+}
+
+static uint32_t put(uint8_t *out, uint32_t n, uintptr_t v, uint32_t size)
+{
+    uint32_t i;
+    for (i = 0u; i < size; i++) {
+        out[n + i] = (uint8_t)(v >> (8u * i));
+    }
+    return n + size;
+}
+
+static ao_t *find_ao(const void *obj)
+{
+    uint32_t i;
+    for (i = 0u; i < g_n_aos; i++) {
+        if (g_aos[i] == obj) {
+            return g_aos[i];
+        }
+    }
+    return 0;
+}
+
+static const time_evt_t *find_te(const void *obj)
+{
+    uint32_t i;
+    for (i = 0u; i < n_time_evts; i++) {
+        if (time_evts[i] == obj) {
+            return time_evts[i];
+        }
+    }
+    return 0;
+}
+
+int ao_query(uint8_t kind, const void *obj, uint8_t *out)
+{
+    const ao_t *a = find_ao(obj);
+    const time_evt_t *te = find_te(obj);
+    uint32_t n;
+    if ((kind == MCUQS_OBJ_SM || kind == MCUQS_OBJ_AO) && a != 0) {
+        return (int)put(out, 0u, (uintptr_t)a->state, sizeof(void *));
+    }
+    if (kind == MCUQS_OBJ_EQ && a != 0) {
+        return (int)put(out, put(out, 0u, (uint8_t)(a->qlen - a->nused), 1u), a->nmin_free, 1u);
+    }
+    if (kind == MCUQS_OBJ_MP && obj == &EvtPool) {
+        return (int)put(out, put(out, 0u, EvtPool.nfree, 2u), EvtPool.nmin, 2u);
+    }
+    if (kind == MCUQS_OBJ_TE && te != 0) {
+        n = put(out, 0u, (uintptr_t)te->ao, sizeof(void *));
+        n = put(out, n, te->ctr, 4u);
+        n = put(out, n, te->interval, 4u);
+        n = put(out, n, te->evt.sig, 2u);
+        return (int)put(out, n, te->ctr != 0u ? 0x80u : 0u, 1u); /* rate 0; armed */
+    }
+    return -1;
 }

@@ -56,10 +56,23 @@ void ao_start(ao_t *me);
  * (the event is then recycled). */
 int ao_post(ao_t *me, const evt_t *e, const void *sender);
 
+/* One run-to-completion step outside the scheduler (QS-RX dispatch): the event is
+ * recycled afterwards, as after a step the scheduler ran. */
+void ao_dispatch(ao_t *me, const evt_t *e);
+/* Posts to every active object (the demo has no subscriptions: an object that does not
+ * handle the signal ignores it). */
+void ao_publish(const evt_t *e, const void *sender);
+/* The active object of priority `prio`, or NULL. */
+ao_t *ao_by_prio(uint8_t prio);
+/* QS-RX QUERY_CURR for mcuqs (mcuqs_config_t.on_query): active objects (SM, AO, their
+ * queues as EQ), the event pool (MP) and time events (TE). */
+int ao_query(uint8_t kind, const void *obj, uint8_t *out);
+
 /* Dynamic events: `size` bytes (header included), at most EVT_BLOCK. NULL when the
  * pool is empty. */
 #define EVT_BLOCK 12u
 #define POOL_BLOCKS 10u
+#define POOL_QS_ID 65u /* QP's QS-ID of the first event pool */
 evt_t *evt_new(uint16_t size, uint16_t sig);
 void evt_gc(const evt_t *e);
 

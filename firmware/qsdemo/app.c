@@ -50,6 +50,7 @@ typedef struct {
 static blinky_t l_blinky;
 static button_t l_button;
 static monitor_t l_monitor;
+static const uint8_t l_qs_rx = 0u; /* the sender of QS-RX events */
 static const uint16_t periods[] = {20u, 20u, 40u, 10u};
 static const evt_t press_evt = {PRESS_SIG, 0u, 0u};
 static const evt_t release_evt = {RELEASE_SIG, 0u, 0u};
@@ -177,6 +178,13 @@ static int monitor_collecting(ao_t *me, const evt_t *e)
         }
         m->count++;
         m->sum += s->value;
+#ifdef QSDEMO_DELAY
+        { /* a deliberately slow step, for the performance-gate tests */
+            volatile uint32_t spin;
+            for (spin = 0u; spin < (uint32_t)(QSDEMO_DELAY); spin++) {
+            }
+        }
+#endif
         if (m->count < WINDOW) {
             return RET_HANDLED;
         }
@@ -223,6 +231,8 @@ void app_dictionaries(void)
     MCUQS_SIG_DICT(RELEASE_SIG, 0);
     MCUQS_SIG_DICT(SAMPLE_SIG, 0);
     MCUQS_USR_DICT(MON_STAT);
+    MCUQS_USR_DICT(APP_CMD);
+    mcuqs_obj_dict(&l_qs_rx, "QS_RX");
 }
 
 void app_start(void)
@@ -238,6 +248,50 @@ void app_start(void)
 }
 
 const uint8_t l_adc_dma = 0u;
+
+/* An event from the host: parameters fill the event after its header (a RATE_SIG's
+ * period, a SAMPLE_SIG's value and number), from the pool. */
+uint8_t app_event(uint8_t target, uint16_t sig, const uint8_t *params, uint16_t len, void *sm,
+                  void *ao)
+{
+    evt_t *e;
+    uint16_t i;
+    if (sig < SIG_USER || len > EVT_BLOCK - sizeof(evt_t) || target == MCUQS_EVT_INIT) {
+        return 1u;
+    }
+    e = evt_new((uint16_t)(sizeof(evt_t) + len), sig);
+    if (e == 0) {
+        return 1u;
+    }
+    for (i = 0u; i < len; i++) {
+        ((uint8_t *)e)[sizeof(evt_t) + i] = params[i];
+    }
+    if (target == 0u) {
+        ao_publish(e, &l_qs_rx);
+        return 0u;
+    }
+    if (target == MCUQS_EVT_DISPATCH && sm != 0) {
+        ao_dispatch((ao_t *)sm, e);
+        return 0u;
+    }
+    ao = target == MCUQS_EVT_POST_CURR ? ao : (void *)ao_by_prio(target);
+    if (ao == 0 || target == MCUQS_EVT_DISPATCH) {
+        evt_gc(e);
+        return 1u;
+    }
+    return ao_post((ao_t *)ao, e, &l_qs_rx) ? 0u : 1u;
+}
+
+void app_command(uint8_t id, uint32_t p1, uint32_t p2, uint32_t p3)
+{
+    mcuqs_args_t a;
+    mcuqs_args_init(&a);
+    mcuqs_arg_u8(&a, 0u, id);
+    mcuqs_arg_u32(&a, 0u, p1);
+    mcuqs_arg_u32(&a, 0u, p2);
+    mcuqs_arg_u32(&a, 0u, p3);
+    mcuqs_user(APP_CMD, &a);
+}
 
 void app_tick_isr(uint32_t tick)
 {

@@ -37,6 +37,9 @@ static const mcuqs_config_t qs_config = {
     .max_tick_rate = 1u,
     .on_reset = on_reset,
     .on_tick = on_tick,
+    .on_command = app_command,
+    .on_event = app_event,
+    .on_query = ao_query,
 };
 
 void TIMER1_IRQHandler(void)

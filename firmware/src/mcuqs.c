@@ -54,6 +54,13 @@ static uint8_t g_tx[2u * MAX_REC + 4u]; /* the frame being sent, stuffed */
 static uint32_t g_tx_len;
 static uint32_t g_tx_pos;
 
+static uint8_t g_loc[16];   /* local filter, one bit per QS-ID */
+static uint8_t g_loc_all;   /* every bit of g_loc is on: records skip the QS-ID lookup */
+static const void *g_id_obj[MCUQS_MAX_IDS]; /* objects with a QS-ID, and their ids */
+static uint8_t g_id[MCUQS_MAX_IDS];
+static uint32_t g_n_ids;
+static void *g_curr[MCUQS_OBJ_KINDS]; /* QS-RX current objects: SM, AO, MP, EQ, TE, AP */
+
 static uint8_t g_rx[MCUQS_RX_MAX + 3u]; /* seq, record id, data, checksum */
 static uint32_t g_rx_len;
 static uint8_t g_rx_sum;
@@ -134,6 +141,53 @@ void mcuqs_record(uint8_t rec, int stamped, const uint8_t *data, uint32_t len)
     }
 }
 
+int mcuqs_obj_id(const void *obj, uint8_t id)
+{
+    uint32_t i;
+    for (i = 0u; i < g_n_ids; i++) {
+        if (g_id_obj[i] == obj) {
+            g_id[i] = (uint8_t)(id & 0x7Fu);
+            return 1;
+        }
+    }
+    if (g_n_ids == MCUQS_MAX_IDS) {
+        return 0;
+    }
+    g_id_obj[g_n_ids] = obj;
+    g_id[g_n_ids++] = (uint8_t)(id & 0x7Fu);
+    return 1;
+}
+
+/* The QS-ID of obj: 0 (always on) for objects never given one. */
+MCUPROF_NOINSTR static uint8_t qs_id(const void *obj)
+{
+    uint32_t i;
+    for (i = 0u; i < g_n_ids; i++) {
+        if (g_id_obj[i] == obj) {
+            return g_id[i];
+        }
+    }
+    return 0u;
+}
+
+int mcuqs_loc_enabled(uint8_t id)
+{
+    return (g_loc[(id >> 3) & 15u] >> (id & 7u)) & 1u;
+}
+
+/* A record about obj (at most MCUQS_MAX_DATA bytes, as every caller's is): it must pass
+ * the global filter and obj's local filter. Inline, and the QS-ID is looked up only
+ * while some local filter bit is off: a dispatch record costs what it did before local
+ * filters (bench/qs_firmware.py). */
+MCUPROF_NOINSTR static inline void record_obj(uint8_t rec, const void *obj, int stamped,
+                                              const uint8_t *data, uint32_t len)
+{
+    if (((g_filter[rec >> 3] >> (rec & 7u)) & 1u) != 0u &&
+        (g_loc_all || mcuqs_loc_enabled(qs_id(obj)))) {
+        put_record(rec, stamped, data, len);
+    }
+}
+
 /* ------------------------------------------------------------------ packing */
 
 MCUPROF_NOINSTR static inline uint32_t pack(uint8_t *d, uint32_t n, uint32_t v, uint32_t size)
@@ -196,6 +250,13 @@ void mcuqs_init(const mcuqs_config_t *config)
     for (i = 0u; i < sizeof g_filter; i++) {
         g_filter[i] = 0xFFu;
     }
+    for (i = 0u; i < sizeof g_loc; i++) {
+        g_loc[i] = 0xFFu;
+    }
+    g_loc_all = 1u;
+    for (i = 0u; i < MCUQS_OBJ_KINDS; i++) {
+        g_curr[i] = 0;
+    }
     mcuprof_port_critical_exit(key);
     put_record(MCUQS_EMPTY, 0, 0, 0u);
     mcuqs_target_info(0xFFu);
@@ -248,13 +309,13 @@ void mcuqs_sm(uint8_t rec, uint16_t sig, const void *obj, mcuqs_fun_t state)
     uint32_t n = pack(d, 0u, sig, 2u);
     n = pack_ptr(d, n, OBJ(obj));
     n = pack_ptr(d, n, FUN(state));
-    mcuqs_record(rec, rec != MCUQS_UNHANDLED, d, n);
+    record_obj(rec, obj, rec != MCUQS_UNHANDLED, d, n);
 }
 
 void mcuqs_state(uint8_t rec, const void *obj, mcuqs_fun_t state)
 {
     uint8_t d[2u * sizeof(void *)];
-    mcuqs_record(rec, 0, d, pack_ptr(d, pack_ptr(d, 0u, OBJ(obj)), FUN(state)));
+    record_obj(rec, obj, 0, d, pack_ptr(d, pack_ptr(d, 0u, OBJ(obj)), FUN(state)));
 }
 
 void mcuqs_tran(uint16_t sig, const void *obj, mcuqs_fun_t source, mcuqs_fun_t target)
@@ -264,7 +325,7 @@ void mcuqs_tran(uint16_t sig, const void *obj, mcuqs_fun_t source, mcuqs_fun_t t
     n = pack_ptr(d, n, OBJ(obj));
     n = pack_ptr(d, n, FUN(source));
     n = pack_ptr(d, n, FUN(target));
-    mcuqs_record(MCUQS_TRAN, 1, d, n);
+    record_obj(MCUQS_TRAN, obj, 1, d, n);
 }
 
 void mcuqs_init_tran(const void *obj, mcuqs_fun_t source, mcuqs_fun_t target)
@@ -273,13 +334,13 @@ void mcuqs_init_tran(const void *obj, mcuqs_fun_t source, mcuqs_fun_t target)
     uint32_t n = pack_ptr(d, 0u, OBJ(obj));
     n = pack_ptr(d, n, FUN(source));
     n = pack_ptr(d, n, FUN(target));
-    mcuqs_record(MCUQS_STATE_INIT, 0, d, n);
+    record_obj(MCUQS_STATE_INIT, obj, 0, d, n);
 }
 
 void mcuqs_top_init(const void *obj, mcuqs_fun_t state)
 {
     uint8_t d[2u * sizeof(void *)];
-    mcuqs_record(MCUQS_INIT_TRAN, 1, d, pack_ptr(d, pack_ptr(d, 0u, OBJ(obj)), FUN(state)));
+    record_obj(MCUQS_INIT_TRAN, obj, 1, d, pack_ptr(d, pack_ptr(d, 0u, OBJ(obj)), FUN(state)));
 }
 
 void mcuqs_post(const void *sender, uint16_t sig, const void *ao, uint8_t pool, uint8_t ref,
@@ -293,7 +354,7 @@ void mcuqs_post(const void *sender, uint16_t sig, const void *ao, uint8_t pool, 
     d[n++] = ref;
     d[n++] = free;
     d[n++] = min;
-    mcuqs_record(MCUQS_ACTIVE_POST, 1, d, n);
+    record_obj(MCUQS_ACTIVE_POST, ao, 1, d, n);
 }
 
 void mcuqs_get(uint16_t sig, const void *ao, uint8_t pool, uint8_t ref, uint8_t free, int last)
@@ -306,7 +367,7 @@ void mcuqs_get(uint16_t sig, const void *ao, uint8_t pool, uint8_t ref, uint8_t 
     if (!last) {
         d[n++] = free;
     }
-    mcuqs_record(last ? MCUQS_ACTIVE_GET_LAST : MCUQS_ACTIVE_GET, 1, d, n);
+    record_obj(last ? MCUQS_ACTIVE_GET_LAST : MCUQS_ACTIVE_GET, ao, 1, d, n);
 }
 
 void mcuqs_pool(uint8_t rec, const void *pool, uint16_t free, uint16_t min)
@@ -316,7 +377,7 @@ void mcuqs_pool(uint8_t rec, const void *pool, uint16_t free, uint16_t min)
     if (rec == MCUQS_MPOOL_GET) {
         n = pack(d, n, min, 2u);
     }
-    mcuqs_record(rec, 1, d, n);
+    record_obj(rec, pool, 1, d, n);
 }
 
 void mcuqs_new(uint16_t size, uint16_t sig)
@@ -350,7 +411,7 @@ void mcuqs_te_arm(const void *te, const void *ao, uint32_t ctr, uint32_t interva
     n = pack(d, n, ctr, 4u);
     n = pack(d, n, interval, 4u);
     d[n++] = rate;
-    mcuqs_record(MCUQS_TIMEEVT_ARM, 1, d, n);
+    record_obj(MCUQS_TIMEEVT_ARM, ao, 1, d, n);
 }
 
 void mcuqs_te_post(const void *te, uint16_t sig, const void *ao, uint8_t rate)
@@ -360,7 +421,7 @@ void mcuqs_te_post(const void *te, uint16_t sig, const void *ao, uint8_t rate)
     n = pack(d, n, sig, 2u);
     n = pack_ptr(d, n, OBJ(ao));
     d[n++] = rate;
-    mcuqs_record(MCUQS_TIMEEVT_POST, 1, d, n);
+    record_obj(MCUQS_TIMEEVT_POST, ao, 1, d, n);
 }
 
 void mcuqs_qf_run(void)
@@ -444,44 +505,223 @@ MCUPROF_NOINSTR static void ack(uint8_t status)
     put_record(MCUQS_RX_STATUS, 0, &status, 1u);
 }
 
-MCUPROF_NOINSTR static void rx_frame(uint8_t rec, const uint8_t *data, uint32_t len)
+MCUPROF_NOINSTR static void done(uint8_t rec)
+{
+    put_record(MCUQS_TARGET_DONE, 1, &rec, 1u);
+}
+
+/* Little-endian fields of received frames, read byte by byte (no alignment needed). */
+MCUPROF_NOINSTR static uint32_t get_le(const uint8_t *p, uint32_t size)
+{
+    uint32_t v = 0u;
+    while (size-- > 0u) {
+        v = (v << 8) | p[size];
+    }
+    return v;
+}
+
+MCUPROF_NOINSTR static void *get_ptr(const uint8_t *p)
+{
+    uintptr_t v = 0u;
+    uint32_t i = PTR_SIZE;
+    while (i-- > 0u) {
+        v = (v << 8) | p[i];
+    }
+    return (void *)v;
+}
+
+/* PEEK, POKE and FILL: offset u16, element size (1, 2, 4), count, then POKE's data or
+ * FILL's one value, all relative to the current AP object. Elements are copied as
+ * bytes: the target is little-endian, as its target info says. */
+MCUPROF_NOINSTR static int rx_memory(uint8_t rec, const uint8_t *data, uint32_t len)
+{
+    uint8_t d[MCUQS_MAX_DATA];
+    uint8_t *ap = (uint8_t *)g_curr[MCUQS_OBJ_AP];
+    uint32_t size = len >= 4u ? data[2] : 0u;
+    uint32_t bytes = size * (len >= 4u ? data[3] : 0u);
+    uint32_t i;
+    if (ap == 0 || (size != 1u && size != 2u && size != 4u) || bytes == 0u) {
+        return 0;
+    }
+    ap += get_le(data, 2u);
+    if (rec == MCUQS_RX_PEEK) {
+        if (len != 4u || bytes > MCUQS_PEEK_MAX) {
+            return 0; /* the answer must fit one record */
+        }
+        for (i = 0u; i < 4u; i++) {
+            d[i] = data[i];
+        }
+        for (i = 0u; i < bytes; i++) {
+            d[4u + i] = ap[i];
+        }
+        put_record(MCUQS_PEEK_DATA, 1, d, 4u + bytes);
+        return 1;
+    }
+    if (len != 4u + (rec == MCUQS_RX_POKE ? bytes : size)) {
+        return 0;
+    }
+    ack(rec);
+    for (i = 0u; i < bytes; i++) {
+        ap[i] = rec == MCUQS_RX_POKE ? data[4u + i] : data[4u + i % size];
+    }
+    return 1;
+}
+
+MCUPROF_NOINSTR static void loc_changed(void)
+{
+    uint32_t i;
+    uint8_t all = 0xFFu;
+    g_loc[0] |= 1u; /* QS-ID 0 is always on */
+    for (i = 0u; i < sizeof g_loc; i++) {
+        all &= g_loc[i];
+    }
+    g_loc_all = all == 0xFFu;
+}
+
+/* GLB_FILTER and LOC_FILTER: a length byte, then that many bytes of bitmap. */
+MCUPROF_NOINSTR static int rx_filter(uint8_t rec, const uint8_t *data, uint32_t len)
+{
+    uint8_t *mask = rec == MCUQS_RX_GLB_FILTER ? g_filter : g_loc;
+    uint32_t i;
+    if (len < 1u || data[0] > 16u || len != 1u + data[0]) {
+        return 0;
+    }
+    for (i = 0u; i < data[0]; i++) {
+        mask[i] = data[1u + i];
+    }
+    loc_changed();
+    ack(rec);
+    return 1;
+}
+
+/* AO_FILTER (remove flag, object) and CURR_OBJ (kind, object). */
+MCUPROF_NOINSTR static int rx_object(uint8_t rec, const uint8_t *data, uint32_t len)
+{
+    void *obj = len == 1u + PTR_SIZE ? get_ptr(&data[1]) : 0;
+    if (len != 1u + PTR_SIZE) {
+        return 0;
+    }
+    if (rec == MCUQS_RX_AO_FILTER) {
+        uint8_t id = obj != 0 ? qs_id(obj) : 0u;
+        uint8_t bit = (uint8_t)(1u << (id & 7u));
+        if (id == 0u || data[0] > 1u) {
+            return 0;
+        }
+        if (data[0] == 0u) {
+            g_loc[id >> 3] |= bit;
+        } else {
+            g_loc[id >> 3] &= (uint8_t)~bit;
+        }
+        loc_changed();
+    } else if (data[0] < MCUQS_OBJ_KINDS) {
+        g_curr[data[0]] = obj;
+    } else if (data[0] == MCUQS_OBJ_SM_AO) {
+        g_curr[MCUQS_OBJ_SM] = g_curr[MCUQS_OBJ_AO] = obj;
+    } else {
+        return 0;
+    }
+    ack(rec);
+    return 1;
+}
+
+/* QUERY_CURR: QS_QUERY_DATA with the kind, the object and what the application says. */
+MCUPROF_NOINSTR static int rx_query(const uint8_t *data, uint32_t len)
+{
+    uint8_t d[MCUQS_MAX_DATA];
+    const mcuqs_config_t *c = g_config;
+    uint8_t kind = len == 1u ? data[0] : MCUQS_OBJ_KINDS;
+    void *obj = kind < MCUQS_OBJ_KINDS ? g_curr[kind] : 0;
+    uint32_t n;
+    int extra = 0;
+    if (obj == 0) {
+        return 0;
+    }
+    d[0] = kind;
+    n = pack_ptr(d, 1u, OBJ(obj));
+    if (kind != MCUQS_OBJ_AP) {
+        extra = c->on_query != 0 ? c->on_query(kind, obj, &d[n]) : -1;
+        if (extra < 0 || n + (uint32_t)extra > MCUQS_MAX_DATA - 4u) {
+            return 0;
+        }
+    }
+    put_record(MCUQS_QUERY_DATA, 1, d, n + (uint32_t)extra);
+    return 1;
+}
+
+/* COMMAND and EVENT go to the application: acknowledged first, then done when it has
+ * run (an event's records, such as its post, come between). */
+MCUPROF_NOINSTR static int rx_app(uint8_t rec, const uint8_t *data, uint32_t len)
 {
     const mcuqs_config_t *c = g_config;
-    uint32_t i;
-    switch (rec) {
-    case MCUQS_RX_INFO:
+    if (rec == MCUQS_RX_COMMAND) {
+        if (c->on_command == 0 || len != 13u) {
+            return 0;
+        }
         ack(rec);
-        mcuqs_target_info(0u);
-        return;
-    case MCUQS_RX_RESET:
-        if (c->on_reset != 0) {
-            c->on_reset(); /* does not return on a real reset */
-            return;
+        c->on_command(data[0], get_le(&data[1], 4u), get_le(&data[5], 4u),
+                      get_le(&data[9], 4u));
+    } else {
+        uint16_t n = (uint16_t)(len >= 5u ? get_le(&data[3], 2u) : 0u);
+        if (c->on_event == 0 || len < 5u || len != 5u + n) {
+            return 0;
         }
-        break;
-    case MCUQS_RX_TICK:
-        if (c->on_tick != 0 && len >= 1u) {
-            uint8_t done = rec;
-            ack(rec);
-            c->on_tick(data[0]);
-            put_record(MCUQS_TARGET_DONE, 1, &done, 1u);
-            return;
+        ack(rec);
+        if (c->on_event(data[0], (uint16_t)get_le(&data[1], 2u), &data[5], n,
+                        g_curr[MCUQS_OBJ_SM], g_curr[MCUQS_OBJ_AO]) != 0u) {
+            return 0;
         }
-        break;
-    case MCUQS_RX_GLB_FILTER:
-        /* A length byte, then that many bytes of bitmap (record 0 in bit 0). */
-        if (len >= 1u && data[0] <= 16u && len >= 1u + data[0]) {
-            for (i = 0u; i < data[0]; i++) {
-                g_filter[i] = data[1u + i];
-            }
-            ack(rec);
-            return;
-        }
-        break;
-    default:
-        break;
     }
-    ack((uint8_t)(0x80u | rec));
+    done(rec);
+    return 1;
+}
+
+/* One good frame: 1 when it was answered, 0 when it is refused (Trg-ERR). */
+MCUPROF_NOINSTR static int rx_command(uint8_t rec, const uint8_t *data, uint32_t len)
+{
+    const mcuqs_config_t *c = g_config;
+    switch (rec) {
+    case MCUQS_RX_INFO: /* answered by the target info alone, as QP/C 7.4 does */
+        mcuqs_target_info(0u);
+        return 1;
+    case MCUQS_RX_RESET:
+        if (c->on_reset == 0) {
+            return 0;
+        }
+        c->on_reset(); /* does not return on a real reset */
+        return 1;
+    case MCUQS_RX_TICK:
+        if (c->on_tick == 0 || len != 1u) {
+            return 0;
+        }
+        ack(rec);
+        c->on_tick(data[0]);
+        done(rec);
+        return 1;
+    case MCUQS_RX_PEEK:
+    case MCUQS_RX_POKE:
+    case MCUQS_RX_FILL:
+        return rx_memory(rec, data, len);
+    case MCUQS_RX_GLB_FILTER:
+    case MCUQS_RX_LOC_FILTER:
+        return rx_filter(rec, data, len);
+    case MCUQS_RX_AO_FILTER:
+    case MCUQS_RX_CURR_OBJ:
+        return rx_object(rec, data, len);
+    case MCUQS_RX_QUERY_CURR:
+        return rx_query(data, len);
+    case MCUQS_RX_COMMAND:
+    case MCUQS_RX_EVENT:
+        return rx_app(rec, data, len);
+    default:
+        return 0;
+    }
+}
+
+MCUPROF_NOINSTR static void rx_frame(uint8_t rec, const uint8_t *data, uint32_t len)
+{
+    if (!rx_command(rec, data, len)) {
+        ack((uint8_t)(0x80u | rec));
+    }
 }
 
 MCUPROF_NOINSTR static void rx_byte(uint8_t b)
@@ -551,12 +791,21 @@ MCUPROF_NOINSTR static int next_frame(void)
     return 1;
 }
 
+void mcuqs_rx_feed(const uint8_t *data, uint32_t len)
+{
+    uint32_t i;
+    for (i = 0u; i < len; i++) {
+        rx_byte(data[i]);
+    }
+}
+
 uint32_t mcuqs_poll(uint32_t max_bytes)
 {
     uint32_t sent = 0u;
     int c;
     while ((c = mcuprof_port_getc()) >= 0) {
-        rx_byte((uint8_t)c);
+        uint8_t b = (uint8_t)c;
+        mcuqs_rx_feed(&b, 1u);
     }
     while (max_bytes == 0u || sent < max_bytes) {
         if (g_tx_pos == g_tx_len && !next_frame()) {

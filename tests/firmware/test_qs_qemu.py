@@ -4,6 +4,7 @@ RTC-step and margin code, and by ``mcuprof qs decode`` / ``mcuprof qemu --qs``."
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ from mcuprof.protocol.qs import (
 from mcuprof.qemu import QemuProcess, default_qs_elf, free_port
 from mcuprof.qs.margins import margins
 from mcuprof.qs.rtc import RtcTracker, rtc_steps, rtc_table
+from mcuprof.qs.rx import RxCommand, RxCommands
 from mcuprof.qs.text import event_lines
 
 pytestmark = [
@@ -42,7 +44,9 @@ AOS = {"l_blinky", "l_button", "l_monitor"}
 # QS-RX record ids (QSPY's numbering) and the target's answers.
 RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
 TARGET_INFO, TARGET_DONE, RX_STATUS, QF_TICK = 64, 65, 66, 31
-MON_STAT = 100
+RX_EVENT, RX_LOC_FILTER, RX_AO_FILTER, RX_CURR_OBJ = 16, 11, 12, 13
+QUERY_DATA, PEEK_DATA, TIMEEVT_ARM, DISPATCH = 67, 68, 32, 8
+MON_STAT, APP_CMD = 100, 101
 
 
 def sample_value(k: int) -> int:
@@ -252,7 +256,7 @@ def test_qs_rx_info_filter_tick_and_reset(target: socket.socket) -> None:
 
     target.sendall(encode_frame(1, RX_INFO))
     got = read_until(target, decoder, has(TARGET_INFO))
-    assert RX_INFO in [r.values[0] for r in records(got, RX_STATUS)]
+    assert not records(got, RX_STATUS)  # no Trg-Ack: the info is the answer, as QP/C 7.4
     assert [r.values[0] for r in records(got, TARGET_INFO)] == [False]
 
     target.sendall(encode_frame(2, RX_GLB_FILTER, bytes([16]) + bytes(16)))  # all off
@@ -327,3 +331,86 @@ def test_a_host_joining_mid_stream_reads_the_layouts_right(qs_elf: Path) -> None
     assert pool and all(6 <= r.fields["free"] <= 9 for r in pool)
     ticks = [r.fields["ctr"] for r in records(events, QF_TICK)]  # 4-byte tick counters
     assert ticks and ticks == list(range(ticks[0], ticks[0] + len(ticks)))
+
+
+class Rx:
+    """QS-RX commands built and checked by mcuprof.qs.rx, framed and sent to QEMU."""
+
+    def __init__(self, sock: socket.socket, decoder: QSDecoder) -> None:
+        self.sock, self.decoder = sock, decoder
+        self.commands = RxCommands(lambda: (decoder.config, decoder.dicts))
+        self.seq = itertools.count(1)
+
+    def __call__(self, cmd: RxCommand, done: Callable[[list[QSEvent]], bool]) -> list[QSEvent]:
+        self.sock.sendall(encode_frame(next(self.seq) & 0xFF, cmd.rec, cmd.payload))
+        self.commands.sent(cmd)
+        return read_until(self.sock, self.decoder, done)
+
+
+def about(events: list[QSEvent], obj: int) -> list[Record]:
+    """Records whose object is ``obj`` (state-machine, queue and time-event records)."""
+    return [r for r in records(events) if obj in (r.fields.get("obj"), r.fields.get("ao"))]
+
+
+def test_qs_rx_event_peek_query_and_local_filter(target: socket.socket) -> None:
+    decoder = QSDecoder()
+    read_until(target, decoder, has(70))
+    rx = Rx(target, decoder)
+    c = rx.commands
+    blinky, monitor = c.object_address("l_blinky"), c.object_address("l_monitor")
+    funs = {name: addr for addr, name in decoder.dicts.fun.items()}
+
+    # A RATE_SIG posted to Blinky (priority 1) with a period of 33 ticks: Blinky runs
+    # the step (an RTC step in `blinking`'s scope) and re-arms its time event with 33.
+    post = c.event(1, "RATE_SIG", (33).to_bytes(2, "little"))
+    got = rx(post, lambda ev: any(r.fields["tim"] == 33 for r in records(ev, TIMEEVT_ARM)))
+    assert has(TARGET_DONE, RX_EVENT)(got)
+    assert [r.values[0] for r in records(got, RX_STATUS)][:1] == [RX_EVENT]
+    steps = [s for s in rtc_steps(got).steps if s.obj == "l_blinky" and s.signal == "RATE_SIG"]
+    assert len(steps) == 1 and steps[0].outcome == "internal" and steps[0].duration > 0
+    posted = [r for r in records(got, 14) if r.fields["obj"] == blinky]
+    assert decoder.dicts.obj[posted[0].fields["sender"]] == "QS_RX"
+
+    # Published: posted to every active object (the demo has no subscriptions).
+    got = rx(c.event(0, "RATE_SIG", (20).to_bytes(2, "little")), has(TARGET_DONE, RX_EVENT))
+    qs_rx = c.object_address("QS_RX")
+    posted = {r.fields["obj"] for r in records(got, 14) if r.fields["sender"] == qs_rx}
+    assert posted == {blinky, c.object_address("l_button"), monitor}
+    # Dispatched to the current state machine at once: the step runs between the
+    # command's Trg-Ack and its Trg-Done, with no post.
+    button = c.object_address("l_button")
+    rx(c.curr_obj(0, "l_button"), has(RX_STATUS, RX_CURR_OBJ))
+    got = records(rx(c.event(255, "RELEASE_SIG"), has(TARGET_DONE, RX_EVENT)))
+    acked = next(i for i, r in enumerate(got) if r.rec == RX_STATUS and r.values[0] == RX_EVENT)
+    done = next(i for i, r in enumerate(got) if r.rec == TARGET_DONE)
+    step = [r for r in got[acked:done] if r.rec == DISPATCH and r.fields["obj"] == button]
+    assert [decoder.dicts.sig.get((r.fields["sig"], 0)) for r in step] == ["RELEASE_SIG"]
+    assert not [r for r in got if r.rec == 14 and r.fields["sender"] == qs_rx]
+
+    # Peek Blinky's bytes: its state handler first, then priority 1 and queue length 4.
+    rx(c.curr_obj(5, "l_blinky"), has(RX_STATUS, RX_CURR_OBJ))
+    peek = records(rx(c.peek(0, 4, 1), has(PEEK_DATA)), PEEK_DATA)[0]
+    assert peek.values[1:3] == (0, 4)
+    assert peek.values[3][0] in (funs["blinky_off"], funs["blinky_on"])
+    peek = records(rx(c.peek(8, 1, 2), has(PEEK_DATA)), PEEK_DATA)[0]
+    assert peek.values[3] == (1, 4)
+    rx(c.curr_obj(0, "l_blinky"), has(RX_STATUS, RX_CURR_OBJ))
+    query = records(rx(c.query_curr(0), has(QUERY_DATA)), QUERY_DATA)[0]
+    assert query.fields["obj"] == blinky
+    assert decoder.dicts.fun[query.fields["state"]] in ("blinky_off", "blinky_on")
+
+    # The local filter with Monitor's QS-ID (its priority, 3) off silences Monitor while
+    # its 100 samples a second go on; Blinky is still heard. The AO filter brings it back.
+    mask = bytearray(b"\xff" * 16)
+    mask[0] &= ~(1 << 3)
+    rx(c.loc_filter(bytes(mask)), has(RX_STATUS, RX_LOC_FILTER))
+    quiet = read_until(target, decoder, lambda ev: len(records(ev, MON_STAT)) >= 3)
+    assert not about(quiet, monitor) and about(quiet, blinky)
+    back = rx(c.ao_filter("l_monitor"), has(RX_STATUS, RX_AO_FILTER))
+    back += read_until(target, decoder, has(MON_STAT))
+    assert [r.fields["obj"] for r in records(back, DISPATCH)].count(monitor) >= 5
+
+    # A command reaches the application, which echoes it in an APP_CMD record.
+    got = rx(c.command(7, 1, 2, 3), has(TARGET_DONE, 1))
+    assert [a.value for a in records(got, APP_CMD)[0].values[-1]] == [7, 1, 2, 3]
+    assert decoder.frame_stats.bad_checksum == 0 and decoder.frame_stats.discontinuities == 0

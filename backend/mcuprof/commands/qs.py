@@ -31,10 +31,11 @@ from ..protocol.qs import (
 from ..qs.clock import SeriesClock
 from ..qs.dicfile import DicError, format_dic, parse_dic
 from ..qs.margins import SAMPLE_RECORDS, margins_columns
-from ..qs.rtc import STEP_RECORDS, RtcTracker, folded, rtc_table_columns
+from ..qs.rtc import STEP_RECORDS, RtcRow, RtcTracker, folded, rtc_table_columns
 from ..qs.seq_svg import SVG_ROWS_MAX, SeqSvg
 from ..qs.sequence import FlowItem, SeqError, SeqText, flow_items, parse_seq_list
 from ..qs.text import event_lines
+from . import qs_scenario
 
 _SIZE_HELP = {
     "T": "timestamp size (default 4)",
@@ -124,6 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _dic_option(seq)
     _size_options(seq)
     seq.set_defaults(func=run_seq)
+    qs_scenario.add_parser(qs_sub)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -365,31 +367,8 @@ def run_rtc(args: argparse.Namespace) -> int:
             row |= {"total": r.total, "min": r.min, "mean": r.mean, "max": r.max}
             print(json.dumps(row | {"outcomes": dict(r.outcomes)}))
     else:
-        head = ("object", "state", "signal", "count", "total", "min", "mean", "max")
-        table = [
-            (
-                r.obj,
-                r.state,
-                r.signal,
-                str(r.count),
-                str(r.total),
-                str(r.min),
-                f"{r.mean:.1f}",
-                str(r.max),
-                " ".join(f"{k}={v}" for k, v in r.outcomes),
-            )
-            for r in rows
-        ]
-        widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(head)]
-
-        def fmt(cells: tuple[str, ...]) -> str:
-            left = [c.ljust(w) for c, w in zip(cells[:3], widths[:3], strict=True)]
-            right = [c.rjust(w) for c, w in zip(cells[3:8], widths[3:8], strict=True)]
-            return "  ".join(left + right + list(cells[8:])).rstrip()
-
-        print(fmt((*head, "outcomes")))
-        for t in table:
-            print(fmt(t))
+        for line in rtc_lines(rows):
+            print(line)
     if args.save_dic:
         _finish(args, decoder)
     print(
@@ -398,6 +377,33 @@ def run_rtc(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def rtc_lines(rows: list[RtcRow]) -> list[str]:
+    """The RTC table as ``qs rtc`` prints it: one line per (object, state, signal)."""
+    head = ("object", "state", "signal", "count", "total", "min", "mean", "max")
+    table = [
+        (
+            r.obj,
+            r.state,
+            r.signal,
+            str(r.count),
+            str(r.total),
+            str(r.min),
+            f"{r.mean:.1f}",
+            str(r.max),
+            " ".join(f"{k}={v}" for k, v in r.outcomes),
+        )
+        for r in rows
+    ]
+    widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(head)]
+
+    def fmt(cells: tuple[str, ...]) -> str:
+        left = [c.ljust(w) for c, w in zip(cells[:3], widths[:3], strict=True)]
+        right = [c.rjust(w) for c, w in zip(cells[3:8], widths[3:8], strict=True)]
+        return "  ".join(left + right + list(cells[8:])).rstrip()
+
+    return [fmt((*head, "outcomes"))] + [fmt(t) for t in table]
 
 
 def run_margins(args: argparse.Namespace) -> int:

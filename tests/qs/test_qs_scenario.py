@@ -1,0 +1,116 @@
+"""``mcuprof qs scenario``: the script's checks, and a run against the real QP/C 7.4 DPP
+target (listen://, the target connects as to QSPY) that stores one session."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcuprof.commands.qs_scenario import MAX_SCRIPT_LINES, OPTIONS, parse_script
+from mcuprof.errors import UserError
+from mcuprof.store import SessionStore
+
+from .qsfe import REAL, Process, start_target
+
+
+def test_script_lines_become_steps() -> None:
+    steps = parse_script(
+        '# a comment\n\n{"connect": "listen://127.0.0.1:0"}\n'
+        '{"post": "EAT_SIG", "to": "Philo_inst[1]", "params": "01"}\n{"wait_steps": 5}\n'
+    )
+    assert [(s.line, s.op, s.arg) for s in steps] == [
+        (3, "connect", "listen://127.0.0.1:0"),
+        (4, "post", "EAT_SIG"),
+        (5, "wait_steps", 5),
+    ]
+    assert steps[1].options == {"to": "Philo_inst[1]", "params": "01"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{nope}", "line 1: not a JSON object"),
+        ("[1, 2]", "line 1: not a JSON object"),
+        ('{"reset": true, "tick": 1}', "line 1: one command of connect, reset"),
+        ('\n{"frobnicate": 1}', "line 2: one command of"),
+        ('{"tick": 1, "to": "x"}', "line 1: tick takes no to"),
+        ("\n" * (MAX_SCRIPT_LINES + 1), f"at most {MAX_SCRIPT_LINES}"),
+    ],
+)
+def test_bad_scripts_get_a_one_line_error(text: str, message: str) -> None:
+    with pytest.raises(UserError, match=re.escape(message)) as info:
+        parse_script(text)
+    assert "\n" not in str(info.value)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+lines = st.one_of(
+    st.text(max_size=30),
+    st.dictionaries(
+        st.sampled_from([*OPTIONS, "to", "params", "rate", "remove", "timeout_s", "x"]),
+        json_values,
+        max_size=3,
+    ).map(json.dumps),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(lines, max_size=6))
+def test_any_text_is_steps_or_one_line_error(script: list[str]) -> None:
+    text = "\n".join(script)
+    try:
+        steps = parse_script(text)
+    except UserError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(("line ", "the scenario"))
+        return
+    for step in steps:
+        assert step.op in OPTIONS and set(step.options) <= set(OPTIONS[step.op])
+
+
+def test_a_scenario_against_the_real_target_stores_a_session(tmp_path: Path) -> None:
+    if not (REAL / "dpp-posix64").exists():
+        pytest.skip(f"the real target {REAL / 'dpp-posix64'} is missing")
+    script = tmp_path / "dpp.jsonl"
+    script.write_text(
+        '{"connect": "listen://127.0.0.1:0"}\n{"glb_filter": "on"}\n'
+        '{"loc_filter": "on"}\n{"tick": 2}\n{"publish": "SERVE_SIG"}\n'
+        '{"wait_steps": 20, "timeout_s": 60}\n'
+    )
+    data = tmp_path / "data"
+    run = Process(
+        [sys.executable, "-m", "mcuprof", "qs", "scenario", str(script), "--data-dir", str(data)]
+    )
+    target = None
+    try:
+        port = int(run.wait_line(r"waiting for a QS target on [\d.]+:(\d+)", "err").group(1))
+        target = start_target("dpp-posix64", port)
+        assert run.proc.wait(timeout=120) == 0, run.err
+    finally:
+        run.stop(signal.SIGINT)
+        if target is not None:
+            target.stop(signal.SIGKILL)
+    sid = int(re.search(r"stored as session (\d+)", "\n".join(run.err)).group(1))  # type: ignore[union-attr]
+    rows = [line.split() for line in run.out[1:]]
+    assert sum(int(r[3]) for r in rows) >= 20
+    assert {r[0] for r in rows} & {f"Philo_inst[{i}]" for i in range(5)}
+    store = SessionStore(data, autoflush=False)
+    try:
+        info = store.get(sid)
+        assert (info.kind, info.status) == ("qs", "complete")
+        raw = store.raw(sid)
+    finally:
+        store.close()
+    assert b"Philo_inst" in raw  # the dictionaries the target sent when it connected
