@@ -14,6 +14,7 @@ from mcuprof.errors import UserError
 from mcuprof.link.qs_host import MAX_TX_BACKLOG, QSHost
 from mcuprof.link.qs_udp import MAX_FRONT_ENDS
 from mcuprof.protocol.qs import QSDecoder, encode_frame
+from mcuprof.qs.frontend import QSPY_ONLY
 from mcuprof.qs.rx import RxCommand
 
 from .qsfe import REAL, FakeTarget, FrontEnd, decoded_frames, wait_for
@@ -106,6 +107,19 @@ def test_garbage_is_refused_one_line_each_and_nothing_reaches_the_target(rig):
     assert "peek of 255 x 4 bytes" in "\n".join(errors)
     assert target.received == b""
     fe.send(b"\x00")  # the link still works, and its first frame has sequence 1
+    wait_for(lambda: target.frames(), "the INFO frame")
+    assert decoded_frames(bytes(target.received)) == [(1, 0, b"")]
+
+
+@pytest.mark.parametrize("rec", sorted(QSPY_ONLY))
+def test_qspy_only_records_are_refused_with_their_reason_and_never_forwarded(rig, rec):
+    host, fe, target = rig
+    mark = fe.mark()
+    fe.send(bytes([rec]) + b"\x00\x01\x02\x03\x04\x00")  # whatever a front end adds
+    line = fe.wait_text(r"<F-END> ERROR", mark)
+    assert line == f"   <F-END> ERROR    record 0x{rec:02X} refused: {QSPY_ONLY[rec]}"
+    assert line in host.lines
+    fe.send(b"\x00")  # the next command is the first the target gets
     wait_for(lambda: target.frames(), "the INFO frame")
     assert decoded_frames(bytes(target.received)) == [(1, 0, b"")]
 
