@@ -11,13 +11,16 @@ What the target sends goes back to every attached front end on the channels it c
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UserError
-from ..protocol.qs import Malformed, QSEvent, Record
+from ..protocol.qs import Dictionaries, Malformed, QSConfig, QSEvent, Record
 from ..protocol.qs.records import ENUM_DICT, FUN_DICT, OBJ_DICT, SIG_DICT, TARGET_INFO, USR_DICT
 from ..qs.frontend import (
     CHAN_BINARY,
@@ -37,6 +40,7 @@ from ..qs.frontend import (
 from ..qs.rx import RxCommand, RxCommands, RxError
 from ..qs.text import event_lines
 from .qs_link import validate_listen
+from .session import LinkError
 
 # Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
 NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
@@ -45,6 +49,7 @@ MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served ag
 MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
 F_END = "   <F-END> "
 F_ERROR = F_END + "ERROR    "
+POLL_S = 0.2  # the dashboard's port thread wakes this often to see whether to end
 
 
 @dataclass
@@ -58,14 +63,15 @@ class _Client:
 
 
 class FrontEndPort:
-    """``send`` takes a checked command for the target and returns None, or a reason
-    it could not go (no target, the target is not reading); ``out`` prints one line of
-    the host's output; ``save_dic`` saves the dictionaries and says where."""
+    """``commands`` gives the target's command builder in force; ``send`` takes a
+    checked command for the target and returns None, or a reason it could not go (no
+    target, the target is not reading); ``out`` prints one line of the host's output;
+    ``save_dic`` saves the dictionaries and says where."""
 
     def __init__(
         self,
         port: int,
-        commands: RxCommands,
+        commands: Callable[[], RxCommands],
         send: Callable[[RxCommand], str | None],
         out: Callable[[str], None],
         save_dic: Callable[[], str],
@@ -116,7 +122,7 @@ class FrontEndPort:
     def handle(self, data: bytes, addr: tuple) -> None:
         client = self.clients.get(addr)
         try:
-            packet = parse_datagram(data, self.commands)
+            packet = parse_datagram(data, self.commands())
         except RxError as exc:
             self._refuse(addr, data[1] if len(data) > 1 else 0, str(exc))
             return
@@ -202,3 +208,84 @@ class FrontEndPort:
             self.sock.sendto(packet, addr)
         except OSError:
             self.send_failures += 1  # a full socket buffer or a gone front end
+
+
+class DashboardFrontEnds:
+    """``mcuprof serve --qspy-udp``: the same front-end port beside the dashboard.
+
+    ``control`` is ``LiveSession.control``: the connected QS link's control object (its
+    ``rx`` checks, its ``send_rx`` sends), or UserError when no QS target is connected;
+    front ends may attach before one is. ``log(level, line)`` is the dashboard's log.
+    A thread reads the port; the link's reader thread hands the target's records over
+    as a QS listener (``qs_events``), so front ends see what the dashboard profiles.
+    """
+
+    def __init__(
+        self,
+        port: int,
+        control: Callable[[], Any],
+        log: Callable[[str, str], None],
+        *,
+        allow_remote: bool = False,
+    ) -> None:
+        self._control = control
+        self._log = log
+        self._none = RxCommands(lambda: (QSConfig(), Dictionaries()))  # no target yet
+        self._lock = threading.Lock()  # the port's clients: reader thread and ours
+        self._stop = threading.Event()
+        self.port = FrontEndPort(
+            port, self._commands, self._send, self._out, self._save_dic,
+            allow_remote=allow_remote,
+        )  # fmt: skip
+        self._thread = threading.Thread(target=self._run, name="mcuprof-qspy-udp", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.port.address
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self.port.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([self.port], [], [], POLL_S)
+            except (OSError, ValueError):
+                return  # the port was closed
+            with self._lock:
+                if ready:
+                    self.port.poll()
+                self.port.roll()
+
+    # QS listener (the link's reader thread)
+    def qs_events(self, events: list[QSEvent]) -> None:
+        with self._lock:
+            self.port.forward(events)
+
+    def qs_reset(self) -> None:
+        pass  # front ends follow the target's own reset records
+
+    def _commands(self) -> RxCommands:
+        try:
+            return self._control().rx
+        except UserError:
+            return self._none  # names are then unknown; _send says why nothing goes
+
+    def _send(self, cmd: RxCommand) -> str | None:
+        try:
+            self._control().send_rx(cmd)
+        except (UserError, LinkError) as exc:
+            return str(exc)
+        return None
+
+    def _out(self, line: str) -> None:
+        self._log("warning" if "ERROR" in line else "info", f"QSPY front end: {line.strip()}")
+
+    def _save_dic(self) -> str:
+        raise UserError("saving dictionaries: the dashboard keeps them in each stored session")

@@ -1,0 +1,68 @@
+"""``mcuprof serve --qspy-udp``: QSPY's front-end port beside the dashboard (issue 25,
+point 3). Front ends drive the QS target connected in the dashboard, through
+``LiveSession.control()``, and get its records while the dashboard profiles them."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+from fastapi.testclient import TestClient
+
+from mcuprof.cli import main
+from tests.qs.qsfe import FrontEnd
+
+from .conftest import capture, wait_for
+
+
+def _attached(client: TestClient) -> FrontEnd:
+    host, port = client.app.state.qspy_udp.address
+    assert host == "127.0.0.1"  # no --allow-remote: loopback only
+    fe = FrontEnd(port)
+    fe.send(b"\x80\x03")
+    wait_for(lambda: any(p[1:2] == b"\x80" for p in fe.packets), "the attach confirmation")
+    return fe
+
+
+def test_a_front_end_gets_target_info_while_the_dashboard_profiles(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(port="sim://?proto=qs", qspy_udp=0)
+    wait_for(lambda: c.get("/api/state").json()["connected"], "the simulated QS target")
+    before = capture(c, records=20)["health"]["profile_records"]
+    fe = _attached(c)
+    try:
+        mark = fe.mark()
+        fe.send(b"\x00")  # INFO
+        infos = wait_for(lambda: [p for p in fe.binaries() if p[1] == 64], "target info")
+        assert infos[0][2] == 0 and struct.unpack_from("<H", infos[0], 3)[0] == 740
+        fe.wait_text(r"Trg-Ack  QS_RX_INFO", mark)
+        # The dashboard went on profiling the same stream meanwhile.
+        state = wait_for(
+            lambda: (s := c.get("/api/state").json())["health"]["profile_records"] > before and s,
+            "more records in the dashboard",
+        )
+        assert state["health"]["profiling"]
+        log = "\n".join(e["message"] for e in c.get("/api/log").json()["entries"])
+        assert "QSPY front end: <F-END> Attached Chan=00000011" in log
+    finally:
+        fe.close()
+
+
+def test_without_a_qs_target_commands_are_refused_in_one_line(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(autoconnect=False, qspy_udp=0)
+    fe = _attached(c)
+    try:
+        fe.send(b"\x00")
+        line = fe.wait_text(r"ERROR")
+        assert line == "   <F-END> ERROR    QS commands need a QS target: connect one first"
+    finally:
+        fe.close()
+
+
+def test_the_port_number_is_checked(capsys) -> None:
+    assert main(["serve", "--qspy-udp", "70000", "--no-connect"]) == 2
+    err = capsys.readouterr().err
+    assert "--qspy-udp 70000: a UDP port from 0 to 65535" in err and err.count("\n") == 1
