@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from .qsfe import NMIN_OFFSET, REAL, WAIT_S, Process, start_listen, start_target
+from .qsfe import NMIN_OFFSET, REAL, WAIT_S, Process, start_listen, start_target, wait_for
 
 pytest.importorskip("qview", reason="QView is a test dependency: pip install qview==7.4.1")
 pytest.importorskip("tkinter", reason="QView needs Tk: apt-get install python3-tk")
 SCRIPT = Path(__file__).with_name("qview_script.py")
 TARGET = "dpp-posix64"
+ORIGIN = "http://127.0.0.1:8000"
 
 
 @pytest.fixture(scope="module")
@@ -58,25 +59,67 @@ def _lines(path: Path) -> list[tuple[str, str]]:
     return [tuple(line.split(" ", 1)) for line in path.read_text().splitlines() if " " in line]
 
 
+def _run_qview(display: str, uport: int, out: Path) -> None:
+    env = {**os.environ, "DISPLAY": display, "QVIEW_OUT": str(out)}
+    env["QVIEW_NMIN"] = str(NMIN_OFFSET[TARGET])
+    qview = Process([sys.executable, str(SCRIPT), f"127.0.0.1:{uport}"], env=env)
+    try:
+        assert qview.proc.wait(timeout=WAIT_S) == 0, qview.err[-10:]
+    finally:
+        qview.stop(signal.SIGKILL)
+
+
 def test_qview_drives_the_real_target_through_mcuprof(display, tmp_path):
     if not (REAL / TARGET).exists():
         pytest.skip(f"the real target {REAL / TARGET} is missing")
     out = tmp_path / "qview.txt"
     host, tport, uport = start_listen()
     target = start_target(TARGET, tport)
-    qview = None
     try:
         host.wait_line(r"QF_RUN")
-        env = {**os.environ, "DISPLAY": display, "QVIEW_OUT": str(out)}
-        env["QVIEW_NMIN"] = str(NMIN_OFFSET[TARGET])
-        qview = Process([sys.executable, str(SCRIPT), f"127.0.0.1:{uport}"], env=env)
-        assert qview.proc.wait(timeout=WAIT_S) == 0, qview.err[-10:]
+        _run_qview(display, uport, out)
         assert target.proc.poll() is None  # the target lives on
     finally:
-        if qview is not None:
-            qview.stop(signal.SIGKILL)
         target.stop(signal.SIGKILL)
         host.stop(signal.SIGINT)
+    _check_answers(out)
+
+
+def test_qview_drives_the_target_the_dashboard_profiles(display, tmp_path):
+    """``mcuprof serve --port listen://... --qspy-udp``: the same QView run while the
+    dashboard profiles the same target."""
+    if not (REAL / TARGET).exists():
+        pytest.skip(f"the real target {REAL / TARGET} is missing")
+    from fastapi.testclient import TestClient
+
+    from mcuprof.web.app import create_app
+    from mcuprof.web.settings import Settings
+
+    settings = Settings(port="listen://127.0.0.1:0", qspy_udp=0, data_dir=tmp_path / "data")
+    out = tmp_path / "qview.txt"
+    with TestClient(create_app(settings), base_url=ORIGIN) as client:
+
+        def health() -> dict:
+            return client.get("/api/state").json()["health"]
+
+        listening = wait_for(
+            lambda: client.get("/api/state").json()["device"]["listening_on"], "listening"
+        )
+        target = start_target(TARGET, int(str(listening).rsplit(":", 1)[1]))
+        try:
+            r = client.post("/api/start", headers={"Origin": ORIGIN})
+            assert r.status_code == 200, r.text
+            wait_for(lambda: health()["profile_records"] > 0, "RTC steps in the dashboard")
+            _run_qview(display, client.app.state.qspy_udp.address[1], out)
+            before = health()["profile_records"]
+            wait_for(lambda: health()["profile_records"] > before, "more steps after QView")
+            assert health()["profiling"] and target.proc.poll() is None
+        finally:
+            target.stop(signal.SIGKILL)
+    _check_answers(out)
+
+
+def _check_answers(out: Path) -> None:
     got = _lines(out)
     kinds = [k for k, _ in got]
     data = {k: [v for kk, v in got if kk == k] for k in kinds}
