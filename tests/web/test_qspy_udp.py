@@ -14,6 +14,14 @@ from tests.qs.qsfe import FrontEnd
 
 from .conftest import capture, wait_for
 
+FLOOD = 5_000
+HOSTILE = [
+    b"\x11",  # no such QS-RX record
+    b"\x04\x00\x00\x04\xff",  # a peek of 1020 bytes
+    b"\x87\x00\x00\x00\x00\x00NO_SUCH_SIG\x00",
+    b"\x8c",  # QSPY's clear screen
+]
+
 
 def _attached(client: TestClient) -> FrontEnd:
     host, port = client.app.state.qspy_udp.address
@@ -60,6 +68,45 @@ def test_without_a_qs_target_commands_are_refused_in_one_line(
         assert line == "   <F-END> ERROR    QS commands need a QS target: connect one first"
     finally:
         fe.close()
+
+
+def test_a_flood_is_refused_and_the_dashboard_goes_on(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(port="sim://?proto=qs", qspy_udp=0)
+    wait_for(lambda: c.get("/api/state").json()["connected"], "the simulated QS target")
+    before = capture(c, records=20)["health"]["profile_records"]
+    fe = _attached(c)
+    try:
+        for i in range(FLOOD):  # garbage, unknown names, oversized peeks
+            fe.sock.sendto(bytes([i & 0xFF]) + HOSTILE[i % len(HOSTILE)], fe.addr)
+        wait_for(lambda: c.get("/api/state").json()["health"]["profile_records"] > before,
+                 "the dashboard still profiling")  # fmt: skip
+        mark = fe.mark()
+        fe.send(b"\x00")
+        fe.wait_text(r"Trg-Ack  QS_RX_INFO", mark)
+    finally:
+        fe.close()
+    refused = c.app.state.qspy_udp.port.refused
+    log = [e["message"] for e in c.get("/api/log").json()["entries"]]
+    shown = [m for m in log if "<F-END> ERROR" in m]
+    assert 0 < refused <= FLOOD and 0 < len(shown) < refused  # at most 20 lines a second
+
+
+def test_packets_front_ends_could_not_take_are_counted_in_the_log(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(autoconnect=False, qspy_udp=0)
+    port = c.app.state.qspy_udp.port
+    with c.app.state.qspy_udp._lock:
+        port.send_failures += 3  # as sendto does when a front end's buffer is full
+
+    def said() -> list[str]:
+        log = [e["message"] for e in c.get("/api/log").json()["entries"]]
+        return [m for m in log if "packets to front ends dropped" in m]
+
+    line = wait_for(said, "the dropped packets in the log")[0]
+    assert line.startswith("QSPY front end: 3 packets to front ends dropped")
 
 
 def test_the_port_number_is_checked(capsys) -> None:

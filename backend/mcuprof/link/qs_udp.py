@@ -253,6 +253,7 @@ class DashboardFrontEnds:
         self.port.close()
 
     def _run(self) -> None:
+        dropped = 0
         while not self._stop.is_set():
             try:
                 ready, _, _ = select.select([self.port], [], [], POLL_S)
@@ -262,6 +263,11 @@ class DashboardFrontEnds:
                 if ready:
                     self.port.poll()
                 self.port.roll()
+                failures = self.port.send_failures
+            if failures > dropped:  # said at most once per POLL_S, with the total
+                dropped = failures
+                self._log("warning", f"QSPY front end: {dropped} packets to front ends dropped "
+                          "(a front end's socket buffer was full, or it is gone)")  # fmt: skip
 
     # QS listener (the link's reader thread)
     def qs_events(self, events: list[QSEvent]) -> None:
