@@ -45,6 +45,10 @@ from .session import LinkError
 # Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
 NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
 MAX_FRONT_ENDS = 8  # attached at once on one port
+# A front end that ended without DETACH (a killed QView) is never heard of again, and UDP
+# does not tell us: when the port is full, an ATTACH takes the place of the front end
+# silent longest, if it has been silent this long (docs/limits.md).
+FRONT_END_STALE_S = 30.0
 MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served again
 MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
 F_END = "   <F-END> "
@@ -55,6 +59,7 @@ POLL_S = 0.2  # the dashboard's port thread wakes this often to see whether to e
 @dataclass
 class _Client:
     channels: int
+    heard: float  # clock time of its last datagram
     seq: int = 0
 
     def next_seq(self) -> int:
@@ -121,16 +126,18 @@ class FrontEndPort:
 
     def handle(self, data: bytes, addr: tuple) -> None:
         client = self.clients.get(addr)
+        if client is not None:
+            client.heard = self._clock()
         try:
             packet = parse_datagram(data, self.commands())
         except RxError as exc:
             self._refuse(addr, data[1] if len(data) > 1 else 0, str(exc))
             return
         if isinstance(packet, Attach):
-            if client is None and len(self.clients) >= MAX_FRONT_ENDS:
+            if client is None and len(self.clients) >= MAX_FRONT_ENDS and not self._drop_stale():
                 self._refuse(addr, data[1], f"{MAX_FRONT_ENDS} front ends already attached")
                 return
-            self.clients[addr] = client = _Client(packet.channels)
+            self.clients[addr] = client = _Client(packet.channels, self._clock())
             self._send(addr, attach_packet(client.next_seq()))
             self._out(f"{F_END}Attached Chan={packet.channels:08b}")
         elif client is None:
@@ -150,6 +157,16 @@ class FrontEndPort:
             reason = self._send_target(packet.command)
             if reason is not None:
                 self._refuse(addr, data[1], reason)
+
+    def _drop_stale(self) -> bool:
+        """Detach the front end silent longest if it is stale; whether one was."""
+        addr, client = min(self.clients.items(), key=lambda item: item[1].heard)
+        silent = self._clock() - client.heard
+        if silent < FRONT_END_STALE_S:
+            return False
+        del self.clients[addr]
+        self._out(f"{F_END}Detached {addr[0]}:{addr[1]}, silent for {silent:.0f} s: port full")
+        return True
 
     def forward(self, events: Iterable[QSEvent]) -> None:
         """The target's records to every attached front end; QSPY's lines to those that
