@@ -82,6 +82,16 @@ class FrontEnd:
 
         return str(wait_for(found, f"a text line matching {pattern!r}", timeout))
 
+    def ask_again(self, data: bytes, pattern: str, tries: int = 30) -> str:
+        """Send until the answer's line comes: after a flood the host's socket buffer
+        may still be full, and UDP drops what does not fit (our datagram too)."""
+        for _ in range(tries):
+            mark = self.mark()
+            self.send(data)
+            with contextlib.suppress(AssertionError):
+                return self.wait_text(pattern, mark, timeout=2.0)
+        raise AssertionError(f"no answer matching {pattern!r} in {tries} tries")
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)

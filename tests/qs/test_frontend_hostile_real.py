@@ -46,9 +46,7 @@ def test_a_flood_of_hostile_datagrams_is_refused_and_the_target_link_keeps_going
         # The target's records still arrive and are still printed...
         host.wait_line(r"Philo_inst\[\d\]", since=flooded)
         # ...and a well-behaved front end is still served, the target answering it.
-        mark = fe.mark()
-        fe.send(b"\x03\x00")
-        fe.wait_text(r"Trg-Ack  QS_RX_TICK", mark)
+        fe.ask_again(b"\x03\x00", r"Trg-Ack  QS_RX_TICK")
         assert target.proc.poll() is None
     finally:
         hostile.close()

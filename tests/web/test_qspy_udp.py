@@ -32,12 +32,26 @@ def _attached(client: TestClient) -> FrontEnd:
     return fe
 
 
+def _profiling(make_client: Callable[..., TestClient]) -> tuple[TestClient, int]:
+    """A dashboard profiling the simulated QS target, and its record count so far."""
+    c = make_client(port="sim://?proto=qs", qspy_udp=0)
+    wait_for(lambda: c.get("/api/state").json()["connected"], "the simulated QS target")
+    return c, capture(c, records=20)["health"]["profile_records"]
+
+
+def _still_profiling(c: TestClient, before: int) -> dict:
+    state = wait_for(
+        lambda: (s := c.get("/api/state").json())["health"]["profile_records"] > before and s,
+        "more records in the dashboard",
+    )
+    assert state["health"]["profiling"]
+    return state
+
+
 def test_a_front_end_gets_target_info_while_the_dashboard_profiles(
     make_client: Callable[..., TestClient],
 ) -> None:
-    c = make_client(port="sim://?proto=qs", qspy_udp=0)
-    wait_for(lambda: c.get("/api/state").json()["connected"], "the simulated QS target")
-    before = capture(c, records=20)["health"]["profile_records"]
+    c, before = _profiling(make_client)
     fe = _attached(c)
     try:
         mark = fe.mark()
@@ -45,12 +59,7 @@ def test_a_front_end_gets_target_info_while_the_dashboard_profiles(
         infos = wait_for(lambda: [p for p in fe.binaries() if p[1] == 64], "target info")
         assert infos[0][2] == 0 and struct.unpack_from("<H", infos[0], 3)[0] == 740
         fe.wait_text(r"Trg-Ack  QS_RX_INFO", mark)
-        # The dashboard went on profiling the same stream meanwhile.
-        state = wait_for(
-            lambda: (s := c.get("/api/state").json())["health"]["profile_records"] > before and s,
-            "more records in the dashboard",
-        )
-        assert state["health"]["profiling"]
+        _still_profiling(c, before)  # the same stream, meanwhile
         log = "\n".join(e["message"] for e in c.get("/api/log").json()["entries"])
         assert "QSPY front end: <F-END> Attached Chan=00000011" in log
     finally:
@@ -73,18 +82,14 @@ def test_without_a_qs_target_commands_are_refused_in_one_line(
 def test_a_flood_is_refused_and_the_dashboard_goes_on(
     make_client: Callable[..., TestClient],
 ) -> None:
-    c = make_client(port="sim://?proto=qs", qspy_udp=0)
-    wait_for(lambda: c.get("/api/state").json()["connected"], "the simulated QS target")
-    before = capture(c, records=20)["health"]["profile_records"]
+    c, before = _profiling(make_client)
     fe = _attached(c)
     try:
         for i in range(FLOOD):  # garbage, unknown names, oversized peeks
             fe.sock.sendto(bytes([i & 0xFF]) + HOSTILE[i % len(HOSTILE)], fe.addr)
-        wait_for(lambda: c.get("/api/state").json()["health"]["profile_records"] > before,
-                 "the dashboard still profiling")  # fmt: skip
-        mark = fe.mark()
-        fe.send(b"\x00")
-        fe.wait_text(r"Trg-Ack  QS_RX_INFO", mark)
+        _still_profiling(c, before)
+        fe.ask_again(b"\x00", r"Trg-Ack  QS_RX_INFO")
+        assert c.app.state.qspy_udp._thread.is_alive()
     finally:
         fe.close()
     refused = c.app.state.qspy_udp.port.refused

@@ -277,9 +277,12 @@ class DashboardFrontEnds:
             except (OSError, ValueError):
                 return  # the port was closed
             with self._lock:
-                if ready:
-                    self.port.poll()
-                self.port.roll()
+                try:
+                    if ready:
+                        self.port.poll()
+                    self.port.roll()
+                except Exception as exc:  # a bug must not end the port: say it, go on
+                    self._log("error", f"QSPY front end: {type(exc).__name__}: {exc}")
                 failures = self.port.send_failures
             if failures > dropped:  # said at most once per POLL_S, with the total
                 dropped = failures
