@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcuprof.link.qs_sim import AP_BYTES, OWNER, PHILO, PRIO, TABLE, QSSimDevice
 from mcuprof.link.simulator import SimOptions
@@ -130,3 +132,16 @@ def test_filters_really_filter(board: Board) -> None:
     assert _has(lines, r"Sdr=Table_inst")  # named as a sender: its own records are off
     board.send(board.rx.ao_filter("Table_inst"))
     assert _has(board.run(3.0), r"Table_inst")
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rec=st.integers(0, 20), payload=st.binary(max_size=40))
+def test_any_command_bytes_are_answered_and_the_board_goes_on(board, rec, payload) -> None:
+    """Whatever frame reaches the simulated target, it answers or ignores it as a QP
+    target would (never an exception), and its trace stays well-formed."""
+    board.device.receive(encode_frame(1, rec, payload))
+    board.run(0.02)
+    assert board.decoder.stats.malformed == 0
+    assert board.decoder.frame_stats.bad_checksum == 0
