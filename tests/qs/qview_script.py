@@ -23,6 +23,19 @@ for _name in dir(QView):
     if _name.startswith(("GRP_", "IDS_")):
         setattr(qview, _name, getattr(QView, _name))
 
+# QView waits 50 polls (about 0.5 s) for the attach confirmation, then opens a modal
+# "Attach to QSpy" dialog that nobody can press under Xvfb. On a loaded machine, wait
+# longer (about 20 s) instead.
+_attach = QSpy._attach
+
+
+def _patient_attach() -> None:
+    _attach()
+    QSpy._attach_ctr = 2000
+
+
+QSpy._attach = staticmethod(_patient_attach)
+
 OUT = open(os.environ["QVIEW_OUT"], "a", buffering=1)  # noqa: SIM115 (open for the run)
 NMIN = int(os.environ["QVIEW_NMIN"])  # offset of Table_inst's queue low-water mark
 LAST_COMMAND = 7  # the user command sent last: its Trg-Ack ends the script
