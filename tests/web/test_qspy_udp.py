@@ -79,6 +79,20 @@ def test_without_a_qs_target_commands_are_refused_in_one_line(
         fe.close()
 
 
+def test_a_command_before_the_listened_for_target_connects_is_refused(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(port="listen://127.0.0.1:0", qspy_udp=0)
+    where = wait_for(lambda: c.get("/api/state").json()["device"]["listening_on"], "listening")
+    fe = _attached(c)
+    try:
+        fe.send(b"\x00")
+        line = fe.wait_text(r"ERROR")
+        assert line == f"   <F-END> ERROR    no QS target has connected to {where} yet"
+    finally:
+        fe.close()
+
+
 def test_a_flood_is_refused_and_the_dashboard_goes_on(
     make_client: Callable[..., TestClient],
 ) -> None:

@@ -249,6 +249,9 @@ class QSLink(ListenerCalls):
     def send_rx(self, cmd: RxCommand) -> None:
         """A command checked by ``self.rx`` (its builders or its parse), to the target."""
         self._require()
+        lst = self._listening
+        if lst is not None and lst.conn is None:  # _send would drop it without a word
+            raise LinkError(f"no QS target has connected to {self.listening_on} yet")
         self._send(cmd.rec, cmd.payload)
         self.rx.sent(cmd)
 
