@@ -11,8 +11,9 @@ from fastapi.testclient import TestClient
 
 from mcuprof.cli import main
 from tests.qs.qsfe import FrontEnd
+from tests.sources.conftest import sim_stream
 
-from .conftest import capture, wait_for
+from .conftest import ORIGIN, capture, wait_for
 
 FLOOD = 5_000
 HOSTILE = [
@@ -72,6 +73,25 @@ def test_without_a_qs_target_commands_are_refused_in_one_line(
     c = make_client(autoconnect=False, qspy_udp=0)
     fe = _attached(c)
     try:
+        fe.send(b"\x00")
+        line = fe.wait_text(r"ERROR")
+        assert line == "   <F-END> ERROR    QS commands need a QS target: connect one first"
+    finally:
+        fe.close()
+
+
+def test_a_replayed_session_is_no_target_for_front_ends(
+    make_client: Callable[..., TestClient],
+) -> None:
+    c = make_client(autoconnect=False, qspy_udp=0)
+    r = c.post("/api/sessions/import?name=dpp&kind=qs", content=sim_stream(2.0),
+               headers={"Origin": ORIGIN, "Content-Type": "application/octet-stream"})  # fmt: skip
+    sid = r.json()["session"]["id"]
+    r = c.post(f"/api/sessions/{sid}/replay", json={"speed": "0.1x"}, headers={"Origin": ORIGIN})
+    assert r.status_code == 200, r.text
+    fe = _attached(c)
+    try:
+        assert c.app.state.live.port_label is not None  # still replaying (2 s at 0.1x)
         fe.send(b"\x00")
         line = fe.wait_text(r"ERROR")
         assert line == "   <F-END> ERROR    QS commands need a QS target: connect one first"

@@ -445,7 +445,13 @@ class LiveSession:
         """The connected QS link's control object: ``rx`` (RxCommands) and
         ``send_rx(cmd)``, for the QS control panel and ``serve --qspy-udp``."""
         session = self.session
-        if session is None or self.state == "disconnected" or not hasattr(session, "send_rx"):
+        replaying = self.port_label is not None  # a stored session's link: no target there
+        if (
+            session is None
+            or self.state == "disconnected"
+            or replaying
+            or not hasattr(session, "send_rx")
+        ):
             raise UserError("QS commands need a QS target: connect one first")
         return session
 
