@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs missing Debian packages, and nothing when all are present.
 #   install-sysdeps.sh          what the test suite drives for real: Chromium, QEMU, the Arm
-#                               cross compiler and newlib, a host C compiler (make test)
+#                               cross compiler and newlib, a host C compiler, and Xvfb and
+#                               Tk for the real QView (make test)
 #   install-sysdeps.sh python   only what `python3 -m venv` needs (make run)
 #   install-sysdeps.sh wait     only wait until no other package manager holds its lock
 # Another apt or dpkg (unattended-upgrades on a fresh machine) may hold the package
@@ -66,6 +67,8 @@ if [ "$mode" = all ]; then
     ls /usr/lib/arm-none-eabi/newlib/thumb/*/libstdc++.a >/dev/null 2>&1 \
         || need+=(libstdc++-arm-none-eabi-newlib)
     command -v gcc >/dev/null 2>&1 || need+=(gcc)
+    command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+    python3 -c 'import tkinter' >/dev/null 2>&1 || need+=(python3-tk)
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -19,6 +19,10 @@ from mcuprof.protocol.qs import Framer
 WAIT_S = 60.0  # a deadline for things that should happen, not a timing assertion
 # The real parts (see their README): QP/C 7.4 DPP targets and QSPY 7.4.0.
 REAL = Path(__file__).resolve().parents[3] / "shared" / "reference" / "qs" / "real"
+# Offset of Table_inst's event-queue low-water mark (QEQueue.nMin): only a statistic,
+# so poking it changes nothing but what the target reports. Read from a peek of
+# Table_inst: vptr, state, temp, prio, pthre, a pthread_cond_t, then the queue.
+NMIN_OFFSET = {"dpp-posix64": 0x68, "dpp-posix32": 0x50}
 
 
 def wait_for(cond: Callable[[], object], what: str, timeout: float = WAIT_S) -> object:
@@ -77,6 +81,16 @@ class FrontEnd:
             return next((t for t in self.texts()[since:] if rx.search(t)), None)
 
         return str(wait_for(found, f"a text line matching {pattern!r}", timeout))
+
+    def ask_again(self, data: bytes, pattern: str, tries: int = 30) -> str:
+        """Send until the answer's line comes: after a flood the host's socket buffer
+        may still be full, and UDP drops what does not fit (our datagram too)."""
+        for _ in range(tries):
+            mark = self.mark()
+            self.send(data)
+            with contextlib.suppress(AssertionError):
+                return self.wait_text(pattern, mark, timeout=2.0)
+        raise AssertionError(f"no answer matching {pattern!r} in {tries} tries")
 
     def close(self) -> None:
         self._stop.set()

@@ -12,9 +12,10 @@ import pytest
 
 from mcuprof.errors import UserError
 from mcuprof.link.qs_host import MAX_TX_BACKLOG, QSHost
-from mcuprof.link.qs_udp import MAX_FRONT_ENDS
-from mcuprof.protocol.qs import QSDecoder, encode_frame
-from mcuprof.qs.rx import RxCommand
+from mcuprof.link.qs_udp import FRONT_END_STALE_S, MAX_FRONT_ENDS, FrontEndPort
+from mcuprof.protocol.qs import Dictionaries, QSConfig, QSDecoder, encode_frame
+from mcuprof.qs.frontend import QSPY_ONLY
+from mcuprof.qs.rx import RxCommand, RxCommands
 
 from .qsfe import REAL, FakeTarget, FrontEnd, decoded_frames, wait_for
 
@@ -110,6 +111,19 @@ def test_garbage_is_refused_one_line_each_and_nothing_reaches_the_target(rig):
     assert decoded_frames(bytes(target.received)) == [(1, 0, b"")]
 
 
+@pytest.mark.parametrize("rec", sorted(QSPY_ONLY))
+def test_qspy_only_records_are_refused_with_their_reason_and_never_forwarded(rig, rec):
+    host, fe, target = rig
+    mark = fe.mark()
+    fe.send(bytes([rec]) + b"\x00\x01\x02\x03\x04\x00")  # whatever a front end adds
+    line = fe.wait_text(r"<F-END> ERROR", mark)
+    assert line == f"   <F-END> ERROR    record 0x{rec:02X} refused: {QSPY_ONLY[rec]}"
+    assert line in host.lines
+    fe.send(b"\x00")  # the next command is the first the target gets
+    wait_for(lambda: target.frames(), "the INFO frame")
+    assert decoded_frames(bytes(target.received)) == [(1, 0, b"")]
+
+
 def test_a_flood_is_counted_and_does_not_stall_the_target(rig):
     host, fe, target = rig
     before = host.decoder.frame_stats.frames
@@ -150,6 +164,36 @@ def test_front_ends_are_bounded_and_must_attach(rig):
         for other in others:
             other.close()
     assert target.received == b""
+
+
+def test_a_full_port_takes_a_new_front_end_in_place_of_a_stale_one():
+    """A QView killed without DETACH keeps its place until the port is full and it has
+    been silent FRONT_END_STALE_S; then a new front end takes it."""
+    now = [0.0]
+    lines: list[str] = []
+    commands = RxCommands(lambda: (QSConfig(), Dictionaries()))
+    port = FrontEndPort(0, lambda: commands, lambda cmd: None, lines.append, lambda: "",
+                        clock=lambda: now[0])  # fmt: skip
+    sinks = [FrontEnd(port.address[1]) for _ in range(MAX_FRONT_ENDS + 1)]  # real addresses
+    try:
+        for sink in sinks:  # bound to a local port by a first datagram
+            sink.sock.sendto(b"", ("127.0.0.1", 9))
+        addrs = [("127.0.0.1", s.sock.getsockname()[1]) for s in sinks]
+        for addr in addrs[:-1]:
+            port.handle(b"\x00\x80\x01", addr)
+        now[0] = FRONT_END_STALE_S - 1
+        port.handle(b"\x05\x00", addrs[0])  # the first is heard again (INFO)
+        port.handle(b"\x00\x80\x01", addrs[-1])
+        assert addrs[-1] not in port.clients and lines[-1].endswith("already attached")
+        now[0] = FRONT_END_STALE_S + 0.5
+        port.handle(b"\x00\x80\x01", addrs[-1])
+        assert addrs[-1] in port.clients and len(port.clients) == MAX_FRONT_ENDS
+        assert addrs[1] not in port.clients and addrs[0] in port.clients  # silent longest
+        assert f"Detached 127.0.0.1:{addrs[1][1]}, silent for 30 s: port full" in lines[-2]
+    finally:
+        port.close()
+        for sink in sinks:
+            sink.close()
 
 
 def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):

@@ -10,13 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from .qsfe import REAL, FakeTarget, FrontEnd, decoded_frames, start_listen, start_target, wait_for
+from .qsfe import (
+    NMIN_OFFSET,
+    REAL,
+    FakeTarget,
+    FrontEnd,
+    decoded_frames,
+    start_listen,
+    start_target,
+    wait_for,
+)
 
 TARGETS = ("dpp-posix64", "dpp-posix32")
-# Offset of Table_inst's event-queue low-water mark (QEQueue.nMin): only a statistic,
-# so poking it changes nothing but what the target reports. Read from a peek of
-# Table_inst: vptr, state, temp, prio, pthre, a pthread_cond_t, then the queue.
-NMIN_OFFSET = {"dpp-posix64": 0x68, "dpp-posix32": 0x50}
 
 
 def _name(rec: int, kind: int, ptr: int, name: str) -> bytes:

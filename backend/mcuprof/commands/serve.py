@@ -48,6 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="allow a non-loopback --host; every request then needs the printed token",
     )
     p.add_argument(
+        "--qspy-udp",
+        type=int,
+        metavar="UPORT",
+        help="also serve QSPY's front-end protocol on this UDP port (0: any free one), as "
+        "qspy -u: QView attaches there and drives the QS target connected in the dashboard",
+    )
+    p.add_argument(
         "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
     )
     p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
@@ -96,6 +103,9 @@ def build_settings(args: argparse.Namespace) -> Settings:
         if not elf.is_file():
             raise UserError(f"{args.elf}: no such ELF file")
         elf = elf.resolve()
+    qspy_udp = getattr(args, "qspy_udp", None)
+    if qspy_udp is not None and not 0 <= qspy_udp <= 65535:
+        raise UserError(f"--qspy-udp {qspy_udp}: a UDP port from 0 to 65535")
     if args.sim_rate is not None and not 1 <= args.sim_rate <= 5_000_000:
         raise UserError("--sim-rate must be between 1 and 5000000")
     return Settings(
@@ -110,6 +120,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         sim_rate=args.sim_rate,
         qs_tick_hz=getattr(args, "qs_tick_hz", 1_000_000),
         proto=getattr(args, "proto", None),
+        qspy_udp=qspy_udp,
     )
 
 
@@ -135,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
             "mcuprof: remote access is on; the token in that URL is required on every request",
             flush=True,
         )
+    if app.state.qspy_udp is not None:
+        udp_host, udp_port = app.state.qspy_udp.address
+        print(f"mcuprof: QSPY front ends on UDP {udp_host}:{udp_port}", flush=True)
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     server = uvicorn.Server(server_config(app, settings))

@@ -53,7 +53,7 @@ class QSHost:
         if udp_port is not None:
             try:
                 self.frontends = FrontEndPort(
-                    udp_port, self.commands, self.send, out, save_dic,
+                    udp_port, lambda: self.commands, self.send, out, save_dic,
                     allow_remote=allow_remote,
                 )  # fmt: skip
             except BaseException:

@@ -27,7 +27,7 @@ import serial
 from ..errors import UserError
 from ..protocol import Metadata
 from ..protocol.qs import encode_frame
-from ..qs.rx import RX
+from ..qs.rx import RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
 from .session import (
@@ -160,6 +160,9 @@ class QSLink(ListenerCalls):
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
         self._info = threading.Event()
+        # QS-RX commands checked against this target's sizes and dictionaries (the
+        # control object of LiveSession.control()).
+        self.rx = RxCommands(lambda: (self.source.decoder.config, self.source.decoder.dicts))
 
     # ------------------------------------------------------------ what the page reads
 
@@ -242,6 +245,15 @@ class QSLink(ListenerCalls):
             self._send(RX_TICK, b"\x00")
         else:
             raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+
+    def send_rx(self, cmd: RxCommand) -> None:
+        """A command checked by ``self.rx`` (its builders or its parse), to the target."""
+        self._require()
+        lst = self._listening
+        if lst is not None and lst.conn is None:  # _send would drop it without a word
+            raise LinkError(f"no QS target has connected to {self.listening_on} yet")
+        self._send(cmd.rec, cmd.payload)
+        self.rx.sent(cmd)
 
     def reset_buffers(self) -> None:
         raise UserError("a QS target has no buffers to reset: use Reset target")

@@ -9,7 +9,17 @@ Timestamps count microseconds of device time.
 
 Like ``SimDevice`` it is sans-IO (``receive``/``poll``), paced to the baud rate, and
 last-is-best: frames the link cannot carry are dropped from its trace buffer, so the
-host sees sequence-number gaps. QS-RX commands answered: INFO, RESET, TICK, GLB_FILTER.
+host sees sequence-number gaps.
+
+It answers the QS-RX commands a QP/C 7.4 target does (qs_rx.py has the records): INFO,
+COMMAND, RESET, TICK, PEEK/POKE/FILL on the current AP object (each object the host
+names gets ``AP_BYTES`` of simulated memory), GLB_FILTER and LOC_FILTER (really
+filtering what it emits: the global mask by record, the local one by the active
+object's QS-ID, its priority), AO_FILTER, CURR_OBJ and QUERY_CURR, and EVENT: publish,
+post and dispatch produce the post, dispatch and "ignored" records a QP target would;
+init takes the initial transition again. Each is acknowledged with QS_RX_STATUS, and
+COMMAND and EVENT end with QS_TARGET_DONE. The QUTest records (7, 8, 9, 14) are
+answered with Trg-ERR 0x43, as the real DPP (built without QUTest) answers them.
 """
 
 from __future__ import annotations
@@ -38,9 +48,21 @@ SERVING = 0x0800_1401
 EAT, DONE, TIMEOUT, HUNGRY_SIG = 4, 5, 10, 11
 PHILO_STAT = 100
 POOL_SIZE, QUEUE_LEN = 10, 5
-# QS-RX records the host may send, and the target's acknowledgement record.
+# QS-RX records the host may send, and the target's answers.
 RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
-QS_RX_STATUS = 66
+QS_TARGET_DONE, QS_RX_STATUS, QS_QUERY_DATA, QS_PEEK_DATA = 65, 66, 67, 68
+RX_ERROR = 0x80  # QS_RX_STATUS flag: the command failed (the low bits say why)
+ERR_UNSUPPORTED = 0x43  # the real DPP's answer to the QUTest records
+AP_BYTES = 64  # simulated memory of one AP object: peek, poke and fill stay inside it
+ALL = (1 << 128) - 1
+# Records a QP target emits whatever the global filter (QP's non-maskable ones):
+# dictionaries, target info, the test and QS-RX answers, QF_RUN.
+NOT_MASKABLE = frozenset((0, 54, *range(58, 71)))
+# QS-IDs (priorities) of the active objects, and the objects whose records are theirs.
+PRIO = {**{philo: i + 1 for i, philo in enumerate(PHILO)}, TABLE: N_PHILO + 1}
+OWNER = {**{te: PHILO[i] for i, te in enumerate(TIME_EVT)}, **{ao: ao for ao in PRIO}}
+KIND_SM, KIND_AO, KIND_MP, KIND_EQ, KIND_TE, KIND_AP, KIND_SM_AO = range(7)
+EVT_PUBLISH, EVT_POST_CURR, EVT_INIT, EVT_DISPATCH = 0, 253, 254, 255
 
 _STATE_NAME = {THINKING: "thinking", HUNGRY: "hungry", EATING: "eating"}
 
@@ -64,7 +86,6 @@ class QSSimDevice:
         self._rng = random.Random(getattr(options, "seed", 1))
         self._rx = Framer()
         self.unplugged = False
-        self.enabled = True  # global filter: all records on or off
         self.dropped_frames = 0
         self._out = bytearray()
         self._buffer: deque[bytes] = deque()
@@ -90,6 +111,10 @@ class QSSimDevice:
 
     def _boot(self) -> None:
         """Power-up or QS-RX RESET: the timestamp counter starts again from 0."""
+        self.glb_filter = ALL  # QS global filter: one bit per record id
+        self.loc_filter = ALL  # QS local filter: one bit per QS-ID (AO priority)
+        self.current: dict[int, int] = {}  # the host's current objects, by kind
+        self.memory: dict[int, bytearray] = {}  # AP objects the host peeked or poked
         self._seq = 0
         self._us = 0.0
         self._boot_t = self._t
@@ -129,40 +154,194 @@ class QSSimDevice:
         self._emit(60, struct.pack("<HI", HUNGRY_SIG, 0) + b"HUNGRY_SIG\0", force=True)
         self._emit(63, bytes([PHILO_STAT]) + b"PHILO_STAT\0", force=True)
 
+    @property
+    def enabled(self) -> bool:
+        """Whether the global filter lets any record through."""
+        return self.glb_filter != 0
+
     def _command(self, rec: int, payload: bytes) -> None:
         if rec == RX_RESET:
             self._buffer.clear()
             self._buffered = 0
             self._boot()
             return
+        handler = _RX_HANDLERS.get(rec)
+        try:
+            done = handler(self, payload) if handler is not None else None
+        except (struct.error, IndexError, KeyError, ValueError, StopIteration):
+            done = None
+            handler = None
+        if handler is None:  # unknown, unsupported or malformed: Trg-ERR, as QP's
+            self._emit(QS_RX_STATUS, bytes([RX_ERROR | ERR_UNSUPPORTED]), force=True)
+        elif done:
+            self._emit(QS_TARGET_DONE, struct.pack("<IB", self._ts(), rec), force=True)
+
+    # ------------------------------------------------------------ QS-RX commands
+    # Each acknowledges (QS_RX_STATUS) and returns whether QS_TARGET_DONE follows; a
+    # malformed payload raises (struct.error, IndexError...) and is answered Trg-ERR.
+
+    def _ack(self, rec: int) -> None:
         self._emit(QS_RX_STATUS, bytes([rec]), force=True)
-        if rec == RX_INFO:
-            self._emit(64, target_info(reset=False), force=True)
-        elif rec == RX_TICK:
-            self._tick()
-        elif rec == RX_GLB_FILTER and payload:
-            # A length byte, then a 128-bit mask: any bit set turns the trace on.
-            self.enabled = any(payload[1:])
+
+    def _rx_info(self, payload: bytes) -> bool:
+        self._ack(RX_INFO)
+        self._emit(64, target_info(reset=False), force=True)
+        return False
+
+    def _rx_command(self, payload: bytes) -> bool:
+        struct.unpack("<BIII", payload)  # the application has no commands: done at once
+        self._ack(RX["COMMAND"])
+        return True
+
+    def _rx_tick(self, payload: bytes) -> bool:
+        if payload != b"\x00":
+            raise ValueError("only tick rate 0")  # as the real DPP (rate 1 asserts)
+        self._ack(RX_TICK)
+        self._tick()
+        return False
+
+    def _ap(self, offset: int, size: int, num: int) -> tuple[bytearray, int]:
+        """The current AP object's memory and the end of the range asked for."""
+        if size not in (1, 2, 4) or KIND_AP not in self.current:
+            raise ValueError("no AP object, or a bad element size")
+        end = offset + size * num
+        if num == 0 or end > AP_BYTES:
+            raise ValueError(f"bytes {offset}-{end} are outside the {AP_BYTES}-byte object")
+        return self.memory.setdefault(self.current[KIND_AP], bytearray(AP_BYTES)), end
+
+    def _rx_peek(self, payload: bytes) -> bool:
+        offset, size, num = struct.unpack("<HBB", payload)
+        mem, end = self._ap(offset, size, num)
+        head = struct.pack("<IHBB", self._ts(), offset, size, num)
+        self._emit(QS_PEEK_DATA, head + bytes(mem[offset:end]), force=True)
+        return False
+
+    def _rx_poke(self, payload: bytes) -> bool:
+        offset, size, num = struct.unpack_from("<HBB", payload)
+        mem, end = self._ap(offset, size, num)
+        if len(payload) != 4 + end - offset:
+            raise ValueError("poke data does not match its count")
+        mem[offset:end] = payload[4:]
+        self._ack(RX["POKE"])
+        return False
+
+    def _rx_fill(self, payload: bytes) -> bool:
+        offset, size, num = struct.unpack_from("<HBB", payload)
+        mem, end = self._ap(offset, size, num)
+        if len(payload) != 4 + size:
+            raise ValueError("fill takes one element")
+        mem[offset:end] = payload[4:] * num
+        self._ack(RX["FILL"])
+        return False
+
+    def _rx_filter(self, payload: bytes, rec: int) -> bool:
+        if len(payload) != 17 or payload[0] != 16:
+            raise ValueError("a filter is a length byte 16 and 16 mask bytes")
+        mask = int.from_bytes(payload[1:], "little")
+        if rec == RX_GLB_FILTER:
+            self.glb_filter = mask
+        else:
+            self.loc_filter = mask
+        self._ack(rec)
+        return False
+
+    def _rx_ao_filter(self, payload: bytes) -> bool:
+        remove, obj = struct.unpack("<BI", payload)
+        bit = 1 << PRIO[obj] if obj else 0  # KeyError for an object that is no AO
+        self.loc_filter = self.loc_filter & ~bit if remove else self.loc_filter | bit
+        self._ack(RX["AO_FILTER"])
+        return False
+
+    def _rx_curr_obj(self, payload: bytes) -> bool:
+        kind, obj = struct.unpack("<BI", payload)
+        if kind > KIND_SM_AO:
+            raise ValueError(f"object kind {kind}")
+        for k in (KIND_SM, KIND_AO) if kind == KIND_SM_AO else (kind,):
+            self.current[k] = obj
+        self._ack(RX["CURR_OBJ"])
+        return False
+
+    def _rx_query(self, payload: bytes) -> bool:
+        (kind,) = struct.unpack("<B", payload)
+        obj = self.current.get(kind, 0)
+        head = struct.pack("<IBI", self._ts(), kind, obj)
+        if kind in (KIND_SM, KIND_AO):
+            more = struct.pack("<I", self._state_of(obj))
+        elif kind == KIND_MP:
+            more = struct.pack("<HH", self.pool_free, self.pool_min)
+        elif kind == KIND_EQ:
+            more = struct.pack("<BB", QUEUE_LEN, self.queue_min.get(obj, QUEUE_LEN))
+        elif kind == KIND_TE:
+            philo = OWNER.get(obj, 0)
+            tim = self.timer[PHILO.index(philo)] if philo in PHILO else 0
+            more = struct.pack("<IIIHB", philo, tim, 0, TIMEOUT, 0)
+        elif kind == KIND_AP:
+            more = b""
+        else:
+            raise ValueError(f"query kind {kind}")
+        self._emit(QS_QUERY_DATA, head + more, force=True)
+        return False
+
+    def _state_of(self, obj: int) -> int:
+        if obj in PHILO:
+            return self.state[PHILO.index(obj)]
+        return SERVING if obj == TABLE else 0
+
+    def _rx_event(self, payload: bytes) -> bool:
+        prio, sig, length = struct.unpack_from("<BHH", payload)
+        if len(payload) != 5 + length:
+            raise ValueError("event parameters do not match their length")
+        if prio == EVT_PUBLISH:
+            targets = list(PRIO)
+        elif prio in (EVT_POST_CURR, EVT_DISPATCH, EVT_INIT):
+            current = self.current.get(KIND_AO if prio == EVT_POST_CURR else KIND_SM, 0)
+            if current not in PRIO:
+                raise ValueError("no current object")
+            targets = [current]
+        else:
+            targets = [next(ao for ao, p in PRIO.items() if p == prio)]  # StopIteration
+        self._ack(RX["EVENT"])
+        if prio == EVT_INIT:
+            state = self._state_of(targets[0])
+            self._rec(3, "obj fun fun", targets[0], TOP, state)
+            self._rec(4, "ts obj fun", targets[0], state)
+            return True
+        if prio == EVT_PUBLISH:
+            self._rec(26, "ts obj sig u8 u8", 0, sig, 0, 0)
+        for ao in targets:
+            if prio != EVT_DISPATCH:
+                self._post(0, ao, sig, 0, 0)
+            state = self._state_of(ao)
+            self._rec(8, "ts sig obj fun", sig, ao, state)
+            self._rec(7, "ts sig obj fun", sig, ao, state)  # the state ignores it
+        return True
 
     # ------------------------------------------------------------ tracing
 
     def _ts(self) -> int:
         return int(self._us) & 0xFFFF_FFFF
 
-    def _rec(self, rec: int, layout: str, *values: int) -> None:
+    def _rec(self, rec: int, layout: str, *values: int, ao: int | None = None) -> None:
         """Emit a record whose layout is given as kinds: ts (added here), sig, obj,
-        fun, u8, u16, u32."""
+        fun, u8, u16, u32. ``ao``: the active object whose QS-ID the local filter
+        checks (QP's record owner); by default the first AO or time event named."""
         codes = {"sig": "H", "obj": "I", "fun": "I", "u8": "B", "u16": "H", "u32": "I"}
         kinds = layout.split()
+        if ao is None:
+            named = zip(kinds[kinds[0] == "ts" :], values, strict=False)
+            ao = next((OWNER[v] for k, v in named if k == "obj" and v in OWNER), 0)
         if kinds and kinds[0] == "ts":
             self._us += self._rng.uniform(2, 15)
             values = (self._ts(), *values)
             kinds[0] = "u32"
-        self._emit(rec, struct.pack("<" + "".join(codes[k] for k in kinds), *values))
+        self._emit(rec, struct.pack("<" + "".join(codes[k] for k in kinds), *values), ao=ao)
 
-    def _emit(self, rec: int, payload: bytes, force: bool = False) -> None:
-        if not (self.enabled or force):
-            return
+    def _emit(self, rec: int, payload: bytes, force: bool = False, ao: int = 0) -> None:
+        if not force and rec not in NOT_MASKABLE:
+            if not self.glb_filter >> rec & 1:
+                return
+            if ao and not self.loc_filter >> PRIO[ao] & 1:
+                return  # the local filter silences this active object
         self._seq = (self._seq + 1) & 0xFF
         frame = encode_frame(self._seq, rec, payload)
         self._buffer.append(frame)
@@ -192,8 +371,18 @@ class QSSimDevice:
     def _post(self, sender: int, obj: int, sig: int, pool: int, ref: int) -> None:
         free = QUEUE_LEN - 1
         self.queue_min[obj] = min(self.queue_min[obj], free)
-        self._rec(14, "ts obj sig obj u8 u8 u8 u8", sender, sig, obj, pool, ref, free,
-                  self.queue_min[obj])  # fmt: skip
+        self._rec(
+            14,
+            "ts obj sig obj u8 u8 u8 u8",
+            sender,
+            sig,
+            obj,
+            pool,
+            ref,
+            free,
+            self.queue_min[obj],
+            ao=obj,
+        )  # fmt: skip (the receiver's record)
         self._rec(17, "ts sig obj u8 u8", sig, obj, pool, ref)
 
     def _tran(self, i: int, sig: int, target: int) -> None:
@@ -284,3 +473,19 @@ class QSSimDevice:
                 self._buffered -= len(frame)
                 self._budget -= len(frame)
                 self._out += frame
+
+
+_RX_HANDLERS = {
+    RX_INFO: QSSimDevice._rx_info,
+    RX["COMMAND"]: QSSimDevice._rx_command,
+    RX_TICK: QSSimDevice._rx_tick,
+    RX["PEEK"]: QSSimDevice._rx_peek,
+    RX["POKE"]: QSSimDevice._rx_poke,
+    RX["FILL"]: QSSimDevice._rx_fill,
+    RX_GLB_FILTER: lambda dev, p: dev._rx_filter(p, RX_GLB_FILTER),
+    RX["LOC_FILTER"]: lambda dev, p: dev._rx_filter(p, RX["LOC_FILTER"]),
+    RX["AO_FILTER"]: QSSimDevice._rx_ao_filter,
+    RX["CURR_OBJ"]: QSSimDevice._rx_curr_obj,
+    RX["QUERY_CURR"]: QSSimDevice._rx_query,
+    RX["EVENT"]: QSSimDevice._rx_event,
+}

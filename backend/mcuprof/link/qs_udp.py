@@ -11,13 +11,16 @@ What the target sends goes back to every attached front end on the channels it c
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UserError
-from ..protocol.qs import Malformed, QSEvent, Record
+from ..protocol.qs import Dictionaries, Malformed, QSConfig, QSEvent, Record
 from ..protocol.qs.records import ENUM_DICT, FUN_DICT, OBJ_DICT, SIG_DICT, TARGET_INFO, USR_DICT
 from ..qs.frontend import (
     CHAN_BINARY,
@@ -37,19 +40,26 @@ from ..qs.frontend import (
 from ..qs.rx import RxCommand, RxCommands, RxError
 from ..qs.text import event_lines
 from .qs_link import validate_listen
+from .session import LinkError
 
 # Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
 NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
 MAX_FRONT_ENDS = 8  # attached at once on one port
+# A front end that ended without DETACH (a killed QView) is never heard of again, and UDP
+# does not tell us: when the port is full, an ATTACH takes the place of the front end
+# silent longest, if it has been silent this long (docs/limits.md).
+FRONT_END_STALE_S = 30.0
 MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served again
 MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
 F_END = "   <F-END> "
 F_ERROR = F_END + "ERROR    "
+POLL_S = 0.2  # the dashboard's port thread wakes this often to see whether to end
 
 
 @dataclass
 class _Client:
     channels: int
+    heard: float  # clock time of its last datagram
     seq: int = 0
 
     def next_seq(self) -> int:
@@ -58,14 +68,15 @@ class _Client:
 
 
 class FrontEndPort:
-    """``send`` takes a checked command for the target and returns None, or a reason
-    it could not go (no target, the target is not reading); ``out`` prints one line of
-    the host's output; ``save_dic`` saves the dictionaries and says where."""
+    """``commands`` gives the target's command builder in force; ``send`` takes a
+    checked command for the target and returns None, or a reason it could not go (no
+    target, the target is not reading); ``out`` prints one line of the host's output;
+    ``save_dic`` saves the dictionaries and says where."""
 
     def __init__(
         self,
         port: int,
-        commands: RxCommands,
+        commands: Callable[[], RxCommands],
         send: Callable[[RxCommand], str | None],
         out: Callable[[str], None],
         save_dic: Callable[[], str],
@@ -115,16 +126,18 @@ class FrontEndPort:
 
     def handle(self, data: bytes, addr: tuple) -> None:
         client = self.clients.get(addr)
+        if client is not None:
+            client.heard = self._clock()
         try:
-            packet = parse_datagram(data, self.commands)
+            packet = parse_datagram(data, self.commands())
         except RxError as exc:
             self._refuse(addr, data[1] if len(data) > 1 else 0, str(exc))
             return
         if isinstance(packet, Attach):
-            if client is None and len(self.clients) >= MAX_FRONT_ENDS:
+            if client is None and len(self.clients) >= MAX_FRONT_ENDS and not self._drop_stale():
                 self._refuse(addr, data[1], f"{MAX_FRONT_ENDS} front ends already attached")
                 return
-            self.clients[addr] = client = _Client(packet.channels)
+            self.clients[addr] = client = _Client(packet.channels, self._clock())
             self._send(addr, attach_packet(client.next_seq()))
             self._out(f"{F_END}Attached Chan={packet.channels:08b}")
         elif client is None:
@@ -144,6 +157,16 @@ class FrontEndPort:
             reason = self._send_target(packet.command)
             if reason is not None:
                 self._refuse(addr, data[1], reason)
+
+    def _drop_stale(self) -> bool:
+        """Detach the front end silent longest if it is stale; whether one was."""
+        addr, client = min(self.clients.items(), key=lambda item: item[1].heard)
+        silent = self._clock() - client.heard
+        if silent < FRONT_END_STALE_S:
+            return False
+        del self.clients[addr]
+        self._out(f"{F_END}Detached {addr[0]}:{addr[1]}, silent for {silent:.0f} s: port full")
+        return True
 
     def forward(self, events: Iterable[QSEvent]) -> None:
         """The target's records to every attached front end; QSPY's lines to those that
@@ -202,3 +225,93 @@ class FrontEndPort:
             self.sock.sendto(packet, addr)
         except OSError:
             self.send_failures += 1  # a full socket buffer or a gone front end
+
+
+class DashboardFrontEnds:
+    """``mcuprof serve --qspy-udp``: the same front-end port beside the dashboard.
+
+    ``control`` is ``LiveSession.control``: the connected QS link's control object (its
+    ``rx`` checks, its ``send_rx`` sends), or UserError when no QS target is connected;
+    front ends may attach before one is. ``log(level, line)`` is the dashboard's log.
+    A thread reads the port; the link's reader thread hands the target's records over
+    as a QS listener (``qs_events``), so front ends see what the dashboard profiles.
+    """
+
+    def __init__(
+        self,
+        port: int,
+        control: Callable[[], Any],
+        log: Callable[[str, str], None],
+        *,
+        allow_remote: bool = False,
+    ) -> None:
+        self._control = control
+        self._log = log
+        self._none = RxCommands(lambda: (QSConfig(), Dictionaries()))  # no target yet
+        self._lock = threading.Lock()  # the port's clients: reader thread and ours
+        self._stop = threading.Event()
+        self.port = FrontEndPort(
+            port, self._commands, self._send, self._out, self._save_dic,
+            allow_remote=allow_remote,
+        )  # fmt: skip
+        self._thread = threading.Thread(target=self._run, name="mcuprof-qspy-udp", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.port.address
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        self.port.close()
+
+    def _run(self) -> None:
+        dropped = 0
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([self.port], [], [], POLL_S)
+            except (OSError, ValueError):
+                return  # the port was closed
+            with self._lock:
+                try:
+                    if ready:
+                        self.port.poll()
+                    self.port.roll()
+                except Exception as exc:  # a bug must not end the port: say it, go on
+                    self._log("error", f"QSPY front end: {type(exc).__name__}: {exc}")
+                failures = self.port.send_failures
+            if failures > dropped:  # said at most once per POLL_S, with the total
+                dropped = failures
+                self._log("warning", f"QSPY front end: {dropped} packets to front ends dropped "
+                          "(a front end's socket buffer was full, or it is gone)")  # fmt: skip
+
+    # QS listener (the link's reader thread)
+    def qs_events(self, events: list[QSEvent]) -> None:
+        with self._lock:
+            self.port.forward(events)
+
+    def qs_reset(self) -> None:
+        pass  # front ends follow the target's own reset records
+
+    def _commands(self) -> RxCommands:
+        try:
+            return self._control().rx
+        except UserError:
+            return self._none  # names are then unknown; _send says why nothing goes
+
+    def _send(self, cmd: RxCommand) -> str | None:
+        try:
+            self._control().send_rx(cmd)
+        except (UserError, LinkError) as exc:
+            return str(exc)
+        return None
+
+    def _out(self, line: str) -> None:
+        self._log("warning" if "ERROR" in line else "info", f"QSPY front end: {line.strip()}")
+
+    def _save_dic(self) -> str:
+        raise UserError("saving dictionaries: the dashboard keeps them in each stored session")

@@ -17,6 +17,17 @@ from .rx import MAX_NAME, RxCommand, RxCommands, RxError
 ATTACH, DETACH, SAVE_DICT = 0x80, 0x81, 0x82
 SEND_EVENT, SEND_AO_FILTER, SEND_CURR_OBJ = 0x87, 0x88, 0x89
 SHOW_NOTE = 0x8D
+# QSPY's own records that mcuprof does not offer: each is refused with its reason and
+# never reaches the target (docs/limits.md).
+QSPY_ONLY = {
+    0x83: "TEXT_OUT toggles QSPY's text file: mcuprof's text goes to stdout",
+    0x84: "BIN_OUT toggles QSPY's binary file: use mcuprof qs listen -o CAPTURE",
+    0x85: "MATLAB_OUT toggles QSPY's MATLAB file, which mcuprof does not write",
+    0x86: "SEQUENCE_OUT toggles QSPY's -g file: use mcuprof qs seq on the capture",
+    0x8A: "SEND_COMMAND by name is not offered: send QS_RX_COMMAND (0x01) by number",
+    0x8B: "SEND_TEST_PROBE by name is not offered: send QS_RX_TEST_PROBE (0x09)",
+    0x8C: "CLEAR_SCREEN is not offered: mcuprof's output is a stream",
+}
 CHAN_BINARY, CHAN_TEXT = 0x01, 0x02
 TEXT_REC = 0x00  # a text packet: ss 00 rr line
 # The longest datagram read: a QView packet is at most a few dozen bytes; anything
@@ -78,6 +89,8 @@ def parse_datagram(data: bytes, commands: RxCommands) -> Packet:
         return Note(body[0], text)
     if rec in (SEND_EVENT, SEND_AO_FILTER, SEND_CURR_OBJ):
         return ToTarget(_by_name(rec, body, commands))
+    if rec in QSPY_ONLY:
+        raise RxError(f"record 0x{rec:02X} refused: {QSPY_ONLY[rec]}")
     raise RxError(f"Unrecognized command Rec={rec}")
 
 

@@ -59,6 +59,19 @@ def _sessions_router() -> Any:
     return getattr(module, "router", None)
 
 
+def _qspy_udp(settings: Settings, live: LiveSession) -> Any:
+    """``serve --qspy-udp``: QSPY's front-end port, a listener of the live QS events."""
+    if settings.qspy_udp is None:
+        return None
+    from ..link.qs_udp import DashboardFrontEnds
+
+    port = DashboardFrontEnds(
+        settings.qspy_udp, live.control, live.on_log, allow_remote=settings.allow_remote
+    )
+    live.qs_listeners.append(port)
+    return port
+
+
 def create_app(
     settings: Settings,
     *,
@@ -70,6 +83,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         live: LiveSession = app.state.live
+        if app.state.qspy_udp is not None:
+            app.state.qspy_udp.start()
         ticker = asyncio.create_task(_tick_forever(app))
         connecting = asyncio.create_task(_autoconnect(live)) if settings.autoconnect else None
         try:
@@ -82,6 +97,8 @@ def create_app(
                 with contextlib.suppress(Exception):
                     await connecting
             await asyncio.to_thread(live.close)
+            if app.state.qspy_udp is not None:
+                await asyncio.to_thread(app.state.qspy_udp.close)
             app.state.catalog.close()
             if owns_store:
                 app.state.store.close()
@@ -106,6 +123,7 @@ def create_app(
     app.state.live = LiveSession(settings, catalog, store, **kwargs)
     app.state.qs_monitor = QsMonitor()
     app.state.live.qs_listeners.append(app.state.qs_monitor)
+    app.state.qspy_udp = _qspy_udp(settings, app.state.live)
 
     _install_error_handlers(app)
     app.include_router(api.router)

@@ -441,6 +441,20 @@ class LiveSession:
     def connected(self) -> bool:
         return self.session is not None and self.state != "disconnected"
 
+    def control(self) -> Any:
+        """The connected QS link's control object: ``rx`` (RxCommands) and
+        ``send_rx(cmd)``, for the QS control panel and ``serve --qspy-udp``."""
+        session = self.session
+        replaying = self.port_label is not None  # a stored session's link: no target there
+        if (
+            session is None
+            or self.state == "disconnected"
+            or replaying
+            or not hasattr(session, "send_rx")
+        ):
+            raise UserError("QS commands need a QS target: connect one first")
+        return session
+
     def _require(self) -> DeviceSession:
         if self.session is None or self.state == "disconnected":
             raise UserError("not connected: choose a port and click Connect")
