@@ -184,10 +184,10 @@ def test_small_chunks_equal_the_plain_documents(rows, resets, chunk) -> None:
         speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP = old
 
 
-def _through_workers(module, p: Profile, workers: int, window=None) -> str:
-    """What ``export.write`` writes: chunks formatted on ``workers`` threads at once."""
+def _through_sink(module, p: Profile, window=None) -> str:
+    """What ``export.write`` writes: chunks handed to the sink's writer thread."""
     got: list[bytes] = []
-    sink = Sink(lambda b: got.append(bytes(b)), workers=workers)
+    sink = Sink(lambda b: got.append(bytes(b)))
     try:
         module.write(p, sink.write, window=window)
     finally:
@@ -201,18 +201,14 @@ def _through_workers(module, p: Profile, workers: int, window=None) -> str:
     freq=freq_st,
     resets=st.integers(1, 3),
     chunk=st.integers(1, 6),
-    workers=st.integers(1, 3),
 )
-def test_chunks_formatted_on_workers_equal_the_plain_documents(
-    rows, freq, resets, chunk, workers
-) -> None:
-    """Each chunk is a job of its own (the calls open across it are worked out before):
-    run on several threads at once, the document is the same."""
+def test_chunks_through_the_sink_equal_the_plain_documents(rows, freq, resets, chunk) -> None:
+    """Chunks written through the sink's writer thread make the same document."""
     p = _profile(rows, freq, resets)
     old = speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP
     speedscope.CALLS_PER_STEP = chrome.CALLS_PER_STEP = chunk
     try:
-        assert _through_workers(speedscope, p, workers) == speedscope_reference(p)
-        assert _through_workers(chrome, p, workers) == chrome_reference(p)
+        assert _through_sink(speedscope, p) == speedscope_reference(p)
+        assert _through_sink(chrome, p) == chrome_reference(p)
     finally:
         speedscope.CALLS_PER_STEP, chrome.CALLS_PER_STEP = old
