@@ -13,7 +13,7 @@ from tests.web.conftest import ORIGIN
 def test_state_answers_during_an_export(idle_client) -> None:
     live = idle_client.app.state.live
     with live._profile_lock:
-        live.profile.add(chain(30_000, leaf_self_only=False))
+        live.profile.add(chain(8_000, leaf_self_only=False))
         live.profile.settle()  # merged now, as the live page's reads between adds do
     result: dict[str, object] = {}
 

@@ -40,7 +40,7 @@ def check(payload: dict, budget: int) -> None:
         assert total <= values[index[p]]  # Plotly's branchvalues="total" rule, exactly
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(tree=trees(), budget=st.integers(2, 60))
 def test_pruned_icicle_respects_budget_and_sums(tree: Frame, budget: int) -> None:
     payload = icicle_payload(tree, budget)
