@@ -1,10 +1,8 @@
 // Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { FlameCanvas } from "./flamecanvas.js";
+import { FlameCanvas, ROW_PX } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
-
-const ROW_PX = 20; // flame row height in CSS px (speedscope: about 20)
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -19,7 +17,9 @@ export function initFlame(ctx, live) {
   const sandwichBox = $("flame-sandwich");
   const flipBtn = $("flame-flip");
   let mode = "top-down";
-  let flip = false;
+  // Root at the bottom or top: one setting for every flame graph of the page (the
+  // Compare tab's follows it and may toggle it too, through "flame-flip").
+  let flip = !!ctx.flameFlip;
   let data = null; // the payload on screen (main graph)
   let sandwichData = null;
   let sandwichFid = null;
@@ -257,8 +257,9 @@ export function initFlame(ctx, live) {
   for (const b of document.querySelectorAll("#view-flame [data-flame]")) {
     b.addEventListener("click", () => setMode(b.dataset.flame));
   }
-  flipBtn.addEventListener("click", () => {
-    flip = !flip;
+  flipBtn.addEventListener("click", () => ctx.emit("flame-flip", !flip));
+  ctx.on("flame-flip", (value) => {
+    flip = ctx.flameFlip = value;
     flipBtn.setAttribute("aria-pressed", String(flip));
     flipBtn.textContent = flip ? "Root to top" : "Root to bottom"; // what a click does
     redraw();

@@ -10,6 +10,8 @@ let OTHER_COLOR = "#4a525e";
 let DIM_COLOR = "#2a3039";
 let PALE_TEXT = "#d6dbe2"; // labels on the root, "other" and dimmed frames
 const GAP = 1; // px between frames, as in speedscope
+// Flame row height in CSS px (speedscope: about 20): every flame graph of the page uses it.
+export const ROW_PX = 20;
 
 export class FlameCanvas {
   constructor(canvas, options = {}) {
@@ -27,6 +29,7 @@ export class FlameCanvas {
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
+    this.paint = options.paint || null; // (i) => fill colour, in place of the name's colour
     this.lastDrawMs = 0;
   }
 
@@ -171,7 +174,7 @@ export class FlameCanvas {
     const name = t.names[i];
     if (t.fids[i] < 0 && name === "other") return OTHER_COLOR;
     if (this.match && !this.match.test(name)) return DIM_COLOR;
-    return nameColor(name);
+    return this.paint ? this.paint(i) : nameColor(name);
   }
 
   hit(x, y) {

@@ -30,6 +30,7 @@ from ..store.qs_replay import QSReplayDevice, qs_replay_factory
 from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
+from .icicle import Frame, icicle_payload
 from .uploads import received_capture
 
 router = APIRouter(prefix="/api/sessions")
@@ -203,6 +204,33 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
+def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
+    """The differential tree also as the main flame graph's icicle arrays, made by the same
+    code (sibling order, ids, labels), so the page draws both with one canvas component.
+    ``diff`` per cell: [base µs, base self µs, new self µs, delta of self share]."""
+    nodes: list[dict[str, Any]] = []
+
+    def frame(node: dict[str, Any]) -> Frame:
+        nodes.append(node)  # the frame id is the node's index: it maps a cell back
+        return Frame(node["name"], node["self"], 0, key=node["name"], fid=len(nodes) - 1)
+
+    root = frame(flame["tree"])
+    stack = [(flame["tree"], root)]
+    while stack:  # iterative: the tree may be MAX_DEPTH deep
+        src, dst = stack.pop()
+        for child in src["children"]:
+            f = frame(child)
+            dst.children.append(f)
+            stack.append((child, f))
+    # The tree is already pruned: room for every node, so none is merged into "other".
+    payload = icicle_payload(root, 2 * len(nodes) + 2)
+    payload["diff"] = [
+        None if fid < 0 else [nodes[fid][k] for k in ("base", "base_self", "self", "delta")]
+        for fid in payload["fids"]
+    ]
+    return flame | {"icicle": payload}
+
+
 # ---------------------------------------------------------------- routes (static first)
 
 
@@ -267,7 +295,7 @@ async def diff(
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
-            "flame": d.flame(max_nodes),
+            "flame": _with_icicle(d.flame(max_nodes)),
             "verdict": verdict,
         }
 

@@ -1,0 +1,100 @@
+"""Issue 24, the rest: the differential flame graph is the main flame graph's component,
+the web diff checks timer frequencies as the CLI does, every session row offers every
+export, the HTML export has a search, QS log search takes a regex, and the health panel
+shows the decoder's bounded losses. One `mcuprof serve` (two captures) for the module."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.helpers import running_serve
+
+from .conftest import FLAME_READY, Server
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _post(url: str) -> dict:
+    req = urllib.request.Request(url, data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _record(url: str, records: int) -> None:
+    """Start on the simulated device, wait for ``records`` profile records, Stop."""
+    _post(f"{url}api/start")
+    deadline = time.monotonic() + 20
+    while _get(f"{url}api/state")["health"]["profile_records"] < records:
+        assert time.monotonic() < deadline, "the simulated device sent nothing"
+        time.sleep(0.05)
+    _post(f"{url}api/stop")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    data = tmp_path_factory.mktemp("ui-exports") / "data"
+    with running_serve(data, cwd=ROOT, ready=lambda s: s["connected"] is True) as srv:
+        _record(srv.url, 300)
+        _record(srv.url, 300)
+        yield Server(srv.url, srv.process, data)
+
+
+@pytest.fixture
+def pg(chromium: Browser) -> Iterator[Page]:
+    context = chromium.new_context(
+        viewport={"width": 1440, "height": 900}, accept_downloads=True, color_scheme="dark"
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == []
+
+
+# Frames drawn wider than 1% of the graph, by row then left to right: (row, name).
+ORDER = """(fc) => { const w = Math.max(...fc.rects.map(r => r.w));
+    return fc.rects.filter(r => r.w > w / 100).sort((a, b) => a.y - b.y || a.x - b.x)
+        .map(r => [Math.round(r.y / fc.rowPx), r.name]); }"""
+
+
+def test_diff_flame_is_the_main_flame_component(served: Server, pg: Page) -> None:
+    """Item 1: the Compare tab's flame graph has the main one's row height, frame order
+    and orientation (its toggle flips both)."""
+    pg.goto(served.url)
+    pg.wait_for_function(FLAME_READY)
+    main = pg.evaluate(f"({ORDER})(window.mcuprof.flame)")
+    row = pg.evaluate("window.mcuprof.flame.rowPx")
+    pg.get_by_role("tab", name="Compare").click()
+    expect(pg.locator("#cmp-verdict")).to_be_visible(timeout=20_000)
+    # Widths from the live capture: the data the main flame graph shows.
+    with pg.expect_response(lambda r: "/api/sessions/diff?" in r.url and "new=live" in r.url):
+        pg.select_option("#cmp-new", "live")
+    pg.wait_for_function("() => window.mcuprof.diffFlame.rects.length > 3")
+    diff = pg.evaluate(f"({ORDER})(window.mcuprof.diffFlame)")
+    assert len(main) > 3 and diff == main, (diff, main)
+    assert pg.evaluate("window.mcuprof.diffFlame.rowPx") == row
+    heights = {r["h"] for r in pg.evaluate("window.mcuprof.diffFlame.rects")}
+    assert heights == {row - 1}, heights  # as the main graph's: the row less the gap
+    # Root at the top as in the Flame graph tab; the toggle flips every flame graph.
+    root = "() => window.mcuprof.diffFlame.rects.find(r => r.i === 0)"
+    assert pg.evaluate(root)["y"] == 0
+    pg.locator("#cmp-flip").click()
+    height = pg.evaluate("document.getElementById('cmp-flame-canvas').clientHeight")
+    assert pg.evaluate(root)["y"] == height - row
+    assert pg.evaluate("window.mcuprof.flameFlip") is True
+    expect(pg.locator("#flame-flip")).to_have_text("Root to top")
