@@ -238,16 +238,23 @@ export async function mount(container, ctx) {
       svgLink.href = exportHref("svg");
       render();
     };
-    if (quiet) {
-      try {
-        await action();
-      } catch (err) {
-        // Following live retries on the next change; a first, automatic run says what failed.
-        if (!data) summary.textContent = `Could not compare ${baseSel.selectedOptions[0]?.textContent ?? ""} with ${newSel.selectedOptions[0]?.textContent ?? ""}: ${err.message}`;
-      }
-    } else {
-      await ctx.run(action);
+    try {
+      await action();
+    } catch (err) {
+      // Following live retries on the next change; otherwise the page says, in one line
+      // where the result would be, why this pair cannot be compared.
+      if (seq !== requestSeq || (quiet && data)) return;
+      showFailure(`Could not compare ${baseSel.selectedOptions[0]?.textContent ?? ""} with ` +
+        `${newSel.selectedOptions[0]?.textContent ?? ""}: ${err.message}`);
     }
+  }
+
+  function showFailure(message) {
+    data = null;
+    fc.setData(null);
+    for (const box of [verdictBox, flameBox, legend, folded, svgLink]) box.hidden = true;
+    tableBox.replaceChildren();
+    summary.textContent = message.split("\n")[0];
   }
 
   function render() {

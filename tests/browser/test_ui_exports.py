@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
 from tests.helpers import running_serve
 
 from .conftest import FLAME_READY, Server
@@ -98,3 +101,37 @@ def test_diff_flame_is_the_main_flame_component(served: Server, pg: Page) -> Non
     assert pg.evaluate(root)["y"] == height - row
     assert pg.evaluate("window.mcuprof.flameFlip") is True
     expect(pg.locator("#flame-flip")).to_have_text("Root to top")
+
+
+def _import(url: str, name: str, data: bytes) -> dict:
+    req = urllib.request.Request(
+        f"{url}api/sessions/import?name={urllib.parse.quote(name)}", data=data, method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return json.loads(r.read())["session"]
+
+
+def test_a_timer_frequency_mismatch_is_one_line_in_the_compare_tab(served: Server, pg: Page):
+    """Item 2: the web diff refuses a pair with different timer frequencies as the CLI
+    does, and the page says so in one line where the result would be."""
+    first = min(_get(f"{served.url}api/sessions")["sessions"], key=lambda s: s["id"])
+    hz = first["metadata"]["timer_freq"]
+    rec = np.zeros(4, dtype=RECORD_DTYPE)
+    rec["entry_time"], rec["duration"] = [10, 20, 30, 40], 5
+    meta = Metadata(25_000_000, 2 * hz, 0, "other clock")
+    other = _import(served.url, "other clock", encode_metadata(meta) + encode_profile_data(rec))
+    pg.goto(f"{served.url}#compare")
+    expect(pg.locator(f"#cmp-new option[value='{other['id']}']")).to_be_attached()
+    pg.select_option("#cmp-base", str(first["id"]))
+    pg.select_option("#cmp-new", str(other["id"]))
+    summary = pg.locator("#cmp-summary")
+    expect(summary).to_contain_text(f"timer frequencies differ: BASE {hz:,} Hz, NEW {2 * hz:,} Hz")
+    assert "\n" not in summary.inner_text()
+    expect(pg.locator("#cmp-flame")).to_be_hidden()
+    expect(pg.locator("#cmp-verdict")).to_be_hidden()
+    _post_delete(served.url, other["id"])  # the other tests see the two captures only
+
+
+def _post_delete(url: str, sid: int) -> None:
+    req = urllib.request.Request(f"{url}api/sessions/{sid}", method="DELETE")
+    urllib.request.urlopen(req, timeout=10).close()

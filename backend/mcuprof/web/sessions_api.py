@@ -16,7 +16,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
-from ..commands.compare import build_report, parse_confidence, parse_threshold
+from ..commands.compare import build_report, parse_confidence, parse_threshold, timebase_check
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
@@ -193,9 +193,16 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     live = getattr(request.app.state, "live", None)
     fallback = getattr(live, "symbols", None)
     tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
-    base_profile = _session_profile(store, int(base), fallback, tick_hz)
     if new == "live":
         live = _live(request)
+    # As `mcuprof compare`: a pair timed by different timer frequencies is refused.
+    new_meta = live.metadata if new == "live" else store.get(int(new)).metadata
+    timebase = timebase_check(store.get(int(base)).metadata, new_meta)
+    if timebase["mismatch"]:
+        names = f"{_side_name(store, base)} against {_side_name(store, new)}"
+        raise UserError(f"cannot compare {names}: {timebase['message']}")
+    base_profile = _session_profile(store, int(base), fallback, tick_hz)
+    if new == "live":
         with live._profile_lock:
             live.ingest()
             diff = diff_profiles(base_profile, live.profile)
