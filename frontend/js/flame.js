@@ -410,14 +410,16 @@ export function initFlame(ctx, live) {
           (d.wall_us ? ` of ${fmtTime(d.wall_us)} wall (${fmtPct(d.coverage_pct)} coverage)` : ""),
       };
     },
-    async png(filename) {
-      if (!data || !main.data) throw new Error("nothing to export yet: the flame graph is empty");
+    // The graph on screen (its zoom and search), or a stored session's ({flame, title,
+    // subtitle} from /api/sessions/{id}/flame), whole.
+    async png(filename, stored = null) {
+      if (!stored && (!data || !main.data)) throw new Error("nothing to export yet: the flame graph is empty");
       const width = 1600;
       const head = 58;
       const fc = new FlameCanvas(document.createElement("canvas"), { maxRow: 22, minRow: 20 });
-      fc.setData(data);
-      fc.focusId = main.focusId;
-      fc.match = main.match;
+      fc.setData(stored ? stored.flame : data);
+      fc.focusId = stored ? null : main.focusId;
+      fc.match = stored ? null : main.match;
       const h = fc.levels() * 20;
       fc.rowPx = 20;
       const flameCanvas = document.createElement("canvas");
@@ -429,7 +431,7 @@ export function initFlame(ctx, live) {
       g.scale(2, 2);
       g.fillStyle = "#161a20";
       g.fillRect(0, 0, width, head + h + 12);
-      const { title, sub } = this.title();
+      const { title, sub } = stored ? { title: stored.title, sub: stored.subtitle } : this.title();
       g.fillStyle = "#e6e9ee";
       g.font = "600 16px system-ui, sans-serif";
       g.fillText(title, 8, 24);

@@ -5,6 +5,7 @@ shows the decoder's bounded losses. One `mcuprof serve` (two captures) for the m
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 import urllib.parse
@@ -135,3 +136,35 @@ def test_a_timer_frequency_mismatch_is_one_line_in_the_compare_tab(served: Serve
 def _post_delete(url: str, sid: int) -> None:
     req = urllib.request.Request(f"{url}api/sessions/{sid}", method="DELETE")
     urllib.request.urlopen(req, timeout=10).close()
+
+
+def test_each_session_row_offers_every_export(served: Server, pg: Page, tmp_path: Path) -> None:
+    """Item 3: a session row offers the Export menu's formats; each downloads that
+    session's export (not the live capture's), named and titled with the session."""
+    first = min(_get(f"{served.url}api/sessions")["sessions"], key=lambda s: s["id"])
+    sid = first["id"]
+    pg.goto(f"{served.url}#sessions")
+    menu = pg.locator("#export-menu [data-export]")
+    expect(menu.first).to_be_attached()
+    formats = menu.evaluate_all("(bs) => bs.map(b => b.dataset.export)")
+    row = pg.locator(f"#sessions-table tr[data-id='{sid}']")
+    offered = row.locator("[data-session-export]")
+    assert offered.evaluate_all("(bs) => bs.map(b => b.dataset.sessionExport)") == formats
+    files = {}
+    for fmt in formats:
+        row.locator("summary").click()
+        with pg.expect_download() as dl:
+            row.locator(f"[data-session-export={fmt}]").click()
+        files[fmt] = tmp_path / dl.value.suggested_filename
+        dl.value.save_as(files[fmt])
+        assert f"-session{sid}-" in dl.value.suggested_filename, (fmt, dl.value.suggested_filename)
+    raw = urllib.request.urlopen(f"{served.url}api/sessions/{sid}/raw", timeout=10).read()
+    assert files["raw"].read_bytes() == raw
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(first["started_at"]))
+    svg = files["svg"].read_text(encoding="utf-8")
+    assert f"captured {when} · session {sid} ({first['name']})" in svg
+    # Every record is one call: the CSV's calls add up to the session's record count.
+    with files["csv"].open(encoding="utf-8", newline="") as f:
+        assert sum(int(r["calls"]) for r in csv.DictReader(f)) == first["records"]
+    assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert all(path.stat().st_size > 0 for path in files.values())

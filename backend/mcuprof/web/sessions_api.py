@@ -30,6 +30,8 @@ from ..store.qs_replay import QSReplayDevice, qs_replay_factory
 from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
+from . import views
+from .exports import StoredView, attachment, check_format, export_title, render_profile
 from .icicle import Frame, icicle_payload
 from .uploads import received_capture
 
@@ -391,6 +393,58 @@ async def delete_session(request: Request, sid: SessionId) -> dict[str, Any]:
 async def download_raw(request: Request, sid: SessionId) -> Response:
     store = _store(request)
     return await asyncio.to_thread(stream_raw, store, sid, f"mcuprof-session-{sid}.bin")
+
+
+@router.get("/{sid}/export/{fmt}")
+async def export_session(
+    request: Request, sid: SessionId, fmt: Annotated[str, Path(pattern="^[a-z]+$")]
+) -> Response:
+    """Any export of a stored session from its row, as the Export menu gives it once the
+    session is opened: the same bytes, titles and file name."""
+    store = _store(request)
+    suffix, media = check_format(fmt)
+    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    if fmt == "raw":
+        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.file_stem()}{suffix}")
+    max_nodes = request.app.state.settings.icicle_max_nodes
+
+    def work() -> bytes | str:
+        return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
+
+    body = await asyncio.to_thread(work)
+    return attachment(body, f"{shown.file_stem()}{suffix}", media)
+
+
+@router.get("/{sid}/flame")
+async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
+    """A stored session's flame graph data with its export titles and file name: what the
+    page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
+    store = _store(request)
+    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    max_nodes = request.app.state.settings.icicle_max_nodes
+
+    def work() -> dict[str, Any]:
+        profile = _exported_profile(request, sid)
+        payload = views.icicle(profile, None, max_nodes)
+        title, subtitle = export_title(shown, profile, payload)
+        return {
+            "flame": payload,
+            "title": title,
+            "subtitle": subtitle,
+            "file_stem": shown.file_stem(),
+        }
+
+    return await asyncio.to_thread(work)
+
+
+def _exported_profile(request: Request, sid: int) -> Profile:
+    """A stored session's profile for an export, named as the Compare tab names it."""
+    live = getattr(request.app.state, "live", None)
+    tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+    profile = _session_profile(_store(request), sid, getattr(live, "symbols", None), tick_hz)
+    if profile.n_records == 0:
+        raise UserError(f"session {sid} holds no profile records to export")
+    return profile
 
 
 RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
