@@ -1,7 +1,7 @@
 // Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { FlameCanvas, ROW_PX } from "./flamecanvas.js";
+import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 export function initFlame(ctx, live) {
@@ -97,44 +97,25 @@ export function initFlame(ctx, live) {
   ctx.on("window", () => { swRows = null; });
 
   function setMatch() {
-    const q = search.value.trim();
-    let re = null;
-    if (q) {
-      try { re = new RegExp(q, "i"); } catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
-    }
     // Only the main graph: the sandwich's halves show one function's callers and callees,
     // which greyed out entirely while a search was active.
-    main.match = re;
+    main.match = searchPattern(search.value.trim());
     const m = main.matches();
     if (!m || !m.frames) main.currentI = -1;
     $("flame-prev").disabled = $("flame-next").disabled = !m || !m.frames;
-    // Stepping goes through the matches drawn (a frame under 0.3 px is not): count those.
-    const list = main.currentI > 0 ? hits() : [];
-    const at = list.length ? `match ${list.indexOf(main.currentI) + 1} of ${list.length} · ` : "";
-    matchesEl.textContent = !m ? "" : m.frames ? `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
-  }
-
-  // Matching frames on screen, left to right and root first: what next / previous step through.
-  function hits() {
-    if (!main.match) return [];
-    return main.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && main.match.test(r.name))
-      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+    matchesEl.textContent = main.matchSummary();
   }
 
   function step(by) {
-    const list = hits();
-    if (!list.length) return;
-    const k = list.indexOf(main.currentI);
-    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
-    main.currentI = list[(from + by + list.length) % list.length];
-    const r = main.rects.find((x) => x.i === main.currentI);
-    if (r && r.fid >= 0) {
+    const r = main.step(by);
+    if (!r) return;
+    if (r.fid >= 0) {
       sandwichFid = r.fid;
       ctx.emit("select-function", { fid: r.fid, name: r.name, from: "search" });
     }
     setMatch();
     redraw();
-    if (r) area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
+    area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
   }
 
   function describe(d) {

@@ -3,7 +3,7 @@
 // labels and colours are the same everywhere. Input: the server's icicle payload
 // (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
 
-import { fitLabel, nameColor, themeColor } from "./format.js";
+import { fitLabel, fmtPct, nameColor, themeColor } from "./format.js";
 
 let ROOT_COLOR = "#3b4350";
 let OTHER_COLOR = "#4a525e";
@@ -203,6 +203,35 @@ export class FlameCanvas {
     return { frames, share: t.values[0] ? units / t.values[0] : 0 };
   }
 
+  // Matching frames on screen, left to right and root first: what next / previous step
+  // through (a frame too narrow to draw is not one).
+  hits() {
+    if (!this.match) return [];
+    return this.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && this.match.test(r.name))
+      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+  }
+
+  // Make the next (by 1) or previous (by -1) match the current one; its rect, or null.
+  step(by) {
+    const list = this.hits();
+    if (!list.length) return null;
+    const k = list.indexOf(this.currentI);
+    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
+    this.currentI = list[(from + by + list.length) % list.length];
+    return this.rects.find((x) => x.i === this.currentI) || null;
+  }
+
+  // What the search found, for the line beside the box: "match 2 of 7 · 7 frames, 12.3%
+  // of profiled time", "no match", or "" with no search.
+  matchSummary() {
+    const m = this.matches();
+    if (!m) return "";
+    if (!m.frames) return "no match";
+    const list = this.currentI > 0 ? this.hits() : [];
+    const at = list.length ? `match ${list.indexOf(this.currentI) + 1} of ${list.length} · ` : "";
+    return `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time`;
+  }
+
   // Ancestors of the focus, root first, for the path bar.
   path() {
     const t = this.data;
@@ -211,6 +240,13 @@ export class FlameCanvas {
     for (let p = this.focus; p >= 0; p = t.parent[p]) out.unshift(p);
     return out;
   }
+}
+
+// The search box's text as a pattern: a case-insensitive regex, else the text itself when
+// it does not parse as one (typing "foo(" never throws); null when empty.
+export function searchPattern(q) {
+  if (!q) return null;
+  try { return new RegExp(q, "i"); } catch { return new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
 }
 
 function build(d) {

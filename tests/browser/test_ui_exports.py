@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -168,3 +169,40 @@ def test_each_session_row_offers_every_export(served: Server, pg: Page, tmp_path
         assert sum(int(r["calls"]) for r in csv.DictReader(f)) == first["records"]
     assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert all(path.stat().st_size > 0 for path in files.values())
+
+
+def test_html_export_has_a_search(served: Server, pg: Page, tmp_path: Path) -> None:
+    """Item 4: the standalone HTML export, opened from a file, searches as the page does:
+    a regex over function names, the match count, the rest dimmed, next / previous."""
+    html = urllib.request.urlopen(f"{served.url}api/export/html", timeout=30).read().decode()
+    path = tmp_path / "flame.html"
+    path.write_text(html, encoding="utf-8")
+    data = json.loads(re.search(r"^const data = (.*);$", html, re.MULTILINE).group(1))
+    pattern = "^(fir|sensor)_"
+    found = [
+        i
+        for i, name in enumerate(data["names"])
+        if i > 0 and data["fids"][i] >= 0 and re.search(pattern, name, re.IGNORECASE)
+    ]
+    assert found and len(found) < len(data["names"]) - 1
+    pg.goto(path.as_uri())
+    pg.fill("#search", pattern)
+    matches = pg.locator("#matches")
+    expect(matches).to_contain_text(f"{len(found)} frames, ")
+    drawn = pg.evaluate("fc.rects.map(r => [r.i, r.color])")
+    dim = {color for i, color in drawn if i > 0 and i not in found}
+    lit = {color for i, color in drawn if i in found}
+    assert dim and lit and not dim & lit, (dim, lit)  # matches keep colour, the rest is dimmed
+    hits = pg.evaluate("fc.hits()")
+    assert sorted(hits) == sorted(i for i in found if i in {i for i, _ in drawn})
+    pg.locator("#search").press("Enter")
+    expect(matches).to_contain_text(f"match 1 of {len(hits)} · ")
+    assert pg.evaluate("fc.currentI") == hits[0]
+    pg.locator("#next").click()
+    expect(matches).to_contain_text(f"match 2 of {len(hits)} · ")
+    pg.locator("#prev").click()
+    expect(matches).to_contain_text(f"match 1 of {len(hits)} · ")
+    pg.fill("#search", "no_such_function_at_all")
+    expect(matches).to_have_text("no match")
+    pg.fill("#search", "fir_filter(")  # not a regex: searched as text, nothing thrown
+    expect(matches).to_have_text("no match")
