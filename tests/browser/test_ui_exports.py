@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import struct
 import time
 import urllib.parse
 import urllib.request
@@ -18,7 +19,10 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from mcuprof.link.qs_sim import QSSimDevice
+from mcuprof.link.simulator import SimOptions
 from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
+from mcuprof.protocol.qs import QSDecoder, Record, encode_frame
 from tests.helpers import running_serve
 
 from .conftest import FLAME_READY, Server
@@ -206,3 +210,44 @@ def test_html_export_has_a_search(served: Server, pg: Page, tmp_path: Path) -> N
     expect(matches).to_have_text("no match")
     pg.fill("#search", "fir_filter(")  # not a regex: searched as text, nothing thrown
     expect(matches).to_have_text("no match")
+
+
+def _qs_capture_past_the_dictionary() -> tuple[bytes, int]:
+    """The simulated QS target's boot, then 3,000 object dictionary entries: past QSPY's
+    2,048, so the decoder drops (and counts) the rest."""
+    now = [0.0]
+    device = QSSimDevice(SimOptions(proto="qs", seed=5), clock=lambda: now[0], baud=115_200)
+    boot = bytearray()
+    for _ in range(5):
+        now[0] += 0.01
+        boot += device.poll()
+    seq = sum(isinstance(e, Record) for e in QSDecoder().feed(bytes(boot))) + 1
+    frames = []
+    for i in range(3000):
+        obj = 0x3000_0000 + 4 * i
+        frames.append(
+            encode_frame(seq + i, 61, struct.pack("<I", obj) + f"obj{i}".encode() + b"\0")
+        )
+    decoder = QSDecoder()
+    decoder.feed(bytes(boot) + b"".join(frames))
+    return bytes(boot) + b"".join(frames), decoder.stats.dictionary_overflow
+
+
+def test_health_names_a_bounded_loss(served: Server, pg: Page) -> None:
+    """Item 6: a stored QS capture that hit the dictionary bound, opened: the health panel
+    names the loss with the decoder's count (nothing is said while no bound is hit)."""
+    data, overflow = _qs_capture_past_the_dictionary()
+    assert overflow > 0
+    req = urllib.request.Request(
+        f"{served.url}api/sessions/import?name=dict&kind=qs", data=data, method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=20) as r:
+        sid = json.loads(r.read())["session"]["id"]
+    pg.goto(served.url)
+    expect(pg.locator("#h-qs-bounds")).to_be_hidden()
+    pg.get_by_role("tab", name="Sessions").click()
+    pg.locator(f"#sessions-table tr[data-id='{sid}']").click()
+    pg.locator("#sess-open").click()
+    bounds = pg.locator("#h-qs-bounds")
+    expect(bounds).to_have_text(f"dictionary overflow {overflow:,}", timeout=30_000)
+    expect(pg.locator("#h-qs-bounds-k")).to_have_text("Bounded losses")

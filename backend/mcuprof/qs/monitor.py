@@ -617,6 +617,11 @@ class QsMonitor:
                 "version": self.version,
             }
 
+    def bounded_losses(self) -> dict[str, int]:
+        """The log's texts cut to their bounds, for the health panel."""
+        with self._lock:
+            return {"lines_cut": self.clips.lines, "names_cut": self.clips.names}
+
     def summary(self) -> dict[str, Any]:
         with self._lock:
             return {
