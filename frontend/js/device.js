@@ -180,6 +180,15 @@ export function initDevice(ctx) {
     };
   }
 
+  // The decoder's and the log's bounded losses, named only when one was hit.
+  const BOUNDS = [["names_lumped", "names lumped"], ["dictionary_overflow", "dictionary overflow"],
+    ["lines_cut", "lines cut"], ["names_cut", "names cut"], ["idle_dropped", "idle drops"]];
+  function showBounds(qsh) {
+    const hit = BOUNDS.filter(([k]) => qsh && qsh[k] > 0).map(([k, what]) => `${what} ${fmtInt(qsh[k])}`);
+    $("h-qs-bounds").textContent = hit.join(" · ");
+    $("h-qs-bounds").hidden = $("h-qs-bounds-k").hidden = !hit.length;
+  }
+
   function renderHealth(state) {
     const stored = storedShown(state);
     const h = stored ? storedHealth(state.health, stored) : state?.health || {};
@@ -207,6 +216,7 @@ export function initDevice(ctx) {
       $("h-qs-steps").textContent = qsh.unfinished_steps
         ? `${fmtInt(qsh.rtc_steps)} (+${fmtInt(qsh.unfinished_steps)} unfinished)` : fmtInt(qsh.rtc_steps);
     }
+    showBounds(qsh);
     const usage = h.buffer_usage;
     $("h-buffer").textContent = usage == null ? "—" : `${usage}%`;
     const bar = $("h-buffer-bar");

@@ -2,12 +2,10 @@
 // Differential flame graph (widths from the newer capture; red grew, blue shrank, by self-time
 // share) and a per-function table of deltas: calls, self and total, absolute and %.
 
+import { FlameCanvas, ROW_PX } from "./flamecanvas.js";
 import { fmtInt, fmtTime, shortName, throttle } from "./format.js";
 import { el, injectStyle } from "./dom.js";
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-const MIN_ROW = 18;
-const MAX_ROW = 26;
 const STYLE = `
 .cmp { display: flex; flex-direction: column; flex: 1; min-height: 0; }
 .cmp .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
@@ -15,10 +13,7 @@ const STYLE = `
 .cmp-summary { padding: 6px 10px; color: var(--muted); font-size: 12.5px; }
 .cmp-flame { position: relative; overflow-x: hidden; overflow-y: auto; max-height: 46%; min-height: 80px;
   border-bottom: 1px solid var(--line); }
-.cmp-flame svg { display: block; width: 100%; }
-.cmp-flame text { font: 11px var(--mono); fill: #111; pointer-events: none; }
-.cmp-flame rect { stroke: rgba(0,0,0,.35); stroke-width: .5; cursor: pointer; }
-.cmp-flame g:hover rect { stroke: #fff; stroke-width: 1; }
+.cmp-flame canvas { display: block; }
 .cmp-tip { position: fixed; z-index: 50; background: #0b0d10; border: 1px solid var(--line-2); border-radius: 6px;
   padding: 6px 8px; font: 12px var(--mono); white-space: pre; pointer-events: none; color: var(--text); }
 .cmp-table { flex: 1; min-height: 0; overflow: auto; }
@@ -97,7 +92,7 @@ export async function mount(container, ctx) {
   injectStyle("mcuprof-diff-style", STYLE);
   let sessions = [];
   let data = null;
-  let zoom = null; // the node the flame graph is zoomed on
+  let scale = 0; // the colour scale of the flame graph on screen (diffScale)
   let sortKey = "self_mean_pct";
   let sortDesc = true;
   let liveAuto = true;
@@ -120,7 +115,14 @@ export async function mount(container, ctx) {
   const verdictBox = el("div", { class: "cmp-verdict", id: "cmp-verdict", role: "status", hidden: true });
   const summary = el("div", { class: "cmp-summary", id: "cmp-summary" },
     "Pick a baseline and a session (or the live capture), then Compare.");
-  const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" });
+  const canvas = el("canvas", { id: "cmp-flame-canvas" });
+  const flameBox = el("div", { class: "cmp-flame", id: "cmp-flame" }, canvas);
+  const fc = new FlameCanvas(canvas, { minRow: ROW_PX, maxRow: ROW_PX, flip: ctx.flameFlip, paint });
+  ctx.diffFlame = fc; // for the tests, as ctx.flame
+  const flipBtn = el("button", { type: "button", class: "btn small secondary", id: "cmp-flip",
+    "aria-label": "Compare: flip the flame graph", "aria-pressed": String(!!ctx.flameFlip),
+    title: "Root at the top or the bottom, for every flame graph of the page",
+    onclick: () => ctx.emit("flame-flip", !fc.flip) }, ctx.flameFlip ? "Root to top" : "Root to bottom");
   const tableBox = el("div", { class: "cmp-table table-wrap", id: "cmp-table" });
   const tip = el("div", { class: "cmp-tip", hidden: true });
   const legendLo = el("span", { class: "mono" }, "");
@@ -138,7 +140,7 @@ export async function mount(container, ctx) {
       el("label", { class: "muted" }, "Confidence ", confidenceIn, "%"),
       el("label", { class: "muted", title: "Recompute while the live capture grows" }, auto, " follow live"),
       el("span", { class: "spacer" }),
-      filter, folded, svgLink),
+      flipBtn, filter, folded, svgLink),
     verdictBox, summary, legend, flameBox, tableBox, tip);
   container.replaceChildren(root);
   document.body.appendChild(tip);
@@ -231,21 +233,28 @@ export async function mount(container, ctx) {
         threshold: `${thresholdIn.value || 10}%`, confidence: `${confidenceIn.value || 0}%` });
       if (seq !== requestSeq) return; // a newer choice was made while this one computed
       data = out;
-      zoom = null;
+      fc.reset();
       folded.href = exportHref("folded");
       svgLink.href = exportHref("svg");
       render();
     };
-    if (quiet) {
-      try {
-        await action();
-      } catch (err) {
-        // Following live retries on the next change; a first, automatic run says what failed.
-        if (!data) summary.textContent = `Could not compare ${baseSel.selectedOptions[0]?.textContent ?? ""} with ${newSel.selectedOptions[0]?.textContent ?? ""}: ${err.message}`;
-      }
-    } else {
-      await ctx.run(action);
+    try {
+      await action();
+    } catch (err) {
+      // Following live retries on the next change; otherwise the page says, in one line
+      // where the result would be, why this pair cannot be compared.
+      if (seq !== requestSeq || (quiet && data)) return;
+      showFailure(`Could not compare ${baseSel.selectedOptions[0]?.textContent ?? ""} with ` +
+        `${newSel.selectedOptions[0]?.textContent ?? ""}: ${err.message}`);
     }
+  }
+
+  function showFailure(message) {
+    data = null;
+    fc.setData(null);
+    for (const box of [verdictBox, flameBox, legend, folded, svgLink]) box.hidden = true;
+    tableBox.replaceChildren();
+    summary.textContent = message.split("\n")[0];
   }
 
   function render() {
@@ -315,100 +324,81 @@ export async function mount(container, ctx) {
 
   // ---------------------------------------------------------------- flame graph
 
-  function depthOf(node) {
-    let best = 0;
-    const stack = [[node, 0]];
-    while (stack.length) {
-      const [x, d] = stack.pop();
-      if (d > best) best = d;
-      for (const c of x.children) stack.push([c, d + 1]);
-    }
-    return best;
-  }
-
+  // Drawn by the main flame graph's canvas component from the server's icicle arrays (the
+  // same code orders and labels both), with its row height and orientation; only the
+  // colour differs: the change of each frame's self-time share.
   function renderFlame() {
-    const flame = data.flame;
-    const tree = flame.tree;
-    if (!tree.value) {
+    const ic = data.flame.icicle;
+    if (!ic || !(ic.values[0] > 0)) {
+      fc.setData(null);
       flameBox.replaceChildren(el("div", { class: "empty-list" }, "The newer capture has no samples."));
       return;
     }
-    const focus = zoom || tree;
-    const width = flameBox.clientWidth || 1000;
-    // Path from the root to the focus: shown full width, as in a zoomed flame graph.
-    const path = [];
-    (function find(x, trail) {
-      if (x === focus) { path.push(...trail, x); return true; }
-      return x.children.some((c) => find(c, [...trail, x]));
-    })(tree, []);
-    const levels = path.length - 1 + depthOf(focus) + 1;
-    // Rows grow into the flame graph's share of the tab (the table takes the rest).
-    const room = 0.44 * (root.clientHeight || 600);
-    const ROW = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor(room / levels)));
-    const height = levels * ROW + 2;
-    const svg = document.createElementNS(SVG_NS, "svg");
-    svg.setAttribute("height", String(height));
-    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    svg.setAttribute("id", "cmp-flame-svg");
-    const scale = diffScale(flame.max_abs_delta);
-    const perUnit = width / focus.value;
-    const frames = [];
-    path.slice(0, -1).forEach((node, i) => frames.push([node, 0, width, i]));
-    const stack = [[focus, 0, path.length - 1]];
-    while (stack.length) {
-      const [node, x, depth] = stack.pop();
-      const w = node.value * perUnit;
-      if (w < 0.5) continue;
-      frames.push([node, x, w, depth]);
-      let cx = x;
-      for (const c of node.children) {
-        stack.push([c, cx, depth + 1]);
-        cx += c.value * perUnit;
-      }
-    }
-    for (const [node, x, w, depth] of frames) {
-      const y = height - (depth + 1) * ROW;
-      const g = document.createElementNS(SVG_NS, "g");
-      const rect = document.createElementNS(SVG_NS, "rect");
-      rect.setAttribute("x", x.toFixed(2));
-      rect.setAttribute("y", String(y));
-      rect.setAttribute("width", Math.max(0.5, w - 0.5).toFixed(2));
-      rect.setAttribute("height", String(ROW - 1));
-      // With a verdict, colour only the functions the gate calls changed (as the table).
-      const real = !data.verdict || ["up", "down"].includes(verdictOf.get(node.name));
-      rect.setAttribute("fill", node === tree ? "rgb(200,200,200)" : diffColour(real ? node.delta : 0, scale));
-      g.appendChild(rect);
-      const fits = Math.floor((w - 6) / 6.6);
-      const label = node === tree ? node.name : shortName(node.name);
-      if (fits >= 3) {
-        const t = document.createElementNS(SVG_NS, "text");
-        t.setAttribute("x", (x + 3).toFixed(2));
-        t.setAttribute("y", String(y + ROW / 2 + 4));
-        t.textContent = label.length <= fits ? label : label.slice(0, fits - 1) + "…";
-        g.appendChild(t);
-      }
-      g.dataset.name = node.name;
-      g.addEventListener("mousemove", (ev) => showTip(ev, node, tree));
-      g.addEventListener("mouseleave", () => { tip.hidden = true; });
-      g.addEventListener("click", () => { zoom = node === tree || node === zoom ? null : node; renderFlame(); });
-      svg.appendChild(g);
-    }
-    flameBox.replaceChildren(svg);
+    if (canvas.parentNode !== flameBox) flameBox.replaceChildren(canvas);
+    scale = diffScale(data.flame.max_abs_delta);
+    fc.setData(ic);
+    drawFlame();
   }
 
-  function showTip(ev, node, tree) {
+  function drawFlame() {
+    if (!fc.data) return;
+    const height = fc.fit(0); // fixed rows: the graph's own height, the box scrolls
+    fc.draw(flameBox.clientWidth || 1000, height);
+    if (fc.flip) flameBox.scrollTop = flameBox.scrollHeight;
+  }
+
+  // With a verdict, colour only the functions the gate calls changed (as the table).
+  function paint(i) {
+    const cell = fc.data.raw.diff[i];
+    const real = !data.verdict || ["up", "down"].includes(verdictOf.get(fc.data.names[i]));
+    return diffColour(cell && real ? cell[3] : 0, scale);
+  }
+
+  function showTip(ev, i) {
+    const t = fc.data;
+    const perUs = t.raw.units_per_us;
     const share = (v, total) => (total ? `${((100 * v) / total).toFixed(2)}%` : "—");
-    tip.textContent = [
-      node.name,
-      `new:  total ${fmtTime(node.value)} (${share(node.value, tree.value)}), self ${fmtTime(node.self)} (${share(node.self, tree.value)})`,
-      `base: total ${fmtTime(node.base)} (${share(node.base, tree.base)}), self ${fmtTime(node.base_self)} (${share(node.base_self, tree.base)})`,
-      `self share change: ${node.delta >= 0 ? "+" : ""}${(node.delta * 100).toFixed(2)} points`,
-    ].join("\n");
+    const total = t.values[0] / perUs;
+    const lines = [t.names[i], `new:  total ${fmtTime(t.values[i] / perUs)} (${share(t.values[i] / perUs, total)})`];
+    const cell = t.raw.diff[i];
+    if (cell) {
+      const [base, baseSelf, self, delta] = cell;
+      const baseTotal = t.raw.diff[0][0];
+      lines[1] += `, self ${fmtTime(self)} (${share(self, total)})`;
+      lines.push(`base: total ${fmtTime(base)} (${share(base, baseTotal)}), self ${fmtTime(baseSelf)} (${share(baseSelf, baseTotal)})`,
+        `self share change: ${delta >= 0 ? "+" : ""}${(delta * 100).toFixed(2)} points`);
+    }
+    tip.textContent = lines.join("\n");
     tip.hidden = false;
     const x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
     tip.style.left = `${Math.max(4, x)}px`;
     tip.style.top = `${ev.clientY + 14}px`;
   }
+
+  function frameAt(ev) {
+    const rect = canvas.getBoundingClientRect();
+    return fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
+  }
+  canvas.addEventListener("mousemove", (ev) => {
+    const r = frameAt(ev);
+    canvas.style.cursor = r ? "pointer" : "default";
+    if (r) showTip(ev, r.i);
+    else tip.hidden = true;
+  });
+  canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
+  canvas.addEventListener("click", (ev) => {
+    const r = frameAt(ev);
+    if (!r) return;
+    if (r.i === 0 || r.i === fc.focus) fc.reset();
+    else fc.zoom(r.i);
+    drawFlame();
+  });
+  ctx.on("flame-flip", (value) => {
+    fc.flip = !!value;
+    flipBtn.textContent = fc.flip ? "Root to top" : "Root to bottom"; // what a click does
+    flipBtn.setAttribute("aria-pressed", String(fc.flip));
+    if (data && ctx.view === "compare") drawFlame();
+  });
 
   // ---------------------------------------------------------------- table
 
@@ -465,7 +455,7 @@ export async function mount(container, ctx) {
   for (const input of [thresholdIn, confidenceIn]) input.addEventListener("change", () => run());
   baseSel.addEventListener("change", () => { chosen = true; run(); });
   newSel.addEventListener("change", () => { chosen = true; run(); });
-  window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") renderFlame(); }, 200));
+  window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") drawFlame(); }, 200));
 
   // Follow the live capture: recompute as it grows, at most every 2 s, only when visible.
   const followLive = throttle(() => {

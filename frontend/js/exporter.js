@@ -18,6 +18,22 @@ function save(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
+// Fetched rather than linked, so a failure is the server's one line in the page.
+async function fetchAndSave(url, fmt) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch {
+    throw new Error("export failed: the mcuprof server is not reachable");
+  }
+  if (!response.ok) {
+    let message = `export failed (${response.status})`;
+    try { message = (await response.json()).error || message; } catch { /* not JSON */ }
+    throw new Error(message);
+  }
+  save(await response.blob(), filenameFrom(response, `mcuprof.${fmt}`));
+}
+
 export function initExport(ctx, flame) {
   const wrap = document.getElementById("export-menu");
   const button = document.getElementById("export-button");
@@ -39,19 +55,17 @@ export function initExport(ctx, flame) {
     }
     const url = new URL(`/api/export/${fmt}`, location.origin);
     if (fmt !== "raw") for (const [k, v] of Object.entries(ctx.windowParams())) url.searchParams.set(k, v);
-    let response;
-    try {
-      response = await fetch(url);
-    } catch {
-      throw new Error("export failed: the mcuprof server is not reachable");
-    }
-    if (!response.ok) {
-      let message = `export failed (${response.status})`;
-      try { message = (await response.json()).error || message; } catch { /* not JSON */ }
-      throw new Error(message);
-    }
-    save(await response.blob(), filenameFrom(response, `mcuprof.${fmt}`));
+    await fetchAndSave(url, fmt);
   }
+
+  // A stored session's export from its row in Sessions: the same formats, titles and
+  // file names as this menu gives once the session is opened.
+  ctx.exportFormats = [...list.querySelectorAll("[data-export]")].map((b) => [b.dataset.export, b.textContent]);
+  ctx.exportSession = (sid, fmt) => ctx.run(async () => {
+    if (fmt !== "png") return fetchAndSave(new URL(`/api/sessions/${sid}/export/${fmt}`, location.origin), fmt);
+    const stored = await ctx.api.getJSON(`/api/sessions/${sid}/flame`);
+    await flame.png(`${stored.file_stem}.png`, stored);
+  });
 
   for (const item of list.querySelectorAll("[data-export]")) {
     item.addEventListener("click", async () => {

@@ -1,10 +1,8 @@
 // Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { FlameCanvas } from "./flamecanvas.js";
+import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
-
-const ROW_PX = 20; // flame row height in CSS px (speedscope: about 20)
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -19,7 +17,9 @@ export function initFlame(ctx, live) {
   const sandwichBox = $("flame-sandwich");
   const flipBtn = $("flame-flip");
   let mode = "top-down";
-  let flip = false;
+  // Root at the bottom or top: one setting for every flame graph of the page (the
+  // Compare tab's follows it and may toggle it too, through "flame-flip").
+  let flip = !!ctx.flameFlip;
   let data = null; // the payload on screen (main graph)
   let sandwichData = null;
   let sandwichFid = null;
@@ -97,44 +97,25 @@ export function initFlame(ctx, live) {
   ctx.on("window", () => { swRows = null; });
 
   function setMatch() {
-    const q = search.value.trim();
-    let re = null;
-    if (q) {
-      try { re = new RegExp(q, "i"); } catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
-    }
     // Only the main graph: the sandwich's halves show one function's callers and callees,
     // which greyed out entirely while a search was active.
-    main.match = re;
+    main.match = searchPattern(search.value.trim());
     const m = main.matches();
     if (!m || !m.frames) main.currentI = -1;
     $("flame-prev").disabled = $("flame-next").disabled = !m || !m.frames;
-    // Stepping goes through the matches drawn (a frame under 0.3 px is not): count those.
-    const list = main.currentI > 0 ? hits() : [];
-    const at = list.length ? `match ${list.indexOf(main.currentI) + 1} of ${list.length} · ` : "";
-    matchesEl.textContent = !m ? "" : m.frames ? `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time` : "no match";
-  }
-
-  // Matching frames on screen, left to right and root first: what next / previous step through.
-  function hits() {
-    if (!main.match) return [];
-    return main.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && main.match.test(r.name))
-      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+    matchesEl.textContent = main.matchSummary();
   }
 
   function step(by) {
-    const list = hits();
-    if (!list.length) return;
-    const k = list.indexOf(main.currentI);
-    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
-    main.currentI = list[(from + by + list.length) % list.length];
-    const r = main.rects.find((x) => x.i === main.currentI);
-    if (r && r.fid >= 0) {
+    const r = main.step(by);
+    if (!r) return;
+    if (r.fid >= 0) {
       sandwichFid = r.fid;
       ctx.emit("select-function", { fid: r.fid, name: r.name, from: "search" });
     }
     setMatch();
     redraw();
-    if (r) area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
+    area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
   }
 
   function describe(d) {
@@ -257,8 +238,9 @@ export function initFlame(ctx, live) {
   for (const b of document.querySelectorAll("#view-flame [data-flame]")) {
     b.addEventListener("click", () => setMode(b.dataset.flame));
   }
-  flipBtn.addEventListener("click", () => {
-    flip = !flip;
+  flipBtn.addEventListener("click", () => ctx.emit("flame-flip", !flip));
+  ctx.on("flame-flip", (value) => {
+    flip = ctx.flameFlip = value;
     flipBtn.setAttribute("aria-pressed", String(flip));
     flipBtn.textContent = flip ? "Root to top" : "Root to bottom"; // what a click does
     redraw();
@@ -409,14 +391,16 @@ export function initFlame(ctx, live) {
           (d.wall_us ? ` of ${fmtTime(d.wall_us)} wall (${fmtPct(d.coverage_pct)} coverage)` : ""),
       };
     },
-    async png(filename) {
-      if (!data || !main.data) throw new Error("nothing to export yet: the flame graph is empty");
+    // The graph on screen (its zoom and search), or a stored session's ({flame, title,
+    // subtitle} from /api/sessions/{id}/flame), whole.
+    async png(filename, stored = null) {
+      if (!stored && (!data || !main.data)) throw new Error("nothing to export yet: the flame graph is empty");
       const width = 1600;
       const head = 58;
       const fc = new FlameCanvas(document.createElement("canvas"), { maxRow: 22, minRow: 20 });
-      fc.setData(data);
-      fc.focusId = main.focusId;
-      fc.match = main.match;
+      fc.setData(stored ? stored.flame : data);
+      fc.focusId = stored ? null : main.focusId;
+      fc.match = stored ? null : main.match;
       const h = fc.levels() * 20;
       fc.rowPx = 20;
       const flameCanvas = document.createElement("canvas");
@@ -428,7 +412,7 @@ export function initFlame(ctx, live) {
       g.scale(2, 2);
       g.fillStyle = "#161a20";
       g.fillRect(0, 0, width, head + h + 12);
-      const { title, sub } = this.title();
+      const { title, sub } = stored ? { title: stored.title, sub: stored.subtitle } : this.title();
       g.fillStyle = "#e6e9ee";
       g.font = "600 16px system-ui, sans-serif";
       g.fillText(title, 8, 24);

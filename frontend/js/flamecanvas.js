@@ -3,13 +3,15 @@
 // labels and colours are the same everywhere. Input: the server's icicle payload
 // (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
 
-import { fitLabel, nameColor, themeColor } from "./format.js";
+import { fitLabel, fmtPct, nameColor, themeColor } from "./format.js";
 
 let ROOT_COLOR = "#3b4350";
 let OTHER_COLOR = "#4a525e";
 let DIM_COLOR = "#2a3039";
 let PALE_TEXT = "#d6dbe2"; // labels on the root, "other" and dimmed frames
 const GAP = 1; // px between frames, as in speedscope
+// Flame row height in CSS px (speedscope: about 20): every flame graph of the page uses it.
+export const ROW_PX = 20;
 
 export class FlameCanvas {
   constructor(canvas, options = {}) {
@@ -27,6 +29,7 @@ export class FlameCanvas {
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
+    this.paint = options.paint || null; // (i) => fill colour, in place of the name's colour
     this.lastDrawMs = 0;
   }
 
@@ -171,7 +174,7 @@ export class FlameCanvas {
     const name = t.names[i];
     if (t.fids[i] < 0 && name === "other") return OTHER_COLOR;
     if (this.match && !this.match.test(name)) return DIM_COLOR;
-    return nameColor(name);
+    return this.paint ? this.paint(i) : nameColor(name);
   }
 
   hit(x, y) {
@@ -200,6 +203,35 @@ export class FlameCanvas {
     return { frames, share: t.values[0] ? units / t.values[0] : 0 };
   }
 
+  // Matching frames on screen, left to right and root first: what next / previous step
+  // through (a frame too narrow to draw is not one).
+  hits() {
+    if (!this.match) return [];
+    return this.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && this.match.test(r.name))
+      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+  }
+
+  // Make the next (by 1) or previous (by -1) match the current one; its rect, or null.
+  step(by) {
+    const list = this.hits();
+    if (!list.length) return null;
+    const k = list.indexOf(this.currentI);
+    const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
+    this.currentI = list[(from + by + list.length) % list.length];
+    return this.rects.find((x) => x.i === this.currentI) || null;
+  }
+
+  // What the search found, for the line beside the box: "match 2 of 7 · 7 frames, 12.3%
+  // of profiled time", "no match", or "" with no search.
+  matchSummary() {
+    const m = this.matches();
+    if (!m) return "";
+    if (!m.frames) return "no match";
+    const list = this.currentI > 0 ? this.hits() : [];
+    const at = list.length ? `match ${list.indexOf(this.currentI) + 1} of ${list.length} · ` : "";
+    return `${at}${m.frames} frames, ${fmtPct(100 * m.share)} of profiled time`;
+  }
+
   // Ancestors of the focus, root first, for the path bar.
   path() {
     const t = this.data;
@@ -208,6 +240,13 @@ export class FlameCanvas {
     for (let p = this.focus; p >= 0; p = t.parent[p]) out.unshift(p);
     return out;
   }
+}
+
+// The search box's text as a pattern: a case-insensitive regex, else the text itself when
+// it does not parse as one (typing "foo(" never throws); null when empty.
+export function searchPattern(q) {
+  if (!q) return null;
+  try { return new RegExp(q, "i"); } catch { return new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
 }
 
 function build(d) {

@@ -31,8 +31,10 @@ export function createLog(panel, ctx, source) {
   let loading = null;
   let generation = 0; // bumped by every filter change; stale answers are ignored
 
-  const search = el("input", { type: "search", id: "qs-log-search", placeholder: "Search lines",
-    "aria-label": "Search the trace log", maxlength: "200" });
+  const search = el("input", { type: "search", id: "qs-log-search", placeholder: "Search lines (regex)",
+    "aria-label": "Search the trace log (regular expression)", maxlength: "200" });
+  const searchNote = el("span", { class: "qs-search-note", id: "qs-search-note", role: "alert", hidden: true,
+    style: "color: var(--red); font-size: 12px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;" });
   const followBox = el("input", { type: "checkbox", id: "qs-follow", checked: true });
   const clear = el("button", { type: "button", class: "btn small secondary", id: "qs-clear-filters",
     hidden: true }, "Clear filters");
@@ -51,7 +53,7 @@ export function createLog(panel, ctx, source) {
   const empty = el("div", { class: "qs-log-empty", id: "qs-log-empty", hidden: true });
   panel.replaceChildren(
     el("h3", {}, "Trace log", el("span", { class: "muted" }, "QSPY's lines")),
-    el("div", { class: "qs-log-tools" }, search,
+    el("div", { class: "qs-log-tools" }, search, searchNote,
       el("label", { class: "inline", title: "Keep the newest line in view" }, followBox, "Follow"),
       clear, el("span", { class: "spacer" }), info, save),
     el("div", { class: "qs-filter" }, el("span", { class: "qs-filter-k" }, "Group"), chipRows.group),
@@ -181,11 +183,29 @@ export function createLog(panel, ctx, source) {
   }
   function refilter() { ctx.run(reload); }
 
-  search.addEventListener("input", debounce(() => { text = search.value.trim(); refilter(); }, 250));
+  // A regex, as the flame graph's search (case-insensitive). One that does not parse is
+  // said beside the box and the lines on screen stay: nothing is thrown, nothing fetched.
+  function badRegex(q) {
+    try { new RegExp(q, "i"); return ""; } catch (err) { return err.message; }
+  }
+  function noteSearch(problem) {
+    searchNote.hidden = !problem;
+    searchNote.textContent = problem ? `Not a valid regular expression: ${problem}` : "";
+    search.setAttribute("aria-invalid", String(!!problem));
+  }
+  search.addEventListener("input", debounce(() => {
+    const q = search.value.trim();
+    const problem = q ? badRegex(q) : "";
+    noteSearch(problem);
+    if (problem) return;
+    text = q;
+    refilter();
+  }, 250));
   clear.addEventListener("click", () => {
     for (const set of Object.values(filters)) set.clear();
     text = "";
     search.value = "";
+    noteSearch("");
     renderChipState();
     refilter();
   });

@@ -36,6 +36,10 @@ const STYLE = `
 .sess .grid th, .sess .grid td { padding: 3px 7px; }
 .sess .grid td.name { max-width: 220px; }
 .sess .grid td.where { max-width: 140px; }
+.sess-export { position: relative; }
+.sess-export summary { list-style: none; cursor: pointer; }
+.sess-export summary::-webkit-details-marker { display: none; }
+.sess-export .menu-list { position: absolute; right: 0; z-index: 20; }
 @media (max-width: 1400px) { .sess-detail { width: 290px; } }
 `;
 
@@ -182,7 +186,7 @@ export async function mount(container, ctx) {
         el("div", { class: "muted" }, "Stored sessions can be reopened, replayed, annotated and compared.")));
       return;
     }
-    const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Size", "ELF"]
+    const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Size", "ELF", "Export"]
       .map((h, i) => el("th", { class: i === 1 || i === 7 ? "text" : "" }, h)));
     const rows = sessions.map((s) => el("tr", {
       "data-id": s.id, class: s.id === selected ? "selected" : "",
@@ -195,9 +199,23 @@ export async function mount(container, ctx) {
     el("td", {}, s.length_s === null ? "—" : fmtTime(s.length_s * 1e6)),
     el("td", {}, s.records === null || s.records === undefined ? "—" : fmtInt(s.records)),
     el("td", {}, fmtBytes(s.raw_bytes)),
-    el("td", { class: "where" }, s.elf_name || "—")));
+    el("td", { class: "where" }, s.elf_name || "—"),
+    el("td", {}, exportMenu(s))));
     listBox.replaceChildren(el("table", { class: "grid", id: "sessions-table" },
       el("thead", {}, head), el("tbody", {}, rows)));
+  }
+
+  // Every format of the Export menu, for this session without opening it. An S12Z trace
+  // is not a profile: it offers its raw capture only.
+  function exportMenu(s) {
+    const formats = (ctx.exportFormats || [["raw", "Raw capture"]])
+      .filter(([fmt]) => fmt === "raw" || (s.kind !== "s12z" && s.raw_bytes));
+    const items = formats.map(([fmt, label]) => el("button", { type: "button", role: "menuitem",
+      "data-session-export": fmt, onclick: () => { menu.open = false; ctx.exportSession(s.id, fmt); } }, label));
+    const menu = el("details", { class: "sess-export", onclick: (ev) => ev.stopPropagation() },
+      el("summary", { class: "btn small secondary", "aria-label": `Export session ${s.id}` }, "Export"),
+      el("div", { class: "menu-list", role: "menu" }, items));
+    return menu;
   }
 
   async function showDetail() {

@@ -144,10 +144,8 @@ def test_compare_tab_gives_the_cli_verdict(server, page) -> None:
         section = pg.locator(f"[data-section={key}] b")
         expect(section).to_have_text(f"{title}: {len(report[key])}")
     # The differential flame graph colours only what the verdict calls changed.
-    fills = pg.evaluate(
-        "[...document.querySelectorAll('#cmp-flame-svg rect')].map(r => r.getAttribute('fill'))"
-    )
-    coloured = {f for f in fills if f not in ("rgb(235,235,235)", "rgb(200,200,200)")}
+    fills = pg.evaluate("window.mcuprof.diffFlame.rects.filter(r => r.i > 0).map(r => r.color)")
+    coloured = {f for f in fills if f != "rgb(235,235,235)"}
     assert bool(coloured) == bool(report["regressions"] or report["improvements"]), coloured
     # A threshold of 0% with no confidence test fails on any growth, as the CLI does.
     pg.locator("#cmp-confidence").fill("0")

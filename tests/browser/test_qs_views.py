@@ -10,8 +10,10 @@ events decoded from the reference capture and from the simulated QS target's byt
 from __future__ import annotations
 
 import json
+import re
 import struct
 import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -251,4 +253,36 @@ def test_empty_state_and_a_stored_session_as_source(qs_app: App, page) -> None:
     expect(pg.locator("#qs-log .qs-row").first).to_be_visible(timeout=10000)
     expect(pg.locator("#qs-log-info")).to_have_text("937 lines")
     expect(pg.locator("#qs-margins-table tbody tr")).to_have_count(7)
+    assert not console.errors, console.errors
+
+
+def test_log_search_takes_a_regex_and_says_when_it_is_not_one(qs_app: App, page) -> None:
+    """Issue 24 item 14: the QS log search is a case-insensitive regex, as the flame
+    graph's; one that does not parse is a message beside the box, and nothing throws."""
+    pg, console = page
+    events = reference_events()
+    qspy = list(render_lines(events))
+    qs_app.monitor.qs_events(events)
+    open_qs(pg, qs_app.url)
+    pattern = r"sig=(eat|done)_sig"
+    want = [line for line in qspy if re.search(pattern, line, re.IGNORECASE)]
+    assert want and len(want) < len(qspy)
+    pg.fill("#qs-log-search", pattern)
+    expect(pg.locator("#qs-log-info")).to_have_text(f"{len(want)} matching lines")
+    pg.wait_for_timeout(200)
+    shown = visible_lines(pg)
+    assert shown and shown == want[-len(shown) :]
+    pg.fill("#qs-log-search", "Sig=(EAT")
+    note = pg.locator("#qs-search-note")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("Not a valid regular expression")
+    expect(pg.locator("#qs-log-info")).to_have_text(f"{len(want)} matching lines")
+    expect(pg.locator("#banner")).to_be_hidden()
+    # The API refuses it in one line too (a 400, not a 500).
+    bad = urllib.parse.urlencode([("q", "Sig=(EAT")])
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"{qs_app.url}/api/qs/log?{bad}", timeout=10)
+    assert err.value.code == 400 and "not a valid regular expression" in err.value.read().decode()
+    pg.fill("#qs-log-search", "")
+    expect(note).to_be_hidden()
     assert not console.errors, console.errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import xml.etree.ElementTree as ET
 
@@ -126,3 +127,19 @@ def test_a_raw_file_that_is_a_directory_is_a_clean_error(env):
     assert f"session {b.id}" in error and "\n" not in error
     # The other session is untouched and still compares with itself.
     assert client.get("/api/sessions/diff", params={"base": a.id, "new": a.id}).status_code == 200
+
+
+def test_timer_frequencies_are_checked_as_the_cli_does(env, firmware, kit):
+    """A pair timed at different timer frequencies is refused in one line, as
+    `mcuprof compare` refuses it (its timebase_check), for the diff and its exports."""
+    client, store, a, _ = env
+    meta = dataclasses.replace(firmware.meta, timer_freq=2 * firmware.meta.timer_freq)
+    data = kit.encode(kit.records_for(kit.demo_tree(), 40, firmware.addr), meta)
+    other = store.import_capture("2 MHz", data, firmware.elf)
+    for path, extra in (("", {}), ("/export", {"format": "folded"})):
+        r = client.get(f"/api/sessions/diff{path}", params={"base": a.id, "new": other.id} | extra)
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert "\n" not in error
+        assert "timer frequencies differ: BASE 1,000,000 Hz, NEW 2,000,000 Hz" in error
+        assert f"session {a.id} (before)" in error and f"session {other.id} (2 MHz)" in error

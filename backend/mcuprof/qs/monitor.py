@@ -12,11 +12,13 @@ agrees with `mcuprof qs decode` and `mcuprof qs margins`.
 from __future__ import annotations
 
 import collections
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import UserError
 from ..protocol.qs import USER_FIRST, BadFrame, Discontinuity, Malformed, QSEvent, Record
 from ..protocol.qs.records import record_group
 from .clock import SeriesClock
@@ -260,6 +262,17 @@ class AppTrack:
     series: Series
 
 
+def search_pattern(text: str) -> re.Pattern[str] | None:
+    """The log search: a case-insensitive regular expression, as the flame graph's
+    search (a plain word is one too); None when empty. A bad one is a one-line error."""
+    if not text:
+        return None
+    try:
+        return re.compile(text, re.IGNORECASE)
+    except re.error as exc:
+        raise UserError(f"search {text!r} is not a valid regular expression: {exc}") from None
+
+
 def _matching(
     lines: list[Line],
     groups: Iterable[str],
@@ -268,7 +281,7 @@ def _matching(
     text: str,
 ) -> list[Line]:
     gs, os_, ss = frozenset(groups), frozenset(objs), frozenset(sigs)
-    needle = text.casefold()
+    needle = search_pattern(text)
     if not (gs or os_ or ss or needle):
         return lines
 
@@ -277,7 +290,7 @@ def _matching(
             (not gs or line.group in gs)
             and (not os_ or not os_.isdisjoint(line.objs))
             and (not ss or line.sig in ss)
-            and (not needle or needle in line.text.casefold())
+            and (needle is None or needle.search(line.text) is not None)
         )
 
     return [line for line in lines if keep(line)]
@@ -603,6 +616,11 @@ class QsMonitor:
                 "dropped": self.series_dropped,
                 "version": self.version,
             }
+
+    def bounded_losses(self) -> dict[str, int]:
+        """The log's texts cut to their bounds, for the health panel."""
+        with self._lock:
+            return {"lines_cut": self.clips.lines, "names_cut": self.clips.names}
 
     def summary(self) -> dict[str, Any]:
         with self._lock:

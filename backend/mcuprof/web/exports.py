@@ -16,6 +16,7 @@ from ..export import svg
 from ..export.titles import flame_titles
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
+from .live import LiveSession
 
 router = APIRouter(prefix="/api/export")
 
@@ -32,7 +33,7 @@ FORMATS: dict[str, tuple[str, str]] = {
 }
 
 
-def _attachment(body: bytes | str, filename: str, media: str) -> Response:
+def attachment(body: bytes | str, filename: str, media: str) -> Response:
     data = body.encode("utf-8") if isinstance(body, str) else body
     return Response(
         content=data,
@@ -49,13 +50,43 @@ def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: 
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
         profile = live.profile.snapshot()
+    return render_profile(live, profile, fmt, window, max_nodes)
+
+
+def render_profile(
+    shown: Any, profile: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int
+) -> bytes | str:
+    """One export of ``profile``; ``shown`` is the live session, or a StoredView of a
+    stored session, for the titles of the flame exports."""
     if fmt in ("html", "svg"):
         payload = views.icicle(profile, window, max_nodes)
-        title, subtitle = export_title(live, profile, payload)
+        title, subtitle = export_title(shown, profile, payload)
         if fmt == "svg":
             return svg.render(profile, title=title, window=window, subtitle=subtitle)
         return standalone_html(payload, title, subtitle)
     return render_format(fmt, profile, window)
+
+
+class StoredView:
+    """What the export titles and file names read of the live session showing an opened
+    session, for a stored session exported from its row without opening it: the same
+    title, subtitle and file name as when it is opened."""
+
+    file_stem = LiveSession.file_stem  # one definition of the file name
+    capture_time = LiveSession.capture_time
+
+    def __init__(self, info: Any) -> None:
+        self.metadata = info.metadata
+        captured = info.started_at if info.started_at is not None else info.created_at
+        self.opened = {"id": info.id, "name": info.name, "captured_at": captured}
+        self.capture_started = captured
+
+
+def check_format(fmt: str) -> tuple[str, str]:
+    """(file name suffix, media type) of an export format, or a one-line error."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return FORMATS[fmt]
 
 
 def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
@@ -78,9 +109,7 @@ async def export(
     settings: SettingsDep,
     window: WindowDep,
 ) -> Response:
-    if fmt not in FORMATS:
-        raise UserError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    suffix, media = FORMATS[fmt]
+    suffix, media = check_format(fmt)
     if fmt == "raw":
         from .sessions_api import stream_raw
 
@@ -93,7 +122,7 @@ async def export(
     stem = live.file_stem()
     if window is not None:
         stem += f"-{window[0]:.0f}-{window[1]:.0f}us"
-    return _attachment(body, f"{stem}{suffix}", media)
+    return attachment(body, f"{stem}{suffix}", media)
 
 
 def _inline_modules() -> str:

@@ -884,7 +884,12 @@ class LiveSession:
             return None
         keys = ("frames", "bad_frames", "discontinuities", "rtc_steps", "unfinished_steps")
         keys += ("names_lumped", "dictionary_overflow")
-        return {k: int(getattr(stats, k, 0)) for k in keys}
+        out = {k: int(getattr(stats, k, 0)) for k in keys}
+        # The other bounded losses (docs/limits.md): the log's cut texts, idle drops.
+        out["idle_dropped"] = int(getattr(self.session, "idle_dropped", 0))
+        for monitor in self.qs_listeners:
+            out |= getattr(monitor, "bounded_losses", dict)()
+        return out
 
     def _compute_rates(self) -> dict[str, Any]:
         now = self.clock()

@@ -17,7 +17,7 @@ from ..capture import QS_CHUNK
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
 from ..protocol.qs.records import RECORDS
-from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor
+from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
 from ..store import SessionStore
 
 router = APIRouter(prefix="/api/qs")
@@ -123,6 +123,7 @@ async def log(
     """QSPY's lines, filtered: any of the ``group`` values, and any of ``obj`` (an
     object the line names), and any of ``sig``, and the text ``q`` (case-insensitive)."""
     _groups(group)
+    search_pattern(q)  # a bad regex: one line, before any work
     if since is not None and before is not None:
         raise UserError("give since or before, not both")
     return await asyncio.to_thread(
@@ -148,6 +149,7 @@ async def log_text(
 ) -> StreamingResponse:
     """The matching lines kept, as QSPY prints them: a file to diff with QSPY's. Sent
     in pieces as it is rendered, and at most MAX_TEXT_BYTES (a last line says a cut)."""
+    search_pattern(q)  # checked here: the body is rendered after the response starts
     body = monitor.text_body(_groups(group), _values("obj", obj), _values("sig", sig), q)
     name = f"mcuprof-qs-{session}.txt" if session is not None else "mcuprof-qs-live.txt"
     return StreamingResponse(

@@ -17,7 +17,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..capture import CHUNK
-from ..commands.compare import build_report, parse_confidence, parse_threshold
+from ..commands.compare import build_report, parse_confidence, parse_threshold, timebase_check
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..errors import UserError
@@ -31,6 +31,9 @@ from ..store.qs_replay import QSReplayDevice, qs_replay_factory
 from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
+from . import views
+from .exports import StoredView, attachment, check_format, export_title, render_profile
+from .icicle import Frame, icicle_payload
 from .uploads import received_capture
 
 router = APIRouter(prefix="/api/sessions")
@@ -190,15 +193,49 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     live = getattr(request.app.state, "live", None)
     fallback = getattr(live, "symbols", None)
     tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
-    base_profile = _session_profile(store, int(base), fallback, tick_hz)
     if new == "live":
         live = _live(request)
+    # As `mcuprof compare`: a pair timed by different timer frequencies is refused.
+    new_meta = live.metadata if new == "live" else store.get(int(new)).metadata
+    timebase = timebase_check(store.get(int(base)).metadata, new_meta)
+    if timebase["mismatch"]:
+        names = f"{_side_name(store, base)} against {_side_name(store, new)}"
+        raise UserError(f"cannot compare {names}: {timebase['message']}")
+    base_profile = _session_profile(store, int(base), fallback, tick_hz)
+    if new == "live":
         with live._profile_lock:
             live.ingest()
             diff = diff_profiles(base_profile, live.profile)
     else:
         diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback, tick_hz))
     return diff, _side_name(store, base), _side_name(store, new)
+
+
+def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
+    """The differential tree also as the main flame graph's icicle arrays, made by the same
+    code (sibling order, ids, labels), so the page draws both with one canvas component.
+    ``diff`` per cell: [base µs, base self µs, new self µs, delta of self share]."""
+    nodes: list[dict[str, Any]] = []
+
+    def frame(node: dict[str, Any]) -> Frame:
+        nodes.append(node)  # the frame id is the node's index: it maps a cell back
+        return Frame(node["name"], node["self"], 0, key=node["name"], fid=len(nodes) - 1)
+
+    root = frame(flame["tree"])
+    stack = [(flame["tree"], root)]
+    while stack:  # iterative: the tree may be MAX_DEPTH deep
+        src, dst = stack.pop()
+        for child in src["children"]:
+            f = frame(child)
+            dst.children.append(f)
+            stack.append((child, f))
+    # The tree is already pruned: room for every node, so none is merged into "other".
+    payload = icicle_payload(root, 2 * len(nodes) + 2)
+    payload["diff"] = [
+        None if fid < 0 else [nodes[fid][k] for k in ("base", "base_self", "self", "delta")]
+        for fid in payload["fids"]
+    ]
+    return flame | {"icicle": payload}
 
 
 # ---------------------------------------------------------------- routes (static first)
@@ -265,7 +302,7 @@ async def diff(
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
-            "flame": d.flame(max_nodes),
+            "flame": _with_icicle(d.flame(max_nodes)),
             "verdict": verdict,
         }
 
@@ -354,6 +391,58 @@ async def delete_session(request: Request, sid: SessionId) -> dict[str, Any]:
 async def download_raw(request: Request, sid: SessionId) -> Response:
     store = _store(request)
     return await asyncio.to_thread(stream_raw, store, sid, f"mcuprof-session-{sid}.bin")
+
+
+@router.get("/{sid}/export/{fmt}")
+async def export_session(
+    request: Request, sid: SessionId, fmt: Annotated[str, Path(pattern="^[a-z]+$")]
+) -> Response:
+    """Any export of a stored session from its row, as the Export menu gives it once the
+    session is opened: the same bytes, titles and file name."""
+    store = _store(request)
+    suffix, media = check_format(fmt)
+    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    if fmt == "raw":
+        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.file_stem()}{suffix}")
+    max_nodes = request.app.state.settings.icicle_max_nodes
+
+    def work() -> bytes | str:
+        return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
+
+    body = await asyncio.to_thread(work)
+    return attachment(body, f"{shown.file_stem()}{suffix}", media)
+
+
+@router.get("/{sid}/flame")
+async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
+    """A stored session's flame graph data with its export titles and file name: what the
+    page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
+    store = _store(request)
+    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    max_nodes = request.app.state.settings.icicle_max_nodes
+
+    def work() -> dict[str, Any]:
+        profile = _exported_profile(request, sid)
+        payload = views.icicle(profile, None, max_nodes)
+        title, subtitle = export_title(shown, profile, payload)
+        return {
+            "flame": payload,
+            "title": title,
+            "subtitle": subtitle,
+            "file_stem": shown.file_stem(),
+        }
+
+    return await asyncio.to_thread(work)
+
+
+def _exported_profile(request: Request, sid: int) -> Profile:
+    """A stored session's profile for an export, named as the Compare tab names it."""
+    live = getattr(request.app.state, "live", None)
+    tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+    profile = _session_profile(_store(request), sid, getattr(live, "symbols", None), tick_hz)
+    if profile.n_records == 0:
+        raise UserError(f"session {sid} holds no profile records to export")
+    return profile
 
 
 RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
