@@ -27,7 +27,7 @@ import serial
 from ..errors import UserError
 from ..protocol import Metadata
 from ..protocol.qs import encode_frame
-from ..qs.rx import RX
+from ..qs.rx import FILTER_BYTES, RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
 from .session import (
@@ -49,7 +49,7 @@ LISTEN_SCHEME = "listen://"
 # after Stop, is kept until another one comes).
 LISTEN_IDLE_S = 5.0
 # QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
-RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
+RX_INFO = RX["INFO"]
 QS_COMMANDS = ("reset", "info", "tick")
 
 
@@ -160,6 +160,11 @@ class QSLink(ListenerCalls):
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
         self._info = threading.Event()
+        # QS-RX commands checked against the decoder's sizes and dictionaries in force
+        # (they are replaced, never changed in place, so reading them here is safe).
+        decoder = self.source.decoder
+        self.rx = RxCommands(lambda: (decoder.config, decoder.dicts))
+        self._resets_seen = 0  # decoder.stats.target_resets the rx state has caught up with
 
     # ------------------------------------------------------------ what the page reads
 
@@ -220,28 +225,28 @@ class QSLink(ListenerCalls):
     def start(self, reset: bool = True) -> None:
         self._require()
         self._received_at_start = self.records_received
-        self._send(RX_GLB_FILTER, bytes([16]) + b"\xff" * 16)
+        self.send_rx(self.rx.glb_filter(b"\xff" * FILTER_BYTES))
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
         self._require()
-        self._send(RX_GLB_FILTER, bytes([16]) + b"\x00" * 16)
+        self.send_rx(self.rx.glb_filter(bytes(FILTER_BYTES)))
         if drain:
             # Frames already on the wire arrive after the filter goes off.
             self._stop.wait(0.2)
         self._set_state(READY, None)
 
     def command(self, name: str) -> None:
-        """A QS-RX command from the page: reset, info or tick."""
-        self._require()
-        if name == "reset":
-            self._send(RX_RESET)
-        elif name == "info":
-            self._send(RX_INFO)
-        elif name == "tick":
-            self._send(RX_TICK, b"\x00")
-        else:
+        """A QS-RX command from the page's buttons: reset, info or tick."""
+        if name not in QS_COMMANDS:
             raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+        self.send_rx(getattr(self.rx, name)())
+
+    def send_rx(self, cmd: RxCommand) -> None:
+        """Send a command ``rx`` built (and so checked) to the target."""
+        self._require()
+        self._send(cmd.rec, cmd.payload)
+        self.rx.sent(cmd)
 
     def reset_buffers(self) -> None:
         raise UserError("a QS target has no buffers to reset: use Reset target")
@@ -387,6 +392,10 @@ class QSLink(ListenerCalls):
             self._deliver(self.source.close())
 
     def _deliver(self, batch: Any) -> None:
+        resets = self.source.decoder.stats.target_resets
+        if resets != self._resets_seen:  # a rebooted target has no current objects
+            self._resets_seen = resets
+            self.rx.target_reset()
         meta = self.source.metadata
         if meta is not None and meta is not self.metadata:
             self.metadata = meta

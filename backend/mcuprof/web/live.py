@@ -502,12 +502,19 @@ class LiveSession:
             self._overflow_grew_at = None
             self._log("info", "device buffers reset")
 
+    def control(self) -> Any:
+        """The connected QS target's control object: ``rx`` (qs.rx.RxCommands) builds
+        checked commands, ``send_rx(cmd)`` sends one (qs_control.py, the QS panel)."""
+        session = self.session
+        if session is None or self.state == "disconnected" or not hasattr(session, "send_rx"):
+            raise UserError("QS commands need a QS target: connect one first")
+        return session
+
     def qs_command(self, name: str) -> None:
         """A QS-RX command to the connected QS target: reset, info or tick."""
         with self._command_lock:
             session = self._require()
-            if self.kind != "qs":
-                raise UserError("QS commands need a QS target: connect one first")
+            self.control()
             try:
                 session.command(name)
             except UserError as exc:
