@@ -89,6 +89,17 @@ def log_mark(c: TestClient) -> int:
     return c.get("/api/qs/log", params={"limit": 1}).json()["next_id"] - 1
 
 
+def test_commands_are_in_sequence_from_the_first(client) -> None:
+    """The INFO sent when the target connects is its frame 1, as QSPY numbers them, and
+    the next ones follow: a QP target answers a number out of sequence with Trg-ERR 0x42
+    (it did for the 0 that opened every connection)."""
+    answer(client, 0, r"Trg-Info QP-Ver=740")
+    after = send(client, "tick")
+    answer(client, after, r"Trg-Done QS_RX_TICK")
+    rows = client.get("/api/qs/control/answers", params={"since": 0}).json()["answers"]
+    assert [a["line"] for a in rows if "Trg-ERR" in a["line"]] == []
+
+
 def test_query_names_the_ao_state(client) -> None:
     after = send(client, "curr_obj", kind="AO", object="Philo_inst[1]")
     answer(client, after, r"Trg-Ack  QS_RX_CURR_OBJ")

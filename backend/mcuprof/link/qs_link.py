@@ -26,7 +26,7 @@ import serial
 
 from ..errors import UserError
 from ..protocol import Metadata
-from ..protocol.qs import encode_frame
+from ..protocol.qs import Record, encode_frame
 from ..qs.rx import FILTER_BYTES, RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
@@ -159,6 +159,7 @@ class QSLink(ListenerCalls):
         self._write_lock = threading.Lock()
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
+        self._fresh = False  # a new connection whose reset records are not read yet
         self._info = threading.Event()
         # QS-RX commands checked against the decoder's sizes and dictionaries in force
         # (they are replaced, never changed in place, so reading them here is safe).
@@ -272,8 +273,10 @@ class QSLink(ListenerCalls):
 
     def _send(self, rec: int, payload: bytes = b"") -> None:
         with self._write_lock:
-            frame = rx_frame(self._tx_seq, rec, payload)
+            # As QSPY: the first frame after a (re)connection or a target reset is
+            # number 1; a QP target answers a 0 there with Trg-ERR 0x42.
             self._tx_seq = (self._tx_seq + 1) & 0xFF
+            frame = rx_frame(self._tx_seq, rec, payload)
             target = self._transport
             if target is None and self._listening is not None:
                 target = self._listening.conn
@@ -344,6 +347,7 @@ class QSLink(ListenerCalls):
             else:
                 lst.conn = conn = new
                 lst.peer, lst.last_rx, lst.talked = f"{addr[0]}:{addr[1]}", self._clock(), False
+                self._restart_seq(fresh=True)
                 self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
                 with contextlib.suppress(LinkError):
                     self._send(RX_INFO)
@@ -362,6 +366,13 @@ class QSLink(ListenerCalls):
                 lst.last_rx, lst.talked = self._clock(), True
             return data
         return b""
+
+    def _restart_seq(self, fresh: bool = False) -> None:
+        """The next command is number 1, as the target expects after its reset. A new
+        listen:// connection is a reset target whose reset records are still to come."""
+        with self._write_lock:
+            self._tx_seq = 0
+            self._fresh = fresh
 
     def _idle(self, lst: _Listening) -> bool:
         return self._clock() - lst.last_rx >= self.idle_s
@@ -393,9 +404,14 @@ class QSLink(ListenerCalls):
 
     def _deliver(self, batch: Any) -> None:
         resets = self.source.decoder.stats.target_resets
-        if resets != self._resets_seen:  # a rebooted target has no current objects
+        if resets != self._resets_seen:  # a rebooted target: no current objects
             self._resets_seen = resets
             self.rx.target_reset()
+            if not self._fresh:  # (a new connection's own reset: counted from its accept)
+                self._restart_seq()
+            self._fresh = False
+        elif self._fresh and any(_past_empty(e) for e in batch.events):
+            self._fresh = False  # a connection that did not start with a reset
         meta = self.source.metadata
         if meta is not None and meta is not self.metadata:
             self.metadata = meta
@@ -420,6 +436,11 @@ class QSLink(ListenerCalls):
         if transport is not None:
             with contextlib.suppress(Exception):
                 transport.close()
+
+
+def _past_empty(event: Any) -> bool:
+    """Anything but the QS_EMPTY record a target's reset sequence starts with."""
+    return event.__class__ is not Record or event.rec != 0
 
 
 class _Stats:
