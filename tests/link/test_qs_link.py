@@ -295,8 +295,9 @@ def test_a_real_target_takes_over_from_an_idle_connection() -> None:
 
 
 def test_rx_follows_the_decoder_and_a_target_reset_clears_it() -> None:
-    """QSLink.rx names objects from the dictionaries the link decoded; a target reset
-    (TARGET_INFO with the reset flag) leaves no current objects and no known masks."""
+    """QSLink.rx names objects from the dictionaries the link decoded; after a target
+    reset (TARGET_INFO with the reset flag) the next command built finds no current
+    objects and no known masks."""
     from mcuprof.link.session import LinkError
     from tests.qs.conftest import REFERENCE
 
@@ -313,4 +314,5 @@ def test_rx_follows_the_decoder_and_a_target_reset_clears_it() -> None:
     link.rx.sent(link.rx.glb_filter(bytes(16)))
     assert link.rx.current and link.rx.masks
     link.feed(capture[: capture.index(b"\x7e", 100) + 1])  # the reset sequence again
+    link.rx.tick()  # the next command built sees the reset
     assert link.rx.current == {} and link.rx.masks == {}

@@ -224,3 +224,19 @@ def test_without_a_qs_target_commands_are_refused(make_client) -> None:
     assert r.status_code == 400
     assert r.json()["error"] == "QS commands need a QS target: connect one first"
     assert c.get("/api/qs/control").json()["available"] is False
+
+
+def test_a_listen_port_with_no_target_yet_refuses_panel_commands(make_client) -> None:
+    c = make_client(autoconnect=False)
+    r = c.post("/api/connect", json={"port": "listen://127.0.0.1:0"}, headers=POST)
+    assert r.status_code == 200, r.text
+    r = c.post("/api/qs/control/tick", json={}, headers=POST)
+    assert r.status_code == 400
+    assert r.json()["error"].startswith("no QS target is connected to 127.0.0.1:")
+    assert c.post("/api/qs/tick", headers=POST).status_code == 200  # the sidebar's: quiet
+    assert (
+        c.post(
+            "/api/qs/control/ao_filter", json={"object": 1, "remove": "no"}, headers=POST
+        ).json()["error"]
+        == "remove must be true or false, not 'no'"
+    )

@@ -26,7 +26,7 @@ import serial
 
 from ..errors import UserError
 from ..protocol import Metadata
-from ..protocol.qs import Record, encode_frame
+from ..protocol.qs import encode_frame
 from ..qs.rx import FILTER_BYTES, RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
@@ -163,9 +163,8 @@ class QSLink(ListenerCalls):
         self._info = threading.Event()
         # QS-RX commands checked against the decoder's sizes and dictionaries in force
         # (they are replaced, never changed in place, so reading them here is safe).
-        decoder = self.source.decoder
-        self.rx = RxCommands(lambda: (decoder.config, decoder.dicts))
-        self._resets_seen = 0  # decoder.stats.target_resets the rx state has caught up with
+        self.rx = RxCommands(self._rx_state)
+        self._resets_seen = 0  # decoder.stats.target_resets the commands have caught up with
 
     # ------------------------------------------------------------ what the page reads
 
@@ -226,12 +225,12 @@ class QSLink(ListenerCalls):
     def start(self, reset: bool = True) -> None:
         self._require()
         self._received_at_start = self.records_received
-        self.send_rx(self.rx.glb_filter(b"\xff" * FILTER_BYTES))
+        self._send_cmd(self.rx.glb_filter(b"\xff" * FILTER_BYTES))
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
         self._require()
-        self.send_rx(self.rx.glb_filter(bytes(FILTER_BYTES)))
+        self._send_cmd(self.rx.glb_filter(bytes(FILTER_BYTES)))
         if drain:
             # Frames already on the wire arrive after the filter goes off.
             self._stop.wait(0.2)
@@ -241,13 +240,23 @@ class QSLink(ListenerCalls):
         """A QS-RX command from the page's buttons: reset, info or tick."""
         if name not in QS_COMMANDS:
             raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
-        self.send_rx(getattr(self.rx, name)())
+        self._require()
+        self._send_cmd(getattr(self.rx, name)())
 
     def send_rx(self, cmd: RxCommand) -> None:
-        """Send a command ``rx`` built (and so checked) to the target."""
+        """Send a command ``rx`` built (and so checked) to the target; LinkError when
+        there is no target to take it (a listen:// port nobody connected to yet)."""
         self._require()
-        self._send(cmd.rec, cmd.payload)
-        self.rx.sent(cmd)
+        lst = self._listening
+        if lst is not None and lst.conn is None:
+            raise LinkError(f"no QS target is connected to {self.listening_on} yet")
+        self._send_cmd(cmd)
+
+    def _send_cmd(self, cmd: RxCommand) -> None:
+        """Start, Stop and the page's buttons: no target yet on listen:// is fine (it
+        sends its own target info and runs with its own filters when it comes)."""
+        if self._send(cmd.rec, cmd.payload):
+            self.rx.sent(cmd)
 
     def reset_buffers(self) -> None:
         raise UserError("a QS target has no buffers to reset: use Reset target")
@@ -271,19 +280,21 @@ class QSLink(ListenerCalls):
         if self.state == DISCONNECTED:
             raise LinkError("not connected")
 
-    def _send(self, rec: int, payload: bytes = b"") -> None:
+    def _send(self, rec: int, payload: bytes = b"") -> bool:
+        """Write one frame; False when a listen:// port has no target to write to."""
         with self._write_lock:
-            # As QSPY: the first frame after a (re)connection or a target reset is
-            # number 1; a QP target answers a 0 there with Trg-ERR 0x42.
-            self._tx_seq = (self._tx_seq + 1) & 0xFF
-            frame = rx_frame(self._tx_seq, rec, payload)
             target = self._transport
             if target is None and self._listening is not None:
                 target = self._listening.conn
             if target is None:
                 if self._listening is not None:
-                    return  # no target yet: it sends its own target info when it comes
+                    return False  # no target yet: it sends its own target info when it comes
                 raise LinkError("not connected")
+            # As QSPY: the first frame after a (re)connection or a target reset is
+            # number 1; a QP target answers a 0 there with Trg-ERR 0x42.
+            self._caught_up()
+            self._tx_seq = (self._tx_seq + 1) & 0xFF
+            frame = rx_frame(self._tx_seq, rec, payload)
             try:
                 if isinstance(target, socket.socket):
                     target.sendall(frame)
@@ -291,6 +302,7 @@ class QSLink(ListenerCalls):
                     target.write(frame)
             except (OSError, serial.SerialException) as exc:
                 raise LinkError(f"{self.port}: write failed ({exc})") from None
+            return True
 
     # ------------------------------------------------------------ reader thread
 
@@ -374,6 +386,27 @@ class QSLink(ListenerCalls):
             self._tx_seq = 0
             self._fresh = fresh
 
+    def _caught_up(self) -> None:
+        """Follow target resets read since the last command (checked when a command is
+        built or sent, not on the reader thread): a reset target has no current objects,
+        its own filters, and wants frame 1 next; a new connection's own reset records
+        were counted from its accept already."""
+        resets = self.source.decoder.stats.target_resets
+        if resets != self._resets_seen:
+            self._resets_seen = resets
+            self.rx.target_reset()
+            if not self._fresh:
+                self._tx_seq = 0
+            self._fresh = False
+
+    def _rx_state(self) -> tuple[Any, Any]:
+        """The sizes and dictionaries in force (replaced, never changed in place, so
+        they are safe to read beside the reader thread)."""
+        with self._write_lock:
+            self._caught_up()
+        decoder = self.source.decoder
+        return decoder.config, decoder.dicts
+
     def _idle(self, lst: _Listening) -> bool:
         return self._clock() - lst.last_rx >= self.idle_s
 
@@ -403,15 +436,6 @@ class QSLink(ListenerCalls):
             self._deliver(self.source.close())
 
     def _deliver(self, batch: Any) -> None:
-        resets = self.source.decoder.stats.target_resets
-        if resets != self._resets_seen:  # a rebooted target: no current objects
-            self._resets_seen = resets
-            self.rx.target_reset()
-            if not self._fresh:  # (a new connection's own reset: counted from its accept)
-                self._restart_seq()
-            self._fresh = False
-        elif self._fresh and any(_past_empty(e) for e in batch.events):
-            self._fresh = False  # a connection that did not start with a reset
         meta = self.source.metadata
         if meta is not None and meta is not self.metadata:
             self.metadata = meta
@@ -436,11 +460,6 @@ class QSLink(ListenerCalls):
         if transport is not None:
             with contextlib.suppress(Exception):
                 transport.close()
-
-
-def _past_empty(event: Any) -> bool:
-    """Anything but the QS_EMPTY record a target's reset sequence starts with."""
-    return event.__class__ is not Record or event.rec != 0
 
 
 class _Stats:

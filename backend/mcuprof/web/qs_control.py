@@ -348,7 +348,7 @@ BUILDERS: dict[str, Builder] = {
     ],
     "glb_filter": lambda rx, b: [rx.glb_filter(glb_mask(b))],
     "loc_filter": lambda rx, b: [rx.loc_filter(loc_mask(b))],
-    "ao_filter": lambda rx, b: [rx.ao_filter(_object(b), bool(b.get("remove", False)))],
+    "ao_filter": lambda rx, b: [rx.ao_filter(_object(b), _flag(b, "remove"))],
     "curr_obj": lambda rx, b: [rx.curr_obj(_kind(b, OBJ_KINDS), _object(b))],
     "query_curr": lambda rx, b: [rx.query_curr(_kind(b, OBJ_KINDS[:6]))],
     "event": _event,
@@ -357,6 +357,13 @@ BUILDERS: dict[str, Builder] = {
     "test_teardown": lambda rx, b: [rx.bare(RX["TEST_TEARDOWN"])],
     "test_continue": lambda rx, b: [rx.bare(RX["TEST_CONTINUE"])],
 }
+
+
+def _flag(body: dict[str, Any], key: str) -> bool:
+    value = body.get(key, False)
+    if not isinstance(value, bool):
+        raise RxError(f"{key} must be true or false, not {_quote(value)}")
+    return value
 
 
 def _params(body: dict[str, Any]) -> list[int]:
