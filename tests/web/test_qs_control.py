@@ -171,6 +171,23 @@ def test_post_by_ao_name_is_dispatched(client) -> None:
     assert "QS-RX event sent: QS_RX_CURR_OBJ + QS_RX_EVENT" in messages(client)
 
 
+def test_local_filter_silences_an_active_object(client) -> None:
+    after = send(client, "loc_filter", groups=[])  # only QS-ID 0
+    answer(client, after, r"Trg-Ack  QS_RX_LOC_FILTER")
+    assert client.get("/api/qs/control").json()["masks"]["loc"] == "01" + "00" * 15
+    mark = log_mark(client)
+    after = send(client, "event", action="post", ao="Table_inst", signal="SERVE_SIG")
+    answer(client, after, r"Trg-Done QS_RX_EVENT")
+    after = send(client, "tick")  # a round trip more: Table has had time to dispatch
+    answer(client, after, r"Trg-Done QS_RX_TICK")
+    assert log_lines(client, mark, "Obj=Table_inst,Sig=SERVE_SIG") == []
+    after = send(client, "loc_filter", groups=["AO", "EP", "EQ", "AP"])
+    answer(client, after, r"Trg-Ack  QS_RX_LOC_FILTER")
+    mark = log_mark(client)
+    send(client, "event", action="post", ao="Table_inst", signal="SERVE_SIG")
+    wait_for(lambda: log_lines(client, mark, "Obj=Table_inst,Sig=SERVE_SIG"), "Table again")
+
+
 def test_user_command_and_tick_are_acknowledged(client) -> None:
     after = send(client, "command", id=7, params=[1, "0x2", 3])
     answer(client, after, r"Trg-Ack  QS_RX_COMMAND")
