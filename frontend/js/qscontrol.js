@@ -359,10 +359,14 @@ export function createControl(ctx) {
     if (!got || !got.answers.length) return;
     for (const a of got.answers) { answersSince = Math.max(answersSince, a.id); answerLines.push(a.line.trim()); }
     answerLines.splice(0, Math.max(0, answerLines.length - 200));
-    const atEnd = answerLog.scrollTop + answerLog.clientHeight >= answerLog.scrollHeight - 4;
     answerLog.textContent = answerLines.join("\n");
-    if (atEnd) answerLog.scrollTop = answerLog.scrollHeight;
+    if (followAnswers) answerLog.scrollTop = answerLog.scrollHeight;
   }
+  // The newest answer stays in view unless the user scrolled up to read older ones.
+  let followAnswers = true;
+  answerLog.addEventListener("scroll", () => {
+    followAnswers = answerLog.scrollTop + answerLog.clientHeight >= answerLog.scrollHeight - 4;
+  });
 
   const cards = [glb, loc, curr, ev, mem, user, answersCard].map((c) => c.node);
   const node = el("div", { class: "qs-ctl", id: "qs-control", hidden: true }, note, ...cards);

@@ -113,6 +113,13 @@ def test_the_panel_drives_the_real_target(panel: Page) -> None:
     pg.locator("#qs-cmd-id").fill("7")
     pg.locator("#qs-cmd-send").click()
     ack(pg, "qs-ctl-cmd", r"Trg-Ack\s+QS_RX_COMMAND")
-    expect(pg.locator("#qs-answers")).to_contain_text("Query-AO", timeout=WAIT_MS)
+    answers = pg.locator("#qs-answers")
+    expect(answers).to_contain_text("Query-AO", timeout=WAIT_MS)
+    expect(answers).to_contain_text("Trg-Done QS_RX_COMMAND", timeout=WAIT_MS)
+    pg.wait_for_function(  # the newest answer is in view
+        "() => { const e = document.getElementById('qs-answers');"
+        " return e.scrollTop + e.clientHeight >= e.scrollHeight - 4; }"
+    )
+    assert "Trg-ERR" not in answers.inner_text()
     pg.locator("#qs-ctl-glb details summary").click()
     shots(pg, "control")
