@@ -17,6 +17,7 @@ const KIND_TITLE = { SM: "state machine", AO: "active object", MP: "memory pool"
   TE: "time event", AP: "application object (peek, poke, fill)" };
 const TYPES = { u8: 1, u16: 2, u32: 4 };
 const ALL_RECORDS = [...Array(128).keys()];
+const ANSWERS_SHOWN = 200; // lines in the answers card (the server keeps more)
 const DUMP_ROW = 8; // bytes per hex-dump line: fits the narrowest card
 // Commands the target only acknowledges (no Trg-Done follows).
 const ACK_ONLY = new Set(["glb_filter", "loc_filter", "ao_filter", "curr_obj", "poke", "fill", "reset"]);
@@ -138,16 +139,22 @@ function hexDump(offset, bytes) {
   return lines.join("\n");
 }
 
-export function createControl(ctx) {
-  injectStyle("mcuprof-qs-control-style", STYLE);
-  let info = null; // GET /api/qs/control
-  let timer = null;
-  let peeked = null; // { offset, bytes }
+// The object pickers' choices: the target's dictionary, after a prompt.
+function objectOptions(info) {
+  return [{ value: "", label: "Choose an object…" },
+    ...info.objects.map((o) => ({ value: o.name, label: o.name, title: o.addr }))];
+}
 
-  const note = el("div", { class: "qs-ctl-note", id: "qs-ctl-note", role: "status" });
+function maskText(hex, what) {
+  if (hex === null) return `the target's own (no ${what} sent from here since it started)`;
+  const bytes = hex.match(/../g).reverse().join("").toUpperCase();
+  return `0x${bytes} (${maskBits(hex).length} of 128 on)`;
+}
 
-  // The target's answers to one action, shown in that action's card.
-  async function act(box, name, body, onAnswer) {
+// One action: POST it, then poll the target's answers into the card's box until the
+// last one it needs (Done, ERR, a query or peek; the ack for ACK_ONLY) or a time-out.
+function makeActor(ctx, after) {
+  return async function act(box, name, body, onAnswer) {
     box.replaceChildren(el("span", { class: "wait" }, `${name}: sending…`));
     let sent;
     try {
@@ -156,7 +163,8 @@ export function createControl(ctx) {
       box.replaceChildren(el("span", { class: "err" }, `Refused: ${err.message || err}`));
       return;
     }
-    box.replaceChildren(el("span", { class: "wait" }, `Sent ${sent.sent.join(" + ")}; waiting for the target…`));
+    const what = sent.sent.join(" + ");
+    box.replaceChildren(el("span", { class: "wait" }, `Sent ${what}; waiting for the target…`));
     const lines = [];
     const end = Date.now() + ANSWER_WAIT_MS;
     let since = sent.answers_after;
@@ -174,235 +182,259 @@ export function createControl(ctx) {
       if (lines.length) {
         box.replaceChildren(...lines.map((a) => el("div", { class: /Trg-ERR/.test(a.line) ? "err" : "ok" }, a.line.trim())));
       }
-      // An acknowledged command with no Done to follow: done once the ack is in.
-      if (lines.some((a) => a.name === "QS_RX_STATUS") && ACK_ONLY.has(name)) done = true;
+      if (ACK_ONLY.has(name) && lines.some((a) => a.name === "QS_RX_STATUS")) done = true;
     }
-    if (!lines.length) box.replaceChildren(el("span", { class: "err" }, `Sent ${sent.sent.join(" + ")}; no answer from the target in ${ANSWER_WAIT_MS / 1000} s`));
-    refreshState();
-  }
+    if (!lines.length) {
+      box.replaceChildren(el("span", { class: "err" }, `Sent ${what}; no answer from the target in ${ANSWER_WAIT_MS / 1000} s`));
+    }
+    after();
+  };
+}
 
-  // ---- global filter: by group and by record, with the mask in force shown
-  const glbBits = new Set(); // records on, as the page will send them
-  const glbMask = el("div", { class: "qs-ctl-mask", id: "qs-glb-mask" });
-  const glbGroups = el("div", { class: "qs-ctl-groups", id: "qs-glb-groups", role: "group", "aria-label": "Record groups" });
-  const glbRecords = el("div", { class: "qs-ctl-records", id: "qs-glb-records", role: "group", "aria-label": "Records" });
-  const glb = card("qs-ctl-glb", "Global filter", "which records the target sends",
-    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "In force:"), glbMask),
-    glbGroups,
-    el("details", {}, el("summary", {}, "Single records"), glbRecords),
+// Global filter: by group and by record, with the mask in force.
+function globalFilter(act) {
+  let info = null;
+  const bits = new Set(); // records on, as the page will send them
+  const mask = el("div", { class: "qs-ctl-mask", id: "qs-glb-mask" });
+  const groups = el("div", { class: "qs-ctl-groups", id: "qs-glb-groups", role: "group", "aria-label": "Record groups" });
+  const records = el("div", { class: "qs-ctl-records", id: "qs-glb-records", role: "group", "aria-label": "Records" });
+  const set = (recs) => { bits.clear(); for (const r of recs) bits.add(r); checks(); };
+  const toggle = (recs, on) => { for (const r of recs) { if (on) bits.add(r); else bits.delete(r); } checks(); };
+  const c = card("qs-ctl-glb", "Global filter", "which records the target sends",
+    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "In force:"), mask),
+    groups,
+    el("details", {}, el("summary", {}, "Single records"), records),
     el("div", { class: "qs-ctl-row" },
-      button("qs-glb-all", "All on", () => { setGlb(ALL_RECORDS); }, "Every record id 0-127, as QP's QS_ALL_RECORDS"),
-      button("qs-glb-none", "All off", () => { setGlb([]); }),
+      button("qs-glb-all", "All on", () => set(ALL_RECORDS), "Every record id 0-127, as QP's QS_ALL_RECORDS"),
+      button("qs-glb-none", "All off", () => set([])),
       el("span", { class: "spacer" }),
-      button("qs-glb-apply", "Apply global filter", () => act(glb.ack, "glb_filter", { records: [...glbBits] }),
+      button("qs-glb-apply", "Apply global filter", () => act(c.ack, "glb_filter", { records: [...bits] }),
         "QS-RX GLB_FILTER with the records checked", "primary")));
 
-  function setGlb(recs) {
-    glbBits.clear();
-    for (const r of recs) glbBits.add(r);
-    drawGlbChecks();
-  }
-  function drawGlb() {
-    if (!info) return;
-    const groups = GROUP_ORDER.filter((g) => info.records.some((r) => r.group === g));
-    glbGroups.replaceChildren(...groups.map((g) => {
+  function draw() {
+    const shown = GROUP_ORDER.filter((g) => info.records.some((r) => r.group === g));
+    groups.replaceChildren(...shown.map((g) => {
       const box = el("input", { type: "checkbox", "data-group": g });
-      box.addEventListener("change", () => {
-        for (const r of info.records) if (r.group === g) { if (box.checked) glbBits.add(r.rec); else glbBits.delete(r.rec); }
-        drawGlbChecks();
-      });
+      box.addEventListener("change", () => toggle(info.records.filter((r) => r.group === g).map((r) => r.rec), box.checked));
       return el("label", { title: GROUP_TITLE[g] || g }, box, g);
     }));
-    glbRecords.replaceChildren(...info.records.map((r) => {
+    records.replaceChildren(...info.records.map((r) => {
       const box = el("input", { type: "checkbox", "data-rec": String(r.rec) });
-      box.addEventListener("change", () => { if (box.checked) glbBits.add(r.rec); else glbBits.delete(r.rec); drawGlbChecks(); });
+      box.addEventListener("change", () => toggle([r.rec], box.checked));
       return el("label", { title: `${r.rec} (${r.group})` }, box, `${r.rec} ${r.name.replace(/^QS_/, "")}`);
     }));
-    drawGlbChecks();
   }
-  function drawGlbChecks() {
-    for (const box of glbRecords.querySelectorAll("input")) box.checked = glbBits.has(Number(box.dataset.rec));
-    for (const box of glbGroups.querySelectorAll("input")) {
+  function checks() {
+    for (const box of records.querySelectorAll("input")) box.checked = bits.has(Number(box.dataset.rec));
+    for (const box of groups.querySelectorAll("input")) {
       const recs = info.records.filter((r) => r.group === box.dataset.group);
-      const on = recs.filter((r) => glbBits.has(r.rec)).length;
+      const on = recs.filter((r) => bits.has(r.rec)).length;
       box.checked = on === recs.length;
       box.indeterminate = on > 0 && on < recs.length;
     }
   }
+  function update(next, first) {
+    info = next;
+    mask.textContent = maskText(info.masks.glb, "global filter");
+    if (!first) return;
+    draw();
+    set(info.masks.glb === null ? ALL_RECORDS : maskBits(info.masks.glb));
+  }
+  return { node: c.node, update };
+}
 
-  // ---- local filter by QS-ID group and range; the AO filter by object
-  const locMask = el("div", { class: "qs-ctl-mask", id: "qs-loc-mask" });
-  const locGroups = el("div", { class: "qs-ctl-groups", id: "qs-loc-groups", role: "group", "aria-label": "QS-ID groups" });
-  const locIds = textInput("qs-loc-ids", "QS-IDs, e.g. 1-5, 97", "hex", "More QS-IDs or ranges");
-  const aoObj = select("qs-ao-obj", "AO filter object", []);
-  const loc = card("qs-ctl-loc", "Local filter", "which objects (QS-IDs) the target traces",
-    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "In force:"), locMask),
-    locGroups,
-    el("div", { class: "qs-ctl-row" }, field("IDs", locIds, "QS-IDs 0-127 and ranges; QS-ID 0 is always on"),
+// Local filter by QS-ID group and range; the AO filter by object.
+function localFilter(act) {
+  const mask = el("div", { class: "qs-ctl-mask", id: "qs-loc-mask" });
+  const groups = el("div", { class: "qs-ctl-groups", id: "qs-loc-groups", role: "group", "aria-label": "QS-ID groups" });
+  const ids = textInput("qs-loc-ids", "QS-IDs, e.g. 1-5, 97", "hex", "More QS-IDs or ranges");
+  const ao = select("qs-ao-obj", "AO filter object", []);
+  const c = card("qs-ctl-loc", "Local filter", "which objects (QS-IDs) the target traces",
+    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "In force:"), mask),
+    groups,
+    el("div", { class: "qs-ctl-row" }, field("IDs", ids, "QS-IDs 0-127 and ranges; QS-ID 0 is always on"),
       button("qs-loc-apply", "Apply local filter", () => {
-        const groups = [...locGroups.querySelectorAll("input:checked")].map((b) => b.dataset.group);
-        act(loc.ack, "loc_filter", { groups, ranges: idRanges(locIds.value) });
+        const on = [...groups.querySelectorAll("input:checked")].map((b) => b.dataset.group);
+        act(c.ack, "loc_filter", { groups: on, ranges: idRanges(ids.value) });
       }, "QS-RX LOC_FILTER: the groups checked and the IDs typed", "primary")),
-    el("div", { class: "qs-ctl-row" }, field("AO filter", aoObj, "QS-RX AO_FILTER: one active object's QS-ID (its priority)"),
-      button("qs-ao-add", "Trace", () => act(loc.ack, "ao_filter", { object: aoObj.value, remove: false })),
-      button("qs-ao-remove", "Silence", () => act(loc.ack, "ao_filter", { object: aoObj.value, remove: true }))));
-
-  function drawLocGroups() {
-    locGroups.replaceChildren(...Object.entries(info.loc_groups).map(([g, [a, b]]) =>
+    el("div", { class: "qs-ctl-row" }, field("AO filter", ao, "QS-RX AO_FILTER: one active object's QS-ID (its priority)"),
+      button("qs-ao-add", "Trace", () => act(c.ack, "ao_filter", { object: ao.value, remove: false })),
+      button("qs-ao-remove", "Silence", () => act(c.ack, "ao_filter", { object: ao.value, remove: true }))));
+  function update(info, first) {
+    mask.textContent = maskText(info.masks.loc, "local filter");
+    setOptions(ao, objectOptions(info));
+    if (!first) return;
+    groups.replaceChildren(...Object.entries(info.loc_groups).map(([g, [a, b]]) =>
       el("label", { title: `QS-IDs ${a}-${b}` }, el("input", { type: "checkbox", "data-group": g, checked: true }), `${g} ${a}-${b}`)));
   }
+  return { node: c.node, update };
+}
 
-  // ---- current objects and queries
-  const currRows = {};
-  const curr = card("qs-ctl-curr", "Current objects", "what QS-RX commands apply to",
+// Current objects, one picker per kind, with Query.
+function currentObjects(act) {
+  const rows = {};
+  const c = card("qs-ctl-curr", "Current objects", "what QS-RX commands apply to",
     el("div", { class: "qs-ctl-curr", id: "qs-curr-grid" }, ...KINDS.flatMap((k) => {
       const pick = select(`qs-curr-${k}`, `Current ${KIND_TITLE[k]}`, []);
       const now = el("div", { class: "now", id: `qs-curr-now-${k}` });
-      currRows[k] = { pick, now };
+      rows[k] = { pick, now };
       return [el("span", { class: "qs-ctl-k", title: KIND_TITLE[k] }, k), pick,
-        button(`qs-curr-set-${k}`, "Set", () => act(curr.ack, "curr_obj", { kind: k, object: pick.value }),
+        button(`qs-curr-set-${k}`, "Set", () => act(c.ack, "curr_obj", { kind: k, object: pick.value }),
           `QS-RX CURR_OBJ: make it the current ${KIND_TITLE[k]}`),
-        button(`qs-query-${k}`, "Query", () => act(curr.ack, "query_curr", { kind: k }),
+        button(`qs-query-${k}`, "Query", () => act(c.ack, "query_curr", { kind: k }),
           `QS-RX QUERY_CURR: the current ${KIND_TITLE[k]}'s state`),
         now];
     })));
+  function update(info) {
+    const options = objectOptions(info);
+    for (const k of KINDS) {
+      setOptions(rows[k].pick, options);
+      rows[k].now.textContent = info.current[k] ? `current: ${info.current[k]}` : "";
+      rows[k].now.hidden = !info.current[k];
+    }
+  }
+  return { node: c.node, update };
+}
 
-  // ---- event injector
-  const evSig = select("qs-ev-sig", "Signal", []);
-  const evAction = select("qs-ev-action", "Action", [
+// Event injector: a signal from the dictionary, hex parameters, where it goes.
+function eventInjector(act) {
+  const sig = select("qs-ev-sig", "Signal", []);
+  const action = select("qs-ev-action", "Action", [
     { value: "publish", label: "Publish" },
     { value: "post", label: "Post to AO" },
     { value: "post_current", label: "Post to current AO" },
     { value: "dispatch", label: "Dispatch to current SM" },
     { value: "init", label: "Init current SM" },
   ]);
-  const evAo = select("qs-ev-ao", "Active object to post to", []);
-  const evParams = textInput("qs-ev-params", "hex bytes, e.g. 01 00", "hex", "Event parameters (hex bytes)");
-  const evAoField = field("to", evAo);
-  evAction.addEventListener("change", () => { evAoField.hidden = evAction.value !== "post"; });
-  const ev = card("qs-ctl-event", "Event injector", "signals from the target's dictionary",
-    el("div", { class: "qs-ctl-row" }, field("Signal", evSig), field("Action", evAction), evAoField),
-    el("div", { class: "qs-ctl-row" }, field("Params", evParams, "The event's parameter bytes after its header, in hex"),
+  const ao = select("qs-ev-ao", "Active object to post to", []);
+  const params = textInput("qs-ev-params", "hex bytes, e.g. 01 00", "hex", "Event parameters (hex bytes)");
+  const aoField = field("to", ao);
+  aoField.hidden = true;
+  action.addEventListener("change", () => { aoField.hidden = action.value !== "post"; });
+  const c = card("qs-ctl-event", "Event injector", "signals from the target's dictionary",
+    el("div", { class: "qs-ctl-row" }, field("Signal", sig), field("Action", action), aoField),
+    el("div", { class: "qs-ctl-row" }, field("Params", params, "The event's parameter bytes after its header, in hex"),
       button("qs-ev-send", "Send event", () => {
-        const body = { action: evAction.value, signal: evSig.value, params: evParams.value };
-        if (evAction.value === "post") body.ao = evAo.value;
-        act(ev.ack, "event", body);
+        const body = { action: action.value, signal: sig.value, params: params.value };
+        if (action.value === "post") body.ao = ao.value;
+        act(c.ack, "event", body);
       }, "QS-RX EVENT", "primary")));
-  evAoField.hidden = true;
-
-  // ---- memory of the current AP object: peek, poke, fill; hex and typed views
-  const memOffset = el("input", { type: "text", id: "qs-mem-offset", class: "num", value: "0", "aria-label": "Offset" });
-  const memType = select("qs-mem-type", "Element type", Object.keys(TYPES));
-  const memCount = el("input", { type: "number", id: "qs-mem-count", class: "num", value: "16", min: "1", max: "255", "aria-label": "Count" });
-  const memValue = textInput("qs-mem-value", "values, e.g. 1 0x20", "hex", "Values to poke, or the fill value");
-  const memHex = el("pre", { id: "qs-mem-hex", "aria-label": "Peeked bytes in hex" }, "Peek to see the bytes.");
-  const memTyped = el("div", { class: "typed", id: "qs-mem-typed" });
-  const memAp = el("span", { class: "muted", id: "qs-mem-ap" });
-  const mem = card("qs-ctl-mem", "Memory", "of the current AP object",
-    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "AP object:"), memAp),
-    el("div", { class: "qs-ctl-row" }, field("Offset", memOffset, "Byte offset into the AP object (decimal or 0x hex)"),
-      field("Type", memType), field("Count", memCount)),
-    el("div", { class: "qs-ctl-row" }, field("Values", memValue),
-      button("qs-mem-peek", "Peek", () => {
-        act(mem.ack, "peek", { offset: memOffset.value, size: TYPES[memType.value], num: Number(memCount.value) }, showPeek);
-      }, "QS-RX PEEK: Count elements of Type at Offset", "primary"),
-      button("qs-mem-poke", "Poke", () => act(mem.ack, "poke", { offset: memOffset.value, size: TYPES[memType.value],
-        values: memValue.value.split(/[\s,]+/).filter(Boolean) }), "QS-RX POKE: the values at Offset, each of Type"),
-      button("qs-mem-fill", "Fill", () => act(mem.ack, "fill", { offset: memOffset.value, size: TYPES[memType.value],
-        num: Number(memCount.value), value: memValue.value.trim().split(/[\s,]+/)[0] || "" }),
-        "QS-RX FILL: Count elements of Type at Offset, each the first value")),
-    el("div", { class: "qs-mem" }, memHex, memTyped));
-
-  function showPeek(a) {
-    if (!a.peek || !info) return;
-    const { offset, size, items } = a.peek;
-    peeked = { offset, bytes: itemBytes(items, size, info.sizes.big_endian) };
-    drawPeek();
+  function update(info) {
+    setOptions(ao, objectOptions(info));
+    setOptions(sig, info.signals.map((s) => ({ value: s.name, label: s.name, title: `signal ${s.sig}` })));
   }
-  function drawPeek() {
+  return { node: c.node, update };
+}
+
+// Memory of the current AP object: peek, poke, fill; a hex dump and a typed view.
+function memoryView(act) {
+  let info = null;
+  let peeked = null; // { offset, bytes }
+  const offset = el("input", { type: "text", id: "qs-mem-offset", class: "num", value: "0", "aria-label": "Offset" });
+  const type = select("qs-mem-type", "Element type", Object.keys(TYPES));
+  const count = el("input", { type: "number", id: "qs-mem-count", class: "num", value: "16", min: "1", max: "255", "aria-label": "Count" });
+  const value = textInput("qs-mem-value", "values, e.g. 1 0x20", "hex", "Values to poke, or the fill value");
+  const hex = el("pre", { id: "qs-mem-hex", "aria-label": "Peeked bytes in hex" }, "Peek to see the bytes.");
+  const typed = el("div", { class: "typed", id: "qs-mem-typed" });
+  const ap = el("span", { class: "muted", id: "qs-mem-ap" });
+  const where = () => ({ offset: offset.value, size: TYPES[type.value] });
+  const values = () => value.value.split(/[\s,]+/).filter(Boolean);
+  const c = card("qs-ctl-mem", "Memory", "of the current AP object",
+    el("div", { class: "qs-ctl-row" }, el("span", { class: "muted" }, "AP object:"), ap),
+    el("div", { class: "qs-ctl-row" }, field("Offset", offset, "Byte offset into the AP object (decimal or 0x hex)"),
+      field("Type", type), field("Count", count)),
+    el("div", { class: "qs-ctl-row" }, field("Values", value),
+      button("qs-mem-peek", "Peek", () => act(c.ack, "peek", { ...where(), num: Number(count.value) }, show),
+        "QS-RX PEEK: Count elements of Type at Offset", "primary"),
+      button("qs-mem-poke", "Poke", () => act(c.ack, "poke", { ...where(), values: values() }),
+        "QS-RX POKE: the values at Offset, each of Type"),
+      button("qs-mem-fill", "Fill", () => act(c.ack, "fill", { ...where(), num: Number(count.value), value: values()[0] || "" }),
+        "QS-RX FILL: Count elements of Type at Offset, each the first value")),
+    el("div", { class: "qs-mem" }, hex, typed));
+  function show(a) {
+    if (!a.peek || !info) return;
+    peeked = { offset: a.peek.offset, bytes: itemBytes(a.peek.items, a.peek.size, info.sizes.big_endian) };
+    draw();
+  }
+  function draw() {
     if (!peeked) return;
-    memHex.textContent = hexDump(peeked.offset, peeked.bytes);
-    const size = TYPES[memType.value];
+    hex.textContent = hexDump(peeked.offset, peeked.bytes);
+    const size = TYPES[type.value];
     const rows = [];
     for (let i = 0; i + size <= peeked.bytes.length; i += size) {
-      let v = 0;
       const part = peeked.bytes.slice(i, i + size);
-      (info.sizes.big_endian ? part : [...part].reverse()).forEach((b) => { v = v * 256 + b; });
+      const v = (info.sizes.big_endian ? part : [...part].reverse()).reduce((acc, b) => acc * 256 + b, 0);
       rows.push(el("tr", {}, el("td", {}, `+${(peeked.offset + i).toString(16).toUpperCase()}`),
         el("td", {}, String(v)), el("td", {}, `0x${v.toString(16).toUpperCase().padStart(2 * size, "0")}`)));
     }
-    memTyped.replaceChildren(el("table", { class: "grid", "aria-label": "Peeked values" },
-      el("thead", {}, el("tr", {}, el("th", {}, "Offset"), el("th", {}, memType.value), el("th", {}, "hex"))),
+    typed.replaceChildren(el("table", { class: "grid", "aria-label": "Peeked values" },
+      el("thead", {}, el("tr", {}, el("th", {}, "Offset"), el("th", {}, type.value), el("th", {}, "hex"))),
       el("tbody", {}, ...rows)));
   }
-  memType.addEventListener("change", drawPeek);
+  type.addEventListener("change", draw);
+  function update(next) {
+    info = next;
+    ap.textContent = info.current.AP || "none set: pick one under Current objects (AP)";
+  }
+  return { node: c.node, update };
+}
 
-  // ---- user commands and the target itself
-  const cmdId = el("input", { type: "text", id: "qs-cmd-id", class: "num", value: "0", "aria-label": "Command id" });
-  const cmdParams = [1, 2, 3].map((i) => el("input", { type: "text", id: `qs-cmd-p${i}`, class: "num", value: "0",
+// User commands, and the target's clock tick and info.
+function userCommand(act) {
+  const id = el("input", { type: "text", id: "qs-cmd-id", class: "num", value: "0", "aria-label": "Command id" });
+  const params = [1, 2, 3].map((i) => el("input", { type: "text", id: `qs-cmd-p${i}`, class: "num", value: "0",
     "aria-label": `Parameter ${i}` }));
-  const user = card("qs-ctl-cmd", "User command", "QS_onCommand(id, p1, p2, p3) on the target",
-    el("div", { class: "qs-ctl-row" }, field("Id", cmdId), ...cmdParams.map((p, i) => field(`P${i + 1}`, p))),
+  const c = card("qs-ctl-cmd", "User command", "QS_onCommand(id, p1, p2, p3) on the target",
+    el("div", { class: "qs-ctl-row" }, field("Id", id), ...params.map((p, i) => field(`P${i + 1}`, p))),
     el("div", { class: "qs-ctl-row" },
-      button("qs-cmd-send", "Send command", () => act(user.ack, "command", { id: cmdId.value, params: cmdParams.map((p) => p.value) }),
+      button("qs-cmd-send", "Send command", () => act(c.ack, "command", { id: id.value, params: params.map((p) => p.value) }),
         "QS-RX COMMAND", "primary"),
-      button("qs-cmd-tick", "Tick", () => act(user.ack, "tick", { rate: 0 }), "QS-RX TICK at rate 0"),
-      button("qs-cmd-info", "Target info", () => act(user.ack, "info", {}), "QS-RX INFO")));
+      button("qs-cmd-tick", "Tick", () => act(c.ack, "tick", { rate: 0 }), "QS-RX TICK at rate 0"),
+      button("qs-cmd-info", "Target info", () => act(c.ack, "info", {}), "QS-RX INFO")));
+  return { node: c.node, update() {} };
+}
 
-  // ---- every answer, newest last
-  const answerLog = el("pre", { class: "qs-answers", id: "qs-answers", role: "log", "aria-label": "Target answers" });
-  const answersCard = card("qs-ctl-answers", "Target answers", "acknowledgements, queries, peeks", answerLog);
-  let answersSince = 0;
-  const answerLines = [];
-  async function pollAnswers() {
-    const got = await ctx.api.getJSON("/api/qs/control/answers", { since: answersSince }).catch(() => null);
+// Every answer of the target, newest last, followed unless the user scrolls up.
+function answerList(ctx) {
+  const log = el("pre", { class: "qs-answers", id: "qs-answers", role: "log", "aria-label": "Target answers" });
+  const c = card("qs-ctl-answers", "Target answers", "acknowledgements, queries, peeks", log);
+  const lines = [];
+  let since = 0;
+  let follow = true;
+  log.addEventListener("scroll", () => { follow = log.scrollTop + log.clientHeight >= log.scrollHeight - 4; });
+  async function poll() {
+    const got = await ctx.api.getJSON("/api/qs/control/answers", { since }).catch(() => null);
     if (!got || !got.answers.length) return;
-    for (const a of got.answers) { answersSince = Math.max(answersSince, a.id); answerLines.push(a.line.trim()); }
-    answerLines.splice(0, Math.max(0, answerLines.length - 200));
-    answerLog.textContent = answerLines.join("\n");
-    if (followAnswers) answerLog.scrollTop = answerLog.scrollHeight;
+    for (const a of got.answers) { since = Math.max(since, a.id); lines.push(a.line.trim()); }
+    lines.splice(0, Math.max(0, lines.length - ANSWERS_SHOWN));
+    log.textContent = lines.join("\n");
+    if (follow) log.scrollTop = log.scrollHeight;
   }
-  // The newest answer stays in view unless the user scrolled up to read older ones.
-  let followAnswers = true;
-  answerLog.addEventListener("scroll", () => {
-    followAnswers = answerLog.scrollTop + answerLog.clientHeight >= answerLog.scrollHeight - 4;
-  });
-
-  const cards = [glb, loc, curr, ev, mem, user, answersCard].map((c) => c.node);
-  const node = el("div", { class: "qs-ctl", id: "qs-control", hidden: true }, note, ...cards);
-
-  function maskText(hex, what) {
-    if (hex === null) return `the target's own (no ${what} sent from here since it started)`;
-    const bytes = hex.match(/../g).reverse().join("").toUpperCase();
-    return `0x${bytes} (${maskBits(hex).length} of 128 on)`;
+  function update(info, first) {
+    if (first) since = Math.max(0, info.next_id - 1 - ANSWERS_SHOWN);
   }
+  return { node: c.node, update, poll };
+}
 
-  async function refreshState() {
+export function createControl(ctx) {
+  injectStyle("mcuprof-qs-control-style", STYLE);
+  let info = null; // GET /api/qs/control
+  let timer = null;
+  const note = el("div", { class: "qs-ctl-note", id: "qs-ctl-note", role: "status" });
+  const act = makeActor(ctx, () => refresh());
+  const answers = answerList(ctx);
+  const parts = [globalFilter(act), localFilter(act), currentObjects(act), eventInjector(act),
+    memoryView(act), userCommand(act), answers];
+  const node = el("div", { class: "qs-ctl", id: "qs-control", hidden: true }, note, ...parts.map((p) => p.node));
+
+  async function refresh() {
     const got = await ctx.api.getJSON("/api/qs/control").catch((err) => ({ available: false, why: err.message }));
     const first = !info && got.available;
-    for (const c of cards) c.hidden = !got.available;
+    for (const p of parts) p.node.hidden = !got.available;
     note.hidden = got.available;
-    if (!got.available) { note.textContent = `${got.why} (the QS control panel drives a live QS target).`; info = null; return; }
-    info = got;
-    const objects = [{ value: "", label: "Choose an object…" },
-      ...info.objects.map((o) => ({ value: o.name, label: o.name, title: o.addr }))];
-    for (const k of KINDS) {
-      setOptions(currRows[k].pick, objects);
-      currRows[k].now.textContent = info.current[k] ? `current: ${info.current[k]}` : "";
-      currRows[k].now.hidden = !info.current[k];
-    }
-    setOptions(aoObj, objects);
-    setOptions(evAo, objects);
-    setOptions(evSig, info.signals.map((s) => ({ value: s.name, label: s.name, title: `signal ${s.sig}` })));
-    memAp.textContent = info.current.AP || "none set: pick one under Current objects (AP)";
-    glbMask.textContent = maskText(info.masks.glb, "global filter");
-    locMask.textContent = maskText(info.masks.loc, "local filter");
-    if (first) {
-      drawLocGroups();
-      drawGlb();
-      setGlb(info.masks.glb === null ? ALL_RECORDS : maskBits(info.masks.glb));
-      answersSince = Math.max(0, info.next_id - 50);
-    }
+    info = got.available ? got : null;
+    if (!info) { note.textContent = `${got.why} (the QS control panel drives a live QS target).`; return; }
+    for (const p of parts) p.update(info, first);
   }
 
   function show() {
@@ -410,7 +442,7 @@ export function createControl(ctx) {
     clearInterval(timer);
     const tick = () => {
       if (ctx.view !== "qs" || node.hidden) return; // another tab: no polling
-      ctx.run(async () => { await refreshState(); if (info) await pollAnswers(); });
+      ctx.run(async () => { await refresh(); if (info) await answers.poll(); });
     };
     tick();
     timer = setInterval(tick, STATE_POLL_MS);
