@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from mcuprof.qs.rx import MAX_PEEK_BYTES
+from mcuprof.qs.rx import MAX_PEEK_BYTES, RxCommands, RxError
 from mcuprof.web import qs_control
 from mcuprof.web.app import create_app
 from mcuprof.web.settings import Settings
 from tests.qs.qsfe import REAL, start_target
+from tests.qs.test_qs_rx import CONFIG, DICTS
 
 from .conftest import BASE, ORIGIN, wait_for
 
@@ -257,3 +260,40 @@ def test_a_listen_port_with_no_target_yet_refuses_panel_commands(make_client) ->
         ).json()["error"]
         == "remove must be true or false, not 'no'"
     )
+
+
+# ------------------------------------------------------------ the body parsers, sans-IO
+
+KEYS = ["offset", "size", "num", "value", "values", "data", "mask", "records", "groups", "ids",
+        "ranges", "object", "kind", "ao", "signal", "action", "params", "prio", "id", "rate",
+        "remove", "fun"]  # fmt: skip
+WORDS = ["SM", "AO", "AP", "TE", "post", "publish", "dispatch", "Table_inst", "SERVE_SIG",
+         "QS_QF_TICK", "U0", "EP", "0x10", "12", "ff" * 16, "01 02", "zz", "", "\x00"]  # fmt: skip
+SCALARS = (
+    st.integers(-(2**70), 2**70)
+    | st.sampled_from([0, 1, 2, 4, 16, 255, 256, 300])
+    | st.sampled_from(WORDS)
+    | st.text(max_size=8)
+    | st.booleans()
+    | st.none()
+)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@example(name="glb_filter", body={"groups": [[]]})  # was TypeError: unhashable (HTTP 500)
+@example(name="loc_filter", body={"groups": [["AO"]]})
+@given(
+    name=st.sampled_from(sorted(qs_control.BUILDERS)),
+    body=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6),
+)
+def test_any_body_is_refused_in_one_line_or_builds_commands_the_target_parser_takes(name, body):
+    rx = RxCommands(lambda: (CONFIG, DICTS))  # DPP-like names, 8-byte pointers
+    try:
+        cmds = qs_control.BUILDERS[name](rx, body)
+    except RxError as exc:
+        assert "\n" not in str(exc) and 0 < len(str(exc)) < 300
+        return
+    for cmd in cmds:
+        assert rx.parse(cmd.rec, cmd.payload) == cmd  # what the front-end port checks too
+        rx.sent(cmd)

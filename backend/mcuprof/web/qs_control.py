@@ -243,7 +243,7 @@ def glb_mask(body: dict[str, Any]) -> bytes:
     known = {row["group"] for row in table}
     bits: set[int] = set()
     for group in _list(body, "groups"):
-        if group not in known:
+        if not isinstance(group, str) or group not in known:
             raise RxError(f"group {_quote(group)}: one of {', '.join(sorted(known))}")
         bits |= {row["rec"] for row in table if row["group"] == group}
     bits |= {_record_id(rec) for rec in _list(body, "records")}
@@ -258,7 +258,7 @@ def loc_mask(body: dict[str, Any]) -> bytes:
         return mask
     bits = {0}
     for group in _list(body, "groups"):
-        if group not in LOC_GROUPS:
+        if not isinstance(group, str) or group not in LOC_GROUPS:
             raise RxError(f"QS-ID group {_quote(group)}: one of {', '.join(LOC_GROUPS)}")
         first, last = LOC_GROUPS[group]
         bits |= set(range(first, last + 1))
