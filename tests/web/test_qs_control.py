@@ -297,3 +297,22 @@ def test_any_body_is_refused_in_one_line_or_builds_commands_the_target_parser_ta
     for cmd in cmds:
         assert rx.parse(cmd.rec, cmd.payload) == cmd  # what the front-end port checks too
         rx.sent(cmd)
+
+
+def test_a_replayed_session_takes_no_panel_commands(make_client) -> None:
+    """A QS replay goes through a QSLink too; its 'target' is a recording."""
+    from tests.sources.conftest import sim_stream
+
+    c = make_client(autoconnect=False)
+    r = c.post(
+        "/api/sessions/import?name=dpp&kind=qs",
+        content=sim_stream(2.0),
+        headers={"Origin": ORIGIN, "Content-Type": "application/octet-stream"},
+    )
+    sid = r.json()["session"]["id"]
+    r = c.post(f"/api/sessions/{sid}/replay", json={"speed": "1x"}, headers=POST)
+    assert r.status_code == 200, r.text
+    r = c.post("/api/qs/control/info", json={}, headers=POST)
+    assert r.status_code == 400
+    assert r.json()["error"] == "a replay is playing: QS commands need a live QS target"
+    assert c.get("/api/qs/control").json()["available"] is False

@@ -508,6 +508,8 @@ class LiveSession:
         session = self.session
         if session is None or self.state == "disconnected" or not hasattr(session, "send_rx"):
             raise UserError("QS commands need a QS target: connect one first")
+        if self.port_label is not None:  # a stored QS session replayed through a QSLink
+            raise UserError("a replay is playing: QS commands need a live QS target")
         return session
 
     def qs_command(self, name: str) -> None:
