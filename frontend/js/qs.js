@@ -6,6 +6,7 @@
 import { el, injectStyle } from "./dom.js";
 import { fmtInt } from "./format.js";
 import { createAppPlot } from "./qsapp.js";
+import { createControl } from "./qscontrol.js";
 import { createLog } from "./qslog.js";
 import { createMargins } from "./qsmargins.js";
 
@@ -90,11 +91,18 @@ export async function mount(container, ctx) {
   let busy = false;
   let lastVersion = null;
   let lastSummary = null;
+  let controlling = false; // the Control view is shown (qscontrol.js)
 
   const sourceSelect = el("select", { id: "qs-source", "aria-label": "QS source" });
   const stats = el("div", { class: "qs-stats", id: "qs-summary" });
-  const toolbar = el("div", { class: "toolbar" },
-    el("label", { class: "inline" }, "Source", sourceSelect), stats);
+  // Trace (what the target sends) or Control (what the page sends it: qscontrol.js).
+  const control = createControl(ctx);
+  const modes = el("div", { class: "seg", role: "group", "aria-label": "QS view" },
+    el("button", { type: "button", id: "qs-mode-trace", class: "on", "aria-pressed": "true" }, "Trace"),
+    el("button", { type: "button", id: "qs-mode-control", "aria-pressed": "false",
+      title: "Drive the live QS target: filters, current objects, events, memory, commands" }, "Control"));
+  const sourceField = el("label", { class: "inline" }, "Source", sourceSelect);
+  const toolbar = el("div", { class: "toolbar" }, modes, sourceField, stats);
   const logPanel = el("section", { class: "qs-panel qs-log-panel", id: "qs-log-panel" });
   const marginPanel = el("section", { class: "qs-panel", id: "qs-margins-panel" });
   const appPanel = el("section", { class: "qs-panel", id: "qs-app-panel" });
@@ -108,7 +116,17 @@ export async function mount(container, ctx) {
       el("li", {}, "Or pick a stored QS session above as the source."),
       el("li", {}, "The target's dictionaries name objects, states and signals; records before them show raw addresses.")),
     el("div", { class: "muted" }, "The same lines on the command line: ", el("code", {}, "mcuprof qs decode CAPTURE")));
-  container.replaceChildren(el("div", { class: "qs" }, toolbar, emptyBox, body));
+  const trace = el("div", { class: "qs", id: "qs-trace" }, emptyBox, body);
+  container.replaceChildren(el("div", { class: "qs" }, toolbar, trace, control.node));
+  for (const b of modes.children) {
+    b.addEventListener("click", () => {
+      const on = b.id === "qs-mode-control";
+      for (const m of modes.children) { m.classList.toggle("on", m === b); m.setAttribute("aria-pressed", String(m === b)); }
+      // The trace's source, figures and polling are the trace's: off while controlling.
+      trace.hidden = sourceField.hidden = stats.hidden = controlling = on;
+      if (on) { stop(); control.show(); } else { control.hide(); poll(); }
+    });
+  }
 
   const source = () => (session === null ? {} : { session });
   const log = createLog(logPanel, ctx, source);
@@ -196,7 +214,7 @@ export async function mount(container, ctx) {
 
   function poll() {
     stop();
-    if (ctx.view !== "qs") return;
+    if (ctx.view !== "qs" || controlling) return;
     refresh();
     if (session === null) timer = setInterval(() => refresh(), POLL_MS);
   }

@@ -11,9 +11,9 @@ const PAGE = 1000; // lines per request
 const KEEP = 20000; // lines held by the page
 const CHIPS = 40; // object and signal chips shown (the most frequent)
 // QSPY's groups in the order of QP's QS_GRP_* list, then the host's own.
-const GROUP_ORDER = ["SM", "AO", "EQ", "MP", "TE", "QF", "SC", "SEM", "MTX", "U0", "U1", "U2", "U3", "U4", "UA",
+export const GROUP_ORDER = ["SM", "AO", "EQ", "MP", "TE", "QF", "SC", "SEM", "MTX", "U0", "U1", "U2", "U3", "U4", "UA",
   "INF", "DIC", "TST", "ERR", "COMMS"];
-const GROUP_TITLE = {
+export const GROUP_TITLE = {
   SM: "state machines", AO: "active objects", EQ: "raw event queues", MP: "memory pools",
   TE: "time events", QF: "framework", SC: "scheduler", SEM: "semaphores", MTX: "mutexes",
   INF: "target info, QF_RUN", DIC: "dictionaries", TST: "test and QS-RX", ERR: "assertions",

@@ -14,6 +14,7 @@ from mcuprof.errors import UserError
 from mcuprof.link import SimOptions
 from mcuprof.link.qs_link import LISTEN_IDLE_S, QSLink, is_qs_port, validate_listen
 from mcuprof.link.qs_sim import QSSimDevice
+from mcuprof.qs.rx import RxError
 
 from .conftest import wait_until
 
@@ -291,3 +292,27 @@ def test_a_real_target_takes_over_from_an_idle_connection() -> None:
     finally:
         stop.set()
         link.close()
+
+
+def test_rx_follows_the_decoder_and_a_target_reset_clears_it() -> None:
+    """QSLink.rx names objects from the dictionaries the link decoded; after a target
+    reset (TARGET_INFO with the reset flag) the next command built finds no current
+    objects and no known masks."""
+    from mcuprof.link.session import LinkError
+    from tests.qs.conftest import REFERENCE
+
+    capture = (REFERENCE / "dpp-posix64.bin").read_bytes()
+    link = QSLink("listen://127.0.0.1:0", 115_200, Listener())
+    with pytest.raises(RxError, match="not in the target's dictionary"):
+        link.rx.curr_obj(1, "Table_inst")  # no dictionaries yet
+    link.feed(capture)
+    cmd = link.rx.curr_obj(1, "Table_inst")
+    with pytest.raises(LinkError, match="not connected"):
+        link.send_rx(cmd)  # nothing was sent, so nothing is current
+    assert link.rx.current == {}
+    link.rx.sent(cmd)
+    link.rx.sent(link.rx.glb_filter(bytes(16)))
+    assert link.rx.current and link.rx.masks
+    link.feed(capture[: capture.index(b"\x7e", 100) + 1])  # the reset sequence again
+    link.rx.tick()  # the next command built sees the reset
+    assert link.rx.current == {} and link.rx.masks == {}

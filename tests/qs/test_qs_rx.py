@@ -122,3 +122,14 @@ def test_short_payloads_say_they_do_not_fit(rec):
             commands().parse(rec, bytes([1]) * n)
         except RxError as exc:
             assert "out of range" not in str(exc) and "-1" not in str(exc)
+
+
+def test_the_filter_masks_sent_are_kept_until_a_target_reset():
+    c = commands()
+    assert c.masks == {}
+    c.sent(c.glb_filter(b"\x01" * 16))
+    c.sent(c.loc_filter(b"\xff" * 16))
+    c.sent(c.glb_filter(b"\x02" * 16))  # the last one sent is the one in force
+    assert c.masks == {RX["GLB_FILTER"]: b"\x02" * 16, RX["LOC_FILTER"]: b"\xff" * 16}
+    c.target_reset()  # the target's own filters again: unknown to the host
+    assert c.masks == {}

@@ -27,7 +27,7 @@ import serial
 from ..errors import UserError
 from ..protocol import Metadata
 from ..protocol.qs import encode_frame
-from ..qs.rx import RX, RxCommand, RxCommands
+from ..qs.rx import FILTER_BYTES, RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
 from .session import (
@@ -49,7 +49,7 @@ LISTEN_SCHEME = "listen://"
 # after Stop, is kept until another one comes).
 LISTEN_IDLE_S = 5.0
 # QS-RX record ids (QP/C 7.4 qs.h, QSpyRxRecords); link/qs_sim.py obeys the same.
-RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = RX["INFO"], RX["RESET"], RX["TICK"], RX["GLB_FILTER"]
+RX_INFO = RX["INFO"]
 QS_COMMANDS = ("reset", "info", "tick")
 
 
@@ -159,10 +159,12 @@ class QSLink(ListenerCalls):
         self._write_lock = threading.Lock()
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
+        self._fresh = False  # a new connection whose reset records are not read yet
         self._info = threading.Event()
-        # QS-RX commands checked against this target's sizes and dictionaries (the
-        # control object of LiveSession.control()).
-        self.rx = RxCommands(lambda: (self.source.decoder.config, self.source.decoder.dicts))
+        # QS-RX commands checked against the decoder's sizes and dictionaries in force
+        # (they are replaced, never changed in place, so reading them here is safe).
+        self.rx = RxCommands(self._rx_state)
+        self._resets_seen = 0  # decoder.stats.target_resets the commands have caught up with
 
     # ------------------------------------------------------------ what the page reads
 
@@ -223,37 +225,38 @@ class QSLink(ListenerCalls):
     def start(self, reset: bool = True) -> None:
         self._require()
         self._received_at_start = self.records_received
-        self._send(RX_GLB_FILTER, bytes([16]) + b"\xff" * 16)
+        self._send_cmd(self.rx.glb_filter(b"\xff" * FILTER_BYTES))
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
         self._require()
-        self._send(RX_GLB_FILTER, bytes([16]) + b"\x00" * 16)
+        self._send_cmd(self.rx.glb_filter(bytes(FILTER_BYTES)))
         if drain:
             # Frames already on the wire arrive after the filter goes off.
             self._stop.wait(0.2)
         self._set_state(READY, None)
 
     def command(self, name: str) -> None:
-        """A QS-RX command from the page: reset, info or tick."""
-        self._require()
-        if name == "reset":
-            self._send(RX_RESET)
-        elif name == "info":
-            self._send(RX_INFO)
-        elif name == "tick":
-            self._send(RX_TICK, b"\x00")
-        else:
+        """A QS-RX command from the page's buttons: reset, info or tick."""
+        if name not in QS_COMMANDS:
             raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+        self._require()
+        self._send_cmd(getattr(self.rx, name)())
 
     def send_rx(self, cmd: RxCommand) -> None:
-        """A command checked by ``self.rx`` (its builders or its parse), to the target."""
+        """Send a command ``rx`` built (and so checked) to the target; LinkError when
+        there is no target to take it (a listen:// port nobody connected to yet)."""
         self._require()
         lst = self._listening
-        if lst is not None and lst.conn is None:  # _send would drop it without a word
-            raise LinkError(f"no QS target has connected to {self.listening_on} yet")
-        self._send(cmd.rec, cmd.payload)
-        self.rx.sent(cmd)
+        if lst is not None and lst.conn is None:
+            raise LinkError(f"no QS target is connected to {self.listening_on} yet")
+        self._send_cmd(cmd)
+
+    def _send_cmd(self, cmd: RxCommand) -> None:
+        """Start, Stop and the page's buttons: no target yet on listen:// is fine (it
+        sends its own target info and runs with its own filters when it comes)."""
+        if self._send(cmd.rec, cmd.payload):
+            self.rx.sent(cmd)
 
     def reset_buffers(self) -> None:
         raise UserError("a QS target has no buffers to reset: use Reset target")
@@ -277,17 +280,21 @@ class QSLink(ListenerCalls):
         if self.state == DISCONNECTED:
             raise LinkError("not connected")
 
-    def _send(self, rec: int, payload: bytes = b"") -> None:
+    def _send(self, rec: int, payload: bytes = b"") -> bool:
+        """Write one frame; False when a listen:// port has no target to write to."""
         with self._write_lock:
-            frame = rx_frame(self._tx_seq, rec, payload)
-            self._tx_seq = (self._tx_seq + 1) & 0xFF
             target = self._transport
             if target is None and self._listening is not None:
                 target = self._listening.conn
             if target is None:
                 if self._listening is not None:
-                    return  # no target yet: it sends its own target info when it comes
+                    return False  # no target yet: it sends its own target info when it comes
                 raise LinkError("not connected")
+            # As QSPY: the first frame after a (re)connection or a target reset is
+            # number 1; a QP target answers a 0 there with Trg-ERR 0x42.
+            self._caught_up()
+            self._tx_seq = (self._tx_seq + 1) & 0xFF
+            frame = rx_frame(self._tx_seq, rec, payload)
             try:
                 if isinstance(target, socket.socket):
                     target.sendall(frame)
@@ -295,6 +302,7 @@ class QSLink(ListenerCalls):
                     target.write(frame)
             except (OSError, serial.SerialException) as exc:
                 raise LinkError(f"{self.port}: write failed ({exc})") from None
+            return True
 
     # ------------------------------------------------------------ reader thread
 
@@ -351,6 +359,7 @@ class QSLink(ListenerCalls):
             else:
                 lst.conn = conn = new
                 lst.peer, lst.last_rx, lst.talked = f"{addr[0]}:{addr[1]}", self._clock(), False
+                self._restart_seq(fresh=True)
                 self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
                 with contextlib.suppress(LinkError):
                     self._send(RX_INFO)
@@ -369,6 +378,34 @@ class QSLink(ListenerCalls):
                 lst.last_rx, lst.talked = self._clock(), True
             return data
         return b""
+
+    def _restart_seq(self, fresh: bool = False) -> None:
+        """The next command is number 1, as the target expects after its reset. A new
+        listen:// connection is a reset target whose reset records are still to come."""
+        with self._write_lock:
+            self._tx_seq = 0
+            self._fresh = fresh
+
+    def _caught_up(self) -> None:
+        """Follow target resets read since the last command (checked when a command is
+        built or sent, not on the reader thread): a reset target has no current objects,
+        its own filters, and wants frame 1 next; a new connection's own reset records
+        were counted from its accept already."""
+        resets = self.source.decoder.stats.target_resets
+        if resets != self._resets_seen:
+            self._resets_seen = resets
+            self.rx.target_reset()
+            if not self._fresh:
+                self._tx_seq = 0
+            self._fresh = False
+
+    def _rx_state(self) -> tuple[Any, Any]:
+        """The sizes and dictionaries in force (replaced, never changed in place, so
+        they are safe to read beside the reader thread)."""
+        with self._write_lock:
+            self._caught_up()
+        decoder = self.source.decoder
+        return decoder.config, decoder.dicts
 
     def _idle(self, lst: _Listening) -> bool:
         return self._clock() - lst.last_rx >= self.idle_s

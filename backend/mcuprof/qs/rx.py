@@ -76,14 +76,20 @@ class RxCommands:
     def __init__(self, state: Callable[[], tuple[QSConfig, Dictionaries]]) -> None:
         self.state = state
         self.current: dict[int, int] = {}
+        # The last GLB_FILTER / LOC_FILTER mask sent, by record id (none: the target's own).
+        self.masks: dict[int, bytes] = {}
 
     def target_reset(self) -> None:
-        """A reset target has no current objects."""
+        """A reset target has no current objects, and its filters are its own again."""
         self.current.clear()
+        self.masks.clear()
 
     def sent(self, cmd: RxCommand) -> None:
-        """Note a command that went to the target (current objects follow CURR_OBJ)."""
-        if cmd.rec == RX["CURR_OBJ"]:
+        """Note a command that went to the target (current objects follow CURR_OBJ,
+        the filter masks shown follow GLB_FILTER and LOC_FILTER)."""
+        if cmd.rec in (RX["GLB_FILTER"], RX["LOC_FILTER"]):
+            self.masks[cmd.rec] = cmd.payload[1:]
+        elif cmd.rec == RX["CURR_OBJ"]:
             kind, addr = cmd.payload[0], int.from_bytes(cmd.payload[1:], "little")
             for k in (KIND_SM, KIND_AO) if kind == KIND_SM_AO else (kind,):
                 self.current[k] = addr

@@ -441,20 +441,6 @@ class LiveSession:
     def connected(self) -> bool:
         return self.session is not None and self.state != "disconnected"
 
-    def control(self) -> Any:
-        """The connected QS link's control object: ``rx`` (RxCommands) and
-        ``send_rx(cmd)``, for the QS control panel and ``serve --qspy-udp``."""
-        session = self.session
-        replaying = self.port_label is not None  # a stored session's link: no target there
-        if (
-            session is None
-            or self.state == "disconnected"
-            or replaying
-            or not hasattr(session, "send_rx")
-        ):
-            raise UserError("QS commands need a QS target: connect one first")
-        return session
-
     def _require(self) -> DeviceSession:
         if self.session is None or self.state == "disconnected":
             raise UserError("not connected: choose a port and click Connect")
@@ -516,12 +502,21 @@ class LiveSession:
             self._overflow_grew_at = None
             self._log("info", "device buffers reset")
 
+    def control(self) -> Any:
+        """The connected QS target's control object: ``rx`` (qs.rx.RxCommands) builds
+        checked commands, ``send_rx(cmd)`` sends one (qs_control.py, the QS panel)."""
+        session = self.session
+        if session is None or self.state == "disconnected" or not hasattr(session, "send_rx"):
+            raise UserError("QS commands need a QS target: connect one first")
+        if self.port_label is not None:  # a stored QS session replayed through a QSLink
+            raise UserError("a replay is playing: QS commands need a live QS target")
+        return session
+
     def qs_command(self, name: str) -> None:
         """A QS-RX command to the connected QS target: reset, info or tick."""
         with self._command_lock:
             session = self._require()
-            if self.kind != "qs":
-                raise UserError("QS commands need a QS target: connect one first")
+            self.control()
             try:
                 session.command(name)
             except UserError as exc:
