@@ -102,6 +102,13 @@ def _item(r: Record, kind: str, time: int | None) -> FlowItem:
     return FlowItem(*base, receiver=n.obj(v[2]), signal=n.sig(v[3], v[1]), obj=n.obj(v[1]))
 
 
+def flow_item(r: Record, time: int | None) -> FlowItem | None:
+    """The item of one record, None for a record that takes no part in the flow;
+    ``time`` is the record's series time (the caller's SeriesClock)."""
+    kind = _KINDS.get(r.rec)
+    return None if kind is None else _item(r, kind, time)
+
+
 def flow_items(events: Iterable[QSEvent], clock: SeriesClock | None = None) -> Iterator[FlowItem]:
     """The event flow in stream order, one item per record that takes part in it.
     ``clock`` carries series time on from an earlier batch (live streams)."""
