@@ -6,6 +6,7 @@
 import { el, injectStyle } from "./dom.js";
 import { fmtInt } from "./format.js";
 import { createAppPlot } from "./qsapp.js";
+import { createFlow } from "./qsflow.js";
 import { createLog } from "./qslog.js";
 import { createMargins } from "./qsmargins.js";
 
@@ -27,6 +28,8 @@ const STYLE = `
   .qs-body > .qs-log-panel { grid-row: auto; grid-column: 1 / -1; height: max(340px, calc(100vh - 260px)); }
   .qs-body > .qs-panel:not(.qs-log-panel) { height: 460px; }
 }
+.qs-flow { flex: 1; min-height: 0; display: flex; flex-direction: column; }
+.qs-flow[hidden] { display: none; }
 .qs-panel { background: var(--panel-2); border: 1px solid var(--line); border-radius: 8px; min-width: 0; min-height: 0;
   display: flex; flex-direction: column; overflow: hidden; }
 .qs-panel h3 { margin: 0; padding: 8px 10px 6px; font-size: 12px; font-weight: 600; letter-spacing: .4px; flex: none;
@@ -93,8 +96,12 @@ export async function mount(container, ctx) {
 
   const sourceSelect = el("select", { id: "qs-source", "aria-label": "QS source" });
   const stats = el("div", { class: "qs-stats", id: "qs-summary" });
+  // Trace (log and plots) or an event-flow view (qsflow.js).
+  const viewSwitch = el("div", { class: "seg", id: "qs-view", role: "group", "aria-label": "QS view" },
+    ...[["trace", "Trace"], ["sequence", "Sequence"], ["states", "States"]].map(([v, text]) =>
+      el("button", { type: "button", "data-qsview": v, class: v === "trace" ? "on" : "", "aria-pressed": String(v === "trace") }, text)));
   const toolbar = el("div", { class: "toolbar" },
-    el("label", { class: "inline" }, "Source", sourceSelect), stats);
+    el("label", { class: "inline" }, "Source", sourceSelect), viewSwitch, stats);
   const logPanel = el("section", { class: "qs-panel qs-log-panel", id: "qs-log-panel" });
   const marginPanel = el("section", { class: "qs-panel", id: "qs-margins-panel" });
   const appPanel = el("section", { class: "qs-panel", id: "qs-app-panel" });
@@ -108,12 +115,30 @@ export async function mount(container, ctx) {
       el("li", {}, "Or pick a stored QS session above as the source."),
       el("li", {}, "The target's dictionaries name objects, states and signals; records before them show raw addresses.")),
     el("div", { class: "muted" }, "The same lines on the command line: ", el("code", {}, "mcuprof qs decode CAPTURE")));
-  container.replaceChildren(el("div", { class: "qs" }, toolbar, emptyBox, body));
+  const flowBox = el("div", { class: "qs-flow", id: "qs-flow", hidden: true });
+  container.replaceChildren(el("div", { class: "qs" }, toolbar, emptyBox, body, flowBox));
 
   const source = () => (session === null ? {} : { session });
   const log = createLog(logPanel, ctx, source);
   const marginsView = createMargins(marginPanel);
   const app = createAppPlot(appPanel);
+  const flow = createFlow(flowBox, ctx, source);
+  let qsView = "trace";
+  function showView(v) {
+    qsView = v;
+    for (const b of viewSwitch.querySelectorAll("button")) {
+      b.classList.toggle("on", b.dataset.qsview === v);
+      b.setAttribute("aria-pressed", String(b.dataset.qsview === v));
+    }
+    flowBox.hidden = v === "trace";
+    body.hidden = v !== "trace" || (lastSummary !== null && lastSummary.records === 0 && lastSummary.lines === 0);
+    if (v !== "trace") ctx.run(() => flow.setMode(v));
+    else ctx.run(() => refresh(true)); // the log and plots waited while hidden
+  }
+  viewSwitch.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-qsview]");
+    if (b) showView(b.dataset.qsview);
+  });
 
   function renderStats(s) {
     const bad = s.bad_frames + s.malformed;
@@ -145,9 +170,10 @@ export async function mount(container, ctx) {
       renderStats(s);
       const none = s.records === 0 && s.lines === 0;
       emptyBox.hidden = !none;
-      body.hidden = none;
+      body.hidden = none || qsView !== "trace";
       if (!changed || none) { lastVersion = s.version; return; }
       lastVersion = s.version;
+      if (qsView !== "trace") { await flow.refresh(); return; }
       plots(s);
       await log.update(s, { fresh });
     } catch (err) {

@@ -62,6 +62,7 @@ def test_rows_lanes_and_dispatch_steps(client, capture):
     assert [lane["obj"] for lane in states["lanes"]] == flow["names"]
     table = next(lane for lane in states["lanes"] if lane["obj"] == "Table_inst")["spans"]
     assert table[0][2] == "Table_serving" and table[0][1] == 1537722241.0
+    assert table[0][4] == "serving"  # the short name, as QSPY's -g writes <serving>
     assert table[-1][1] is None  # still in its last state
     assert states["end"] == client.get("/api/qs/summary").json()["last_t"]
 
@@ -82,7 +83,7 @@ def test_window_filter_changes_the_items(client):
     assert sum(len(lane["spans"]) for lane in spans) < sum(len(lane["spans"]) for lane in every)
     end = client.get("/api/qs/summary").json()["last_t"]
     for lane in spans:
-        for a, b, _state, _index in lane["spans"]:
+        for a, b, _state, _index, _label in lane["spans"]:
             assert a <= t1 and (b if b is not None else end) >= t0
     # The export of a window is that window's diagram.
     text = client.get("/api/qs/flow/export.seq", params={"g": G, "t0": t0, "t1": t1})

@@ -204,7 +204,7 @@ class SeqLanes:
         if lane < 0:
             return None
         if kind == "tran":
-            return Placed("state", ts, lane, lane, _state_label(item.state))  # type: ignore[arg-type]
+            return Placed("state", ts, lane, lane, state_label(item.state))  # type: ignore[arg-type]
         note = _NOTES.get(kind)
         return None if note is None else Placed("note", ts, lane, lane, note)
 
@@ -390,7 +390,7 @@ def _safe(text: str) -> str:
     return text if text.isprintable() else for_terminal(text)
 
 
-def _state_label(state: str) -> str:
+def state_label(state: str) -> str:
     """A state's name after its state machine's: what follows the first "_" or the
     first "::" (Philo_hungry -> hungry, Blinky::off -> off), as QSPY shortens it."""
     for i, c in enumerate(state):

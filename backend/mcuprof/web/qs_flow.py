@@ -28,6 +28,7 @@ from ..qs.sequence import (
     SeqText,
     flow_items,
     parse_seq_list,
+    state_label,
 )
 from .deps import WindowDep
 from .live import _file_safe
@@ -166,8 +167,9 @@ async def sequence(
 
 
 def state_lanes(snap: FlowSnapshot, last: int | None, window: Window, hz: int) -> dict[str, Any]:
-    """Per state machine, the spans of its states that overlap the window (µs; an open
-    span's end is None: it lasts to ``end``, the last time seen)."""
+    """Per state machine, the spans of its states that overlap the window: [start,
+    end, state, stream index, short name (QSPY's: Philo_hungry -> hungry)], times in
+    µs; an open span's end is None: it lasts to ``end``, the last time seen."""
     us = 1e6 / hz
     ticks = _ticks(window, hz)
     spans = snap.spans + snap.open_spans
@@ -181,7 +183,7 @@ def state_lanes(snap: FlowSnapshot, last: int | None, window: Window, hz: int) -
     lanes: dict[str, list[list[Any]]] = {}
     for s in sorted(spans, key=lambda s: s.t0):
         t1 = None if s.t1 is None else s.t1 * us
-        lanes.setdefault(s.obj, []).append([s.t0 * us, t1, s.state, s.index])
+        lanes.setdefault(s.obj, []).append([s.t0 * us, t1, s.state, s.index, state_label(s.state)])
     return {
         "lanes": [{"obj": obj, "spans": lanes[obj]} for obj in sorted(lanes)],
         "end": None if end is None else end * us,
