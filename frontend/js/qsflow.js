@@ -70,13 +70,18 @@ const STYLE = `
 `;
 
 // States told apart by colour: a palette of distinct light hues (dark labels on them),
-// one per state name, stable across refreshes (FNV-1a of the name).
-const STATE_COLORS = ["#8fb3ff", "#f2b45c", "#7fd18b", "#f28b82", "#c3a6f5", "#6fd3cf", "#e6d36a", "#f5a3c7",
-  "#a8c97f", "#ffb38a", "#9ecbff", "#d7b98e"];
+// handed out in the order states are first seen and kept for the page's life, so a
+// state keeps its colour across refreshes and a machine's few states never share one.
+const STATE_COLORS = ["#e6d36a", "#f5a3c7", "#a8c97f", "#8fb3ff", "#f2b45c", "#6fd3cf", "#c3a6f5", "#f28b82",
+  "#d7b98e", "#9ecbff", "#ffb38a", "#7fd18b"];
+const stateColors = new Map();
 function stateColor(name) {
-  let h = 2166136261;
-  for (const ch of name) h = Math.imul(h ^ ch.codePointAt(0), 16777619);
-  return STATE_COLORS[(h >>> 0) % STATE_COLORS.length];
+  let c = stateColors.get(name);
+  if (c === undefined) {
+    c = STATE_COLORS[stateColors.size % STATE_COLORS.length];
+    stateColors.set(name, c);
+  }
+  return c;
 }
 
 function svg(tag, attrs = {}, text = null) {
@@ -142,8 +147,15 @@ export function createFlow(container, ctx, source) {
   function params(extra = {}) {
     return { ...source(), ...ctx.windowParams(), ...extra };
   }
-  // Times count from the QS stream's first record, as the QS tab's plots do.
-  const base = () => (mode === "sequence" ? seq?.first : states?.first) ?? 0;
+  // Times count from the timeline's zero (its range's start, as its window chip does)
+  // when the profile shows this stream (live, or this session opened); else from the
+  // stream's first record, as the QS tab's plots do.
+  function base() {
+    const first = (mode === "sequence" ? seq?.first : states?.first) ?? 0;
+    const opened = ctx.state?.health?.opened?.id ?? null;
+    const range = ctx.state?.range;
+    return range && (session() === null ? opened === null : opened === session()) ? range[0] : first;
+  }
 
   let again = false; // asked for while one runs: run once more after it (fresh wins)
   async function refresh() {
@@ -378,6 +390,7 @@ export function createFlow(container, ctx, source) {
     const t0 = base();
     lanes.forEach((lane, k) => root.append(drawLane(lane, AXIS_H + k * LANE_H, sx, a, b, t0)));
     box.onscroll = null;
+    tip.hidden = true; // its span may be elsewhere now
     box.replaceChildren(root);
   }
 
@@ -447,6 +460,15 @@ export function createFlow(container, ctx, source) {
     return refresh();
   }
 
+  // Redrawn to the box's new width (the states' time axis fits it; lifelines share it).
+  let lastWidth = 0;
+  new ResizeObserver(() => {
+    const w = box.clientWidth;
+    if (!w || Math.abs(w - lastWidth) < 8) return;
+    lastWidth = w;
+    if (mode === "states" && states) drawStates();
+    else if (mode === "sequence" && seq) drawSequence();
+  }).observe(box);
   ctx.on("window", () => { if (!container.hidden && container.isConnected) ctx.run(() => refresh()); });
   return { setMode, refresh, get mode() { return mode; } };
 }
