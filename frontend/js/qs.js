@@ -7,6 +7,7 @@ import { el, injectStyle } from "./dom.js";
 import { fmtInt } from "./format.js";
 import { createAppPlot } from "./qsapp.js";
 import { createControl } from "./qscontrol.js";
+import { createFlow } from "./qsflow.js";
 import { createLog } from "./qslog.js";
 import { createMargins } from "./qsmargins.js";
 
@@ -28,6 +29,8 @@ const STYLE = `
   .qs-body > .qs-log-panel { grid-row: auto; grid-column: 1 / -1; height: max(340px, calc(100vh - 260px)); }
   .qs-body > .qs-panel:not(.qs-log-panel) { height: 460px; }
 }
+.qs-flow { flex: 1; min-height: 0; display: flex; flex-direction: column; }
+.qs-flow[hidden] { display: none; }
 .qs-panel { background: var(--panel-2); border: 1px solid var(--line); border-radius: 8px; min-width: 0; min-height: 0;
   display: flex; flex-direction: column; overflow: hidden; }
 .qs-panel h3 { margin: 0; padding: 8px 10px 6px; font-size: 12px; font-weight: 600; letter-spacing: .4px; flex: none;
@@ -95,14 +98,18 @@ export async function mount(container, ctx) {
 
   const sourceSelect = el("select", { id: "qs-source", "aria-label": "QS source" });
   const stats = el("div", { class: "qs-stats", id: "qs-summary" });
-  // Trace (what the target sends) or Control (what the page sends it: qscontrol.js).
+  // Trace (log and plots), the event-flow views (qsflow.js), or Control (what the page
+  // sends the target: qscontrol.js).
   const control = createControl(ctx);
-  const modes = el("div", { class: "seg", role: "group", "aria-label": "QS view" },
-    el("button", { type: "button", id: "qs-mode-trace", class: "on", "aria-pressed": "true" }, "Trace"),
-    el("button", { type: "button", id: "qs-mode-control", "aria-pressed": "false",
-      title: "Drive the live QS target: filters, current objects, events, memory, commands" }, "Control"));
+  const views = [["trace", "Trace", "What the target sends: log, margins and plots"],
+    ["sequence", "Sequence", "Posts, publishes, dispatches and time events between objects"],
+    ["states", "States", "The state each state machine was in over time"],
+    ["control", "Control", "Drive the live QS target: filters, current objects, events, memory, commands"]];
+  const viewSwitch = el("div", { class: "seg", id: "qs-view", role: "group", "aria-label": "QS view" },
+    ...views.map(([v, text, title]) => el("button", { type: "button", id: `qs-mode-${v}`, "data-qsview": v,
+      class: v === "trace" ? "on" : "", "aria-pressed": String(v === "trace"), title }, text)));
   const sourceField = el("label", { class: "inline" }, "Source", sourceSelect);
-  const toolbar = el("div", { class: "toolbar" }, modes, sourceField, stats);
+  const toolbar = el("div", { class: "toolbar" }, viewSwitch, sourceField, stats);
   const logPanel = el("section", { class: "qs-panel qs-log-panel", id: "qs-log-panel" });
   const marginPanel = el("section", { class: "qs-panel", id: "qs-margins-panel" });
   const appPanel = el("section", { class: "qs-panel", id: "qs-app-panel" });
@@ -116,22 +123,36 @@ export async function mount(container, ctx) {
       el("li", {}, "Or pick a stored QS session above as the source."),
       el("li", {}, "The target's dictionaries name objects, states and signals; records before them show raw addresses.")),
     el("div", { class: "muted" }, "The same lines on the command line: ", el("code", {}, "mcuprof qs decode CAPTURE")));
-  const trace = el("div", { class: "qs", id: "qs-trace" }, emptyBox, body);
+  const flowBox = el("div", { class: "qs-flow", id: "qs-flow", hidden: true });
+  const trace = el("div", { class: "qs", id: "qs-trace" }, emptyBox, body, flowBox);
   container.replaceChildren(el("div", { class: "qs" }, toolbar, trace, control.node));
-  for (const b of modes.children) {
-    b.addEventListener("click", () => {
-      const on = b.id === "qs-mode-control";
-      for (const m of modes.children) { m.classList.toggle("on", m === b); m.setAttribute("aria-pressed", String(m === b)); }
-      // The trace's source, figures and polling are the trace's: off while controlling.
-      trace.hidden = sourceField.hidden = stats.hidden = controlling = on;
-      if (on) { stop(); control.show(); } else { control.hide(); poll(); }
-    });
-  }
 
   const source = () => (session === null ? {} : { session });
   const log = createLog(logPanel, ctx, source);
   const marginsView = createMargins(marginPanel);
   const app = createAppPlot(appPanel);
+  const flow = createFlow(flowBox, ctx, source);
+  let qsView = "trace";
+  function showView(v) {
+    const was = qsView;
+    qsView = v;
+    for (const b of viewSwitch.querySelectorAll("button")) {
+      b.classList.toggle("on", b.dataset.qsview === v);
+      b.setAttribute("aria-pressed", String(b.dataset.qsview === v));
+    }
+    // The trace's source, figures and polling are the trace's: off while controlling.
+    trace.hidden = sourceField.hidden = stats.hidden = controlling = v === "control";
+    if (controlling) { stop(); control.show(); return; }
+    if (was === "control") { control.hide(); poll(); }
+    flowBox.hidden = v === "trace";
+    body.hidden = v !== "trace" || (lastSummary !== null && lastSummary.records === 0 && lastSummary.lines === 0);
+    if (v !== "trace") ctx.run(() => flow.setMode(v));
+    else ctx.run(() => refresh(true)); // the log and plots waited while hidden
+  }
+  viewSwitch.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-qsview]");
+    if (b) showView(b.dataset.qsview);
+  });
 
   function renderStats(s) {
     const bad = s.bad_frames + s.malformed;
@@ -163,9 +184,10 @@ export async function mount(container, ctx) {
       renderStats(s);
       const none = s.records === 0 && s.lines === 0;
       emptyBox.hidden = !none;
-      body.hidden = none;
+      body.hidden = none || qsView !== "trace";
       if (!changed || none) { lastVersion = s.version; return; }
       lastVersion = s.version;
+      if (qsView !== "trace") { await flow.refresh(); return; }
       plots(s);
       await log.update(s, { fresh });
     } catch (err) {

@@ -417,6 +417,9 @@ export function initTimeline(ctx) {
 
   ctx.on("window", () => { if (ctx.view === "timeline") draw(); else stale = true; });
   ctx.on("select-function", (sel) => { selectedFid = sel ? sel.fid : null; draw(); });
+  // Another view asks for a time span to be shown (a QS dispatch's RTC step): it, and as
+  // much again on each side.
+  ctx.on("reveal", ([a, b]) => setView(a - (b - a), b + (b - a)));
   ctx.on("theme", () => { draw(); drawOverview(); });
   // While live, follow the data at most twice a second.
   const follow = throttle(() => {

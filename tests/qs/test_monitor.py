@@ -184,7 +184,7 @@ def test_bad_input_is_counted_and_shown(capture):
 
 
 def test_memory_stays_bounded_on_a_long_run():
-    m = QsMonitor(max_lines=2000, max_points=128)
+    m = QsMonitor(max_lines=2000, max_points=128, max_flow=500, max_spans=200)
     decoder = QSDecoder()
     stream = sim_stream(120.0)
     total = 0

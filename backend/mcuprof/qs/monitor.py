@@ -22,6 +22,7 @@ from ..errors import UserError
 from ..protocol.qs import USER_FIRST, BadFrame, Discontinuity, Malformed, QSEvent, Record
 from ..protocol.qs.records import record_group
 from .clock import SeriesClock
+from .flowlog import FLOW_ITEMS_MAX, STATE_SPANS_MAX, FlowLog, FlowSnapshot
 from .margins import margin_sample
 from .text import event_lines, names_for, record_line
 
@@ -306,8 +307,12 @@ class QsMonitor:
         max_points: int = MAX_POINTS,
         max_margins: int = MAX_MARGINS,
         max_series: int = MAX_SERIES,
+        max_flow: int = FLOW_ITEMS_MAX,
+        max_spans: int = STATE_SPANS_MAX,
     ) -> None:
         self.max_lines = max_lines
+        self.max_flow = max_flow
+        self.max_spans = max_spans
         self.max_points = max_points
         self.max_margins = max_margins
         self.max_series = max_series
@@ -342,6 +347,8 @@ class QsMonitor:
         self._lazy: collections.deque[Line] = collections.deque(maxlen=self.max_lines)
         self._dicts: object = None
         self._clock = SeriesClock()  # series time from the target's timestamps
+        # The sequence diagram's and the state timeline's items.
+        self.flow = FlowLog(self.max_flow, self.max_spans)
 
     # ------------------------------------------------------------ the listener
 
@@ -417,6 +424,7 @@ class QsMonitor:
             self.last_t = now
         if rec == 0:  # QS_EMPTY: QSPY prints nothing for it
             return
+        self.flow.add(r, now)
         objs: tuple[str, ...] = ()
         sig: str | None = None
         if plan.objs is not None:
@@ -434,6 +442,7 @@ class QsMonitor:
             self.target = {"qp_version": word, "build": target.build_stamp}
             if is_reset:
                 self._clock.target_reset()
+                self.flow.target_reset()
         line = self._line(ts, group, plan.name, objs, sig, None, r)
         if r.dicts is not self._dicts:
             # New dictionaries: lines still holding the old ones get their text now, so
@@ -597,6 +606,11 @@ class QsMonitor:
                 piece.clear()
         if piece:
             yield bytes(piece)
+
+    def flow_snapshot(self) -> tuple[FlowSnapshot, int | None, int | None, int]:
+        """The kept event flow, the first and last series times and the version."""
+        with self._lock:
+            return self.flow.snapshot(), self.first_t, self.last_t, self.version
 
     def margin_list(self) -> dict[str, Any]:
         with self._lock:

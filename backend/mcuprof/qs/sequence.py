@@ -102,6 +102,13 @@ def _item(r: Record, kind: str, time: int | None) -> FlowItem:
     return FlowItem(*base, receiver=n.obj(v[2]), signal=n.sig(v[3], v[1]), obj=n.obj(v[1]))
 
 
+def flow_item(r: Record, time: int | None) -> FlowItem | None:
+    """The item of one record, None for a record that takes no part in the flow;
+    ``time`` is the record's series time (the caller's SeriesClock)."""
+    kind = _KINDS.get(r.rec)
+    return None if kind is None else _item(r, kind, time)
+
+
 def flow_items(events: Iterable[QSEvent], clock: SeriesClock | None = None) -> Iterator[FlowItem]:
     """The event flow in stream order, one item per record that takes part in it.
     ``clock`` carries series time on from an earlier batch (live streams)."""
@@ -197,7 +204,7 @@ class SeqLanes:
         if lane < 0:
             return None
         if kind == "tran":
-            return Placed("state", ts, lane, lane, _state_label(item.state))  # type: ignore[arg-type]
+            return Placed("state", ts, lane, lane, state_label(item.state))  # type: ignore[arg-type]
         note = _NOTES.get(kind)
         return None if note is None else Placed("note", ts, lane, lane, note)
 
@@ -383,7 +390,7 @@ def _safe(text: str) -> str:
     return text if text.isprintable() else for_terminal(text)
 
 
-def _state_label(state: str) -> str:
+def state_label(state: str) -> str:
     """A state's name after its state machine's: what follows the first "_" or the
     first "::" (Philo_hungry -> hungry, Blinky::off -> off), as QSPY shortens it."""
     for i, c in enumerate(state):
