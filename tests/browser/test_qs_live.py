@@ -123,7 +123,13 @@ def test_qs_target_live_start_stop_export(server, page, tmp_path) -> None:
     # that it has ended (the state read the same before it began).
     with pg.expect_response(lambda r: r.url.endswith("/replay") and r.request.method == "POST"):
         pg.locator("#sess-open").click()
-    # The replay ends by itself and the QS target is reconnected.
+    # The replay ends by itself and the QS target is reconnected. The line read "Ready ·
+    # Simulated QS target" before the replay too, so wait for the server to say it ended.
+    pg.wait_for_function(
+        "() => fetch('/api/state').then(r => r.json()).then(s => !s.device.replay)",
+        timeout=20_000,
+        polling=200,
+    )
     expect(pg.locator("#conn-state")).to_contain_text("Ready · Simulated QS target", timeout=20_000)
     pg.get_by_role("tab", name="Flame graph").click()
     pg.wait_for_function(

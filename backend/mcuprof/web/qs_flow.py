@@ -30,9 +30,10 @@ from ..qs.sequence import (
     parse_seq_list,
     state_label,
 )
+from ..capture import QS_CHUNK
 from .deps import WindowDep
 from .live import _file_safe
-from .qs_api import _CHUNK, MonitorDep, SessionParam, _store
+from .qs_api import MonitorDep, SessionParam, _store
 
 router = APIRouter(prefix="/api/qs/flow")
 
@@ -231,7 +232,7 @@ def _stored_items(request: Request, session: int) -> Iterator[FlowItem]:
     `mcuprof qs seq` reads a capture): an export is never cut to the kept items."""
     decoder = QSDecoder()
     clock = SeriesClock()
-    for chunk in _store(request).raw_chunks(session, _CHUNK):
+    for chunk in _store(request).raw_chunks(session, QS_CHUNK):
         yield from flow_items(decoder.feed(chunk), clock)
     yield from flow_items(decoder.close(), clock)
 
@@ -252,7 +253,7 @@ def _seq_body(names: list[str], g: str, items: Iterable[FlowItem], dropped: int)
     piece = bytearray()
     for item in items:
         piece += seq.feed(item)
-        if len(piece) >= _CHUNK:
+        if len(piece) >= QS_CHUNK:
             yield bytes(piece)
             piece.clear()
     if dropped:
