@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
+from ..capture import QS_CHUNK
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
 from ..qs.clock import SeriesClock
@@ -30,7 +31,6 @@ from ..qs.sequence import (
     parse_seq_list,
     state_label,
 )
-from ..capture import QS_CHUNK
 from .deps import WindowDep
 from .live import _file_safe
 from .qs_api import MonitorDep, SessionParam, _store
