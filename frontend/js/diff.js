@@ -315,9 +315,15 @@ export async function mount(container, ctx) {
       el("div", { class: "sections" }, section("regressions", "Regressed"), section("improvements", "Improved"),
         section("within_noise", "Within noise"), section("too_few_calls", "Too few calls")),
       el("div", { class: "gate" }, gate));
+    // By the gate's key, and by the display name the flame frames carry: a static
+    // function's key adds " [file]". Two statics of one name: the stronger verdict shows.
     verdictOf = new Map();
     for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
-      for (const r of v[key]) verdictOf.set(r.key, tag);
+      for (const r of v[key]) {
+        verdictOf.set(r.key, tag);
+        const name = r.key.replace(/ \[[^\]]*\]$/, "");
+        if (!verdictOf.has(name)) verdictOf.set(name, tag);
+      }
     }
   }
   let verdictOf = new Map();
