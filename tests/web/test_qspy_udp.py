@@ -94,7 +94,7 @@ def test_a_replayed_session_is_no_target_for_front_ends(
         assert c.app.state.live.port_label is not None  # still replaying (2 s at 0.1x)
         fe.send(b"\x00")
         line = fe.wait_text(r"ERROR")
-        assert line == "   <F-END> ERROR    QS commands need a QS target: connect one first"
+        assert line == "   <F-END> ERROR    a replay is playing: QS commands need a live QS target"
     finally:
         fe.close()
 
@@ -108,7 +108,7 @@ def test_a_command_before_the_listened_for_target_connects_is_refused(
     try:
         fe.send(b"\x00")
         line = fe.wait_text(r"ERROR")
-        assert line == f"   <F-END> ERROR    no QS target has connected to {where} yet"
+        assert line == f"   <F-END> ERROR    no QS target is connected to {where} yet"
     finally:
         fe.close()
 
