@@ -10,7 +10,7 @@ checkout and with ``--before DIR`` (another checkout's ``backend/`` first on the
 cell differs.
 
 Run: .venv/bin/python bench/identical.py --before /tmp/before-core [--records 200k]
-     [--shapes regular,reset,unique]
+     [--shapes regular,reset,unique] [--only compare]
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--before", required=True, help="a checkout to compare with (its backend/)")
     ap.add_argument("--records", default="200k", help="records per capture (200k, 1.5M...)")
     ap.add_argument("--shapes", default="regular,reset,unique")
+    ap.add_argument("--only", default="", help="run the cells whose name contains this")
     args = ap.parse_args()
     n = _count(args.records)
     before = str(Path(args.before, "backend").resolve())
@@ -89,7 +90,8 @@ def main() -> None:
         for shape in args.shapes.split(","):
             caps[shape] = tmp / f"{shape}-{n}.bin"
             make_capture(caps[shape], shape, n)
-        for shape, name, argv in cells(caps):
+        todo = [c for c in cells(caps) if args.only in c[1]]
+        for shape, name, argv in todo:
             old = _run(argv, before, tmp / "before")
             new = _run(argv, HERE, tmp / "after")
             bad = [
@@ -101,7 +103,7 @@ def main() -> None:
             size = sum(len(v) for v in new.values())
             verdict = f"DIFFERENT ({'; '.join(bad)})" if bad else "identical"
             print(f"{n:,} {shape:8} {name:28} {size:>12,} B  {verdict}", flush=True)
-    print(f"{differ} of {len(cells(caps))} cells differ")
+    print(f"{differ} of {len(todo)} cells differ")
     raise SystemExit(1 if differ else 0)
 
 
