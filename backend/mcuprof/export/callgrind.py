@@ -18,7 +18,7 @@ import numpy as np
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
 from ..profile.columns import release_free_memory
-from ..profile.incremental import unique_inverse, unique_pairs
+from ..profile.kernels import unique_inverse, unique_pairs
 from ..textrows import GridPart, PaddedInts, Prebuilt, prebuilt, row_bytes
 from .frames import frame_file_line, frame_name
 
@@ -331,7 +331,7 @@ def _record_edges(
     keys: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     costs: list[np.ndarray] = []
-    frame_of = profile._addrs.frame_of
+    frame_of = profile.frame_of
     for d in sorted(profile.levels):
         lv = profile.levels[d]
         if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
