@@ -29,14 +29,14 @@ from mcuprof.profile.kernels import (
 ids_st = st.lists(st.integers(-1, 70), min_size=0, max_size=60)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(-5, 5), max_size=30))
 def test_is_sorted_is_the_pairwise_check(values) -> None:
     a = np.array(values, np.int64)
     assert is_sorted(a) == bool(np.all(a[1:] >= a[:-1]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 40), max_size=200), st.sampled_from([1, 30]))
 def test_depth_groups_are_the_positions_of_each_depth(depths, scale) -> None:
     """A few depths (a scan each) or many (one stable sort)."""
@@ -46,7 +46,7 @@ def test_depth_groups_are_the_positions_of_each_depth(depths, scale) -> None:
     assert [g.tolist() for g in got] == [w.tolist() for w in want]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=100), st.booleans())
 def test_distinct_is_np_unique(values, dense) -> None:
     """By a table over a small range of addresses, or np.unique over a wide one."""
@@ -58,7 +58,7 @@ def test_distinct_is_np_unique(values, dense) -> None:
     assert got.tolist() == np.unique(raw).tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**31 - 1)), max_size=50)
 )

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame, where
 from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
 from .shares import profiled_us, share_pct
@@ -47,16 +46,7 @@ def stacks(profile: Profile) -> Stacks:
 
 def _live(profile: Profile) -> tuple[Stacks, Sums]:
     """Stacks and whole-capture sums, brought up to date incrementally."""
-    return profile.cached("live", lambda: _update(profile))
-
-
-def _update(profile: Profile) -> tuple[Stacks, Sums]:
-    out = profile.aggregator.update(profile)
-    # The freed temporaries' pages back to the system, before the exports build theirs.
-    # (bound_the_heap would give each big one back at once, but its page faults cost
-    # more time than the memory it saves here.)
-    release_free_memory()
-    return out
+    return profile.cached("live", lambda: profile.aggregator.update(profile))
 
 
 _WALK = 32  # ancestors compared in numpy before the deep remainder goes to one DFS
@@ -133,7 +123,6 @@ def stack_names(profile: Profile) -> StackNames:
         st = stacks(profile)
         names = profile.aggregator.names
         names.update(profile, st)
-        release_free_memory()
         return names
 
     return profile.cached("stack_names", build)
@@ -567,7 +556,6 @@ def folded_lines(
     # The byte order first: its temporaries then meet fewer arrays (a capture where
     # every record has its own stack has about as many paths as records).
     stack_names(profile).order()
-    release_free_memory()
     names, ticks = _per_string(profile, window)
     us = _whole_us(ticks, profile.timer_freq)
     if us is None:
@@ -696,10 +684,13 @@ def call_spread(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             if below is None:
                 self_t = dur.copy()
             else:
-                p = below.parent
-                has = p >= 0
-                self_t = np.bincount(p[has], weights=below.dur[has], minlength=lv.n)
-                del p, has
+                p, w = below.parent, below.dur
+                if int(p.min(initial=0)) < 0:  # orphans below: no parent to add to
+                    has = p >= 0
+                    p, w = p[has], w[has]
+                    del has
+                self_t = np.bincount(p, weights=w, minlength=lv.n)
+                del p, w
                 np.subtract(dur, self_t, out=self_t)  # the children's time off
                 np.maximum(self_t, 0.0, out=self_t)
             np.maximum.at(self_max, fid, self_t)
