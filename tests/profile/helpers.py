@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mcuprof.profile import Profile
+from mcuprof.profile.aggregate import UNKNOWN_ID, Stacks, mark_nested
 from mcuprof.profile.synth import Trace, addresses, generate
 from mcuprof.protocol import (
     Metadata,
@@ -168,3 +169,36 @@ def scenario(seed: int, n: int = 400, **kw) -> tuple[Trace, np.ndarray, SymbolTa
 
 def metadata_packet(timer_freq: int) -> bytes:
     return encode_metadata(Metadata(168_000_000, timer_freq, 0x1234, "test"))
+
+
+def build_stacks(profile: Profile) -> Stacks:
+    """Stacks from scratch, one np.unique per depth (the reference for the
+    incremental aggregator)."""
+    parents: list[np.ndarray] = [np.array([-1], np.int64)]
+    frames: list[np.ndarray] = [np.array([UNKNOWN_ID], np.int64)]
+    depths: list[np.ndarray] = [np.array([-1], np.int64)]
+    per_level: dict[int, np.ndarray] = {}
+    count = 1
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        frame = profile.frame_ids(lv).astype(np.int64)
+        if d == 0:
+            pst = np.full(lv.n, -1, np.int64)
+        else:
+            p = lv.parent
+            up = per_level.get(d - 1)
+            pst = np.zeros(lv.n, np.int64)  # orphans hang under stack 0, "[unknown]"
+            if up is not None:
+                has = p >= 0
+                pst[has] = up[p[has]]
+        keys, inv = np.unique((pst << 32) | frame, return_inverse=True)
+        per_level[d] = (inv + count).astype(np.int32)
+        parents.append(keys >> 32)
+        frames.append(keys & ((1 << 32) - 1))
+        depths.append(np.full(len(keys), d, np.int64))
+        count += len(keys)
+    parent = np.concatenate(parents).astype(np.int32)
+    frame = np.concatenate(frames).astype(np.int32)
+    nested = np.zeros(count, bool)
+    mark_nested(parent, frame, nested, 0)
+    return Stacks(parent, frame, np.concatenate(depths).astype(np.int32), nested, per_level)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcuprof.profile import levels, model
+from mcuprof.profile import kernels, levels, model
 from mcuprof.profile.model import Builder, Profile
 from mcuprof.protocol import RECORD_DTYPE
 
@@ -61,8 +61,8 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
     want = Profile()
     for a, b in zip([0, *batch_cuts], [*batch_cuts, n], strict=True):
         want.add(recs[a:b])
-    saved = model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE
-    model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE = piece, level_piece, piece
+    saved = model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE
+    model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE = piece, level_piece, piece
     try:
         built = Builder(Profile())
         ends = set(batch_cuts)
@@ -73,7 +73,7 @@ def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> Non
                 built.end_batch()
         got = built.finish()
     finally:
-        model.RECORD_PIECE, levels._BUILD_PIECE, model._ID_PIECE = saved
+        model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE = saved
     assert _state(got) == _state(want)
     # A built profile takes later adds as any other (its levels of detail still unbuilt).
     more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)
@@ -162,9 +162,9 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
     want = Profile()
     want.add(recs[:cut])
     want.add(recs[cut:])
-    saved = model._WORTH, model.RECORD_PIECE, model._COUNT, model._ID_PIECE
+    saved = model._WORTH, model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE
     model._WORTH = worth
-    model.RECORD_PIECE, model._COUNT, model._ID_PIECE = pieces
+    model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE = pieces
     try:
         built = Builder(Profile())
         built.add(recs[:cut])
@@ -172,5 +172,5 @@ def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None
         built.add(recs[cut:])
         got = built.finish()
     finally:
-        model._WORTH, model.RECORD_PIECE, model._COUNT, model._ID_PIECE = saved
+        model._WORTH, model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE = saved
     assert _state(got) == _state(want)

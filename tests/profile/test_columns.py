@@ -243,7 +243,7 @@ def test_a_spilled_profile_keeps_its_aggregates_folded_without_queries() -> None
     p = Profile(spill=Spill())
     for i in range(0, len(recs), 20_000):
         p.add(recs[i : i + 20_000])
-        assert p.n_records - p._aggregated < (1 << 18) + 20_000
+        assert p.n_records - p.aggregator.aggregated < (1 << 18) + 20_000
     assert Profile().aggregator.resets == 0
 
 

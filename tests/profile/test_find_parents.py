@@ -6,11 +6,10 @@ record: the record of the depth above that contains the child, entered last."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.profile import levels
+from mcuprof.profile import kernels
 from mcuprof.profile.levels import Level, confirm_parents, find_parents
 
 
@@ -78,7 +77,7 @@ def test_confirm_parents_is_find_parents(case, right) -> None:
 def test_last_at_or_before_is_searchsorted(case) -> None:
     up, ce, _ = _case(*case)
     want = np.searchsorted(up.entry, ce, side="right") - 1
-    assert levels._last_at_or_before(up.entry, ce).tolist() == want.tolist()
+    assert kernels.last_at_or_before(up.entry, ce).tolist() == want.tolist()
 
 
 def test_unresolved_frames_in_bulk() -> None:
@@ -96,35 +95,3 @@ def test_unresolved_frames_in_bulk() -> None:
     # A repeat, and addresses that already have frames: the same ids as one by one.
     assert bulk._frames_for(addrs).tolist() == [0, 1, 2, 1]
     assert len(bulk.frames) == 3
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.integers(-20, 200), max_size=300),
-    st.lists(st.integers(-40, 240), max_size=300),
-    st.sampled_from([1, 7, 1000, 10**9]),
-)
-def test_count_at_most_is_searchsorted(values, queries, scale):
-    # dense values (counted per tick) and sparse ones (binary search), queries past both ends
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.array(queries, np.int64) * scale
-    want = np.searchsorted(v, x, side="right")
-    assert levels.count_at_most(v, x).tolist() == want.tolist()
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    values=st.lists(st.integers(-20, 200), max_size=300),
-    queries=st.lists(st.integers(-40, 240), max_size=300),
-    scale=st.sampled_from([1, 7, 1000, 10**9]),
-    window=st.sampled_from([1, 2, 5, 64]),
-)
-def test_ascending_queries_are_searched_as_searchsorted(values, queries, scale, window):
-    # queries in order are searched per window of values (small windows: many of them)
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.sort(np.array(queries, np.int64) * scale)
-    want = np.searchsorted(v, x, side="right")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(levels, "_WINDOW", window)
-        assert levels.count_at_most(v, x, ascending=True).tolist() == want.tolist()
-        assert levels._search_ascending(v, x).tolist() == want.tolist()

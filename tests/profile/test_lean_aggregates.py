@@ -9,23 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import Profile
-from mcuprof.profile.aggregate import Tally, build_stacks, full_sums, mark_nested, sums
-from mcuprof.profile.incremental import _unique_keys
+from mcuprof.profile.aggregate import Tally, full_sums, mark_nested, sums
 from mcuprof.protocol import RECORD_DTYPE
-
-ids_st = st.lists(st.integers(-1, 70), min_size=0, max_size=60)
-
-
-@settings(max_examples=200, deadline=None)
-@given(pst=ids_st, data=st.data())
-def test_unique_keys_equal_numpy_unique(pst, data) -> None:
-    frame = data.draw(st.lists(st.integers(0, 5000), min_size=len(pst), max_size=len(pst)))
-    p, f = np.array(pst, np.int32), np.array(frame, np.int32)
-    want, want_inv = np.unique((p.astype(np.int64) << 32) | f, return_inverse=True)
-    hi, lo, inv = _unique_keys(p, f)
-    assert hi.dtype == lo.dtype == inv.dtype == np.int32
-    assert ((hi.astype(np.int64) << 32) | lo).tolist() == want.tolist()
-    assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()
+from tests.profile.helpers import build_stacks
 
 
 @st.composite
@@ -174,53 +160,6 @@ def _check_held(recs: np.ndarray, cut: int) -> bool:
     return lazy
 
 
-@settings(max_examples=200, deadline=None)
-@given(keys=st.lists(st.integers(-(2**40), 2**40), max_size=80))
-def test_callgrind_pairs_unique_equals_numpy(keys) -> None:
-    from mcuprof.profile.incremental import unique_inverse as _unique
-
-    k = np.array(keys, np.int64)
-    want, want_inv = np.unique(k, return_inverse=True)
-    uniq, inv = _unique(k.copy())
-    assert uniq.tolist() == want.tolist()
-    assert inv.tolist() == want_inv.reshape(-1).tolist()
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    keys=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60),
-    small=st.lists(st.integers(-50, 50), max_size=60),
-)
-def test_sort_with_order_is_a_stable_argsort(keys, small) -> None:
-    """Packed (small range) or not (the whole int64 range): a stable argsort's order."""
-    from mcuprof.profile.incremental import sort_with_order
-
-    for k in (np.array(keys, np.int64), np.array(small, np.int64)):
-        want = np.argsort(k, kind="stable")
-        got_keys, got = sort_with_order(k.copy(), own=True)
-        assert got_keys.tolist() == k[want].tolist()
-        span = max(k.tolist(), default=0) - min(k.tolist(), default=0)  # Python ints
-        if len(set(k.tolist())) == len(k) or span < 2**40:
-            assert got.tolist() == want.tolist()  # packed: stable
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    pairs=st.lists(st.tuples(st.integers(-3, 2**31 - 1), st.integers(-3, 2**31 - 1)), max_size=60)
-)
-def test_unique_pairs_equals_numpy(pairs) -> None:
-    from mcuprof.profile.incremental import unique_pairs
-
-    hi = np.array([p[0] for p in pairs], np.int32)
-    lo = np.array([p[1] for p in pairs], np.int32)
-    want, want_inv = np.unique(
-        np.array(pairs, np.int64).reshape(-1, 2), axis=0, return_inverse=True
-    )
-    h, lw, inv = unique_pairs(hi, lo)
-    assert list(zip(h.tolist(), lw.tolist(), strict=True)) == [tuple(r) for r in want.tolist()]
-    assert inv.tolist() == want_inv.reshape(-1).tolist()
-
-
 @settings(max_examples=150, deadline=None)
 @given(
     n_st=st.integers(1, 12),
@@ -245,22 +184,3 @@ def test_tally_by_stack_equals_by_record(n_st, n_fr, rows, seed) -> None:
     b.add(sid, fid, incl, excl, ~nested[sid], by_stack=(stack_frame, nested))
     for k, v in vars(a).items():
         assert getattr(b, k).tolist() == v.tolist(), k
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    hi=st.lists(st.integers(-3, 10**6), min_size=0, max_size=80).map(lambda v: v * 2),
-    data=st.data(),
-)
-def test_unique_pairs_equal_numpy_unique(hi, data) -> None:
-    """unique_pairs, by its tables (values, or their ranks when the values are sparse) or
-    by a sort, is np.unique over the pairs: sorted distinct pairs and each row's number."""
-    from mcuprof.profile.incremental import unique_pairs
-
-    lo = data.draw(st.lists(st.integers(0, 5000), min_size=len(hi), max_size=len(hi)))
-    h, lo_ = np.array(hi, np.int32), np.array(lo, np.int32)
-    want, want_inv = np.unique((h.astype(np.int64) << 32) | lo_, return_inverse=True)
-    got_h, got_l, inv = unique_pairs(h, lo_)
-    assert ((got_h.astype(np.int64) << 32) | got_l).tolist() == want.tolist()
-    assert inv.dtype == np.int32
-    assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()

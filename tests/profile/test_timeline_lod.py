@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import Profile, lod
-from mcuprof.profile.incremental import ranks
 from mcuprof.protocol import RECORD_DTYPE
 
 
@@ -167,14 +166,3 @@ def test_levels_take_a_few_bytes_per_record() -> None:
     # 16 bytes per FAN records plus the tiers above, times 1.5 for growth slack.
     assert pyramid.nbytes <= 1.5 * 16 / (lod.FAN - 1) * n
     assert pyramid.tiers[-1].n == 1
-
-
-@given(st.lists(st.integers(-3, 60), max_size=200))
-def test_frame_ranks_equal_numpy_unique(values: list[int]) -> None:
-    """The timeline names its boxes' frames by ``ranks``: np.unique's answer."""
-    ids = np.array(values, np.int64)
-    lo = int(ids.min()) if len(ids) else 0
-    used, idx = ranks(ids, lo, int(ids.max()) - lo + 1 if len(ids) else 0)
-    want_used, want_idx = np.unique(ids, return_inverse=True)
-    assert used.tolist() == want_used.tolist()
-    assert idx.tolist() == want_idx.reshape(-1).tolist()

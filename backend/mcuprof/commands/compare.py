@@ -18,7 +18,6 @@ from ..diff.reduce import Reduced
 from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source
 from ..diff.table import function_intervals
 from ..errors import UserError
-from ..profile.frames import AddressTable
 from ..progress import ReadProgress
 from ..protocol import Metadata
 from ..store import resolve_data_dir
@@ -185,8 +184,6 @@ def run(args: argparse.Namespace) -> int:
     progress = ReadProgress("reading captures")
     both = base_src.size + new_src.size
     folded = bool(args.diff_folded or args.diff_svg)  # per stack: only when written
-    # One build's addresses are resolved and named once for both captures.
-    tables = (AddressTable(base_syms),) * 2 if same else (None, None)
     # One capture at a time: each is reduced to its per-function sums, and its records
     # are gone, before the other is read (the memory peak is one capture's).
     base_cap, base_meta = reduce_source(
@@ -194,7 +191,6 @@ def run(args: argparse.Namespace) -> int:
         base_syms,
         folded=folded,
         progress=lambda d, _t, r: progress(d, both, r),
-        table=tables[0],
     )
     base_bytes, base_recs = base_src.size, base_cap.n_records
     new_cap, new_meta = reduce_source(
@@ -202,7 +198,6 @@ def run(args: argparse.Namespace) -> int:
         new_syms,
         folded=folded,
         progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
-        table=tables[1],
     )
     progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):

@@ -15,11 +15,10 @@ from ..capture import (
     iter_capture,
 )
 from ..errors import UserError
-from ..protocol import DEFAULT_TIMER_FREQ, Metadata, ProfileData, ResponseDecoder
-from .reduce import RecordReducer, Reduced, reduce_profile
+from ..protocol import Metadata
+from .reduce import Reduced, reduce_profile
 
 if TYPE_CHECKING:
-    from ..profile.frames import AddressTable
     from ..store import SessionStore
 
 _SESSION = re.compile(r"(?:session:|#)?([0-9]{1,18})")  # ASCII: \d takes any script's
@@ -82,63 +81,17 @@ def reduce_source(
     *,
     folded: bool = False,
     progress: Progress | None = None,
-    table: AddressTable | None = None,
 ) -> tuple[Reduced, Metadata | None]:
     """A capture of any kind (MiniProfiler, QS: told from its first bytes) reduced to
-    what a comparison reads; its records are gone when this returns. ``table``: an
-    address table (of ``symbols``) to share with another capture's reduction."""
-    from ..sources import MiniProfilerSource, peek_kind
+    what a comparison reads, through the loader and tables every command uses
+    (``sources.load_stream``, then the profile's aggregates); its records are gone when
+    this returns."""
+    from ..sources import load_stream, peek_kind
 
     kind, chunks = peek_kind(src.chunks())
-    if kind != MiniProfilerSource.kind or folded:
-        # Folded stacks come from the profile's aggregates, as every export's do.
-        return _by_profile(kind, chunks, src.size, symbols, folded, progress)
-    # Runs of packets as the decoder cuts them: the reducer takes records in any split,
-    # so joining them first would only be a copy.
-    decoder = ResponseDecoder(batch=True, merge=False)
-    reducer = RecordReducer(symbols, table)
-    metadata: Metadata | None = None
-
-    def take(events: list[object]) -> None:
-        nonlocal metadata
-        for event in events:
-            if isinstance(event, ProfileData):
-                reducer.add(event.records)
-            elif isinstance(event, Metadata):
-                metadata = event
-
-    done = 0
-    for piece in chunks:
-        take(decoder.feed(piece))
-        done += len(piece)
-        if progress is not None:
-            progress(min(done, src.size), src.size, reducer.n_records)
-    take(decoder.close())
+    cap = load_stream(kind, chunks, src.size, symbols, progress=progress)
     del chunks
-    # The timer rate of the last METADATA packet applies to the whole capture, as in a
-    # Profile (set_timer_freq).
-    freq = metadata.timer_freq if metadata is not None and metadata.timer_freq else 0
-    reduced = reducer.finish(int(freq) or DEFAULT_TIMER_FREQ)
-    if reduced is None:  # past float64's exact range: the Profile's order of sums
-        return _by_profile(kind, src.chunks(), src.size, symbols, False, progress)
-    if progress is not None:
-        progress(src.size, src.size, reduced.n_records)
     src.data = None  # a session's raw bytes: decoded, not needed any more
-    return reduced, metadata
-
-
-def _by_profile(
-    kind: str,
-    chunks: Iterator[bytes],
-    size: int,
-    symbols: Any,
-    folded: bool,
-    progress: Progress | None,
-) -> tuple[Reduced, Metadata | None]:
-    from ..sources import load_stream
-
-    cap = load_stream(kind, chunks, size, symbols, progress=progress)
-    del chunks
     return reduce_profile(cap.profile, folded), cap.metadata
 
 

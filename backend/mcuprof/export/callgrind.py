@@ -18,7 +18,7 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..profile.aggregate import UNKNOWN_ID, stacks, sums
-from ..profile.incremental import unique_inverse, unique_pairs
+from ..profile.kernels import unique_inverse, unique_pairs
 from ..textrows import Buffer, Ints, Part, Strings, StringTable, build
 from .frames import CALLS_PER_STEP, frame_file_line, frame_name
 
@@ -407,7 +407,7 @@ def _depth_edges(
     """(caller, callee, cost) of each call of depth ``d`` in the window [lo, hi] ticks
     (all without one), and of the "[unknown]" parent of each orphan."""
     lv = profile.levels[d]
-    frame_of = profile._addrs.frame_of
+    frame_of = profile.frame_of
     if window is None and (lv.n == 0 or int(lv.entry.max()) + lv.max_dur < 2**53):
         cost = lv.dur.astype(np.float64)  # exit - entry, exact in float64 here
         use = slice(None)

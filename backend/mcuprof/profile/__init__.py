@@ -1,4 +1,5 @@
-"""The profile model: record store, call-tree reconstruction and aggregates."""
+"""The profile model: record store, call-tree reconstruction and aggregates. tables.py
+describes the model (its call and stack tables, with a worked example)."""
 
 from __future__ import annotations
 

@@ -7,34 +7,33 @@ every per-record step is vectorised; only per-stack and per-frame work is Python
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .columns import release_free_memory
 from .frames import UNKNOWN_FRAME, Frame, where
 from .paths import DepthRuns, Depths, StackNames, depth_cuts  # noqa: F401
 from .shares import profiled_us, share_pct
+from .tables import Depth, FrameId
 
 if TYPE_CHECKING:
     from .levels import Level
     from .model import Profile, Window
 
-UNKNOWN_ID = -1  # frame id of the synthetic "[unknown]" root
-_MASK32 = (1 << 32) - 1
+UNKNOWN_ID = FrameId(-1)  # frame id of the synthetic "[unknown]" root
 
 
 @dataclass
 class Stacks:
-    """Interned stacks. Stack 0 is "[unknown]" (the root of orphans)."""
+    """The StackTable (tables.py): interned stacks. Stack 0 is "[unknown]" (the root of
+    orphans)."""
 
-    parent: np.ndarray  # int32 stack id, -1 at a root
-    frame: np.ndarray  # int32 frame id, UNKNOWN_ID for "[unknown]"
+    parent: np.ndarray  # StackId (int32), -1 at a root
+    frame: np.ndarray  # FrameId (int32), UNKNOWN_ID for "[unknown]"
     depth: np.ndarray | Depths  # int32 (as runs from the aggregator)
     nested: np.ndarray  # bool: the frame also appears further up (recursion)
-    per_level: dict[int, np.ndarray]  # stack id of every record, by depth
+    per_level: dict[Depth, np.ndarray]  # the StackId of every call, by depth (CallIndex)
 
     @property
     def size(self) -> int:
@@ -47,48 +46,7 @@ def stacks(profile: Profile) -> Stacks:
 
 def _live(profile: Profile) -> tuple[Stacks, Sums]:
     """Stacks and whole-capture sums, brought up to date incrementally."""
-    return profile.cached("live", lambda: _update(profile))
-
-
-def _update(profile: Profile) -> tuple[Stacks, Sums]:
-    out = profile.aggregator.update(profile)
-    # The freed temporaries' pages back to the system, before the exports build theirs.
-    # (bound_the_heap would give each big one back at once, but its page faults cost
-    # more time than the memory it saves here.)
-    release_free_memory()
-    return out
-
-
-def build_stacks(profile: Profile) -> Stacks:
-    """Stacks from scratch (the reference for the incremental aggregator)."""
-    parents: list[np.ndarray] = [np.array([-1], np.int64)]
-    frames: list[np.ndarray] = [np.array([UNKNOWN_ID], np.int64)]
-    depths: list[np.ndarray] = [np.array([-1], np.int64)]
-    per_level: dict[int, np.ndarray] = {}
-    count = 1
-    for d in sorted(profile.levels):
-        lv = profile.levels[d]
-        frame = profile.frame_ids(lv).astype(np.int64)
-        if d == 0:
-            pst = np.full(lv.n, -1, np.int64)
-        else:
-            p = lv.parent
-            up = per_level.get(d - 1)
-            pst = np.zeros(lv.n, np.int64)  # orphans hang under stack 0, "[unknown]"
-            if up is not None:
-                has = p >= 0
-                pst[has] = up[p[has]]
-        keys, inv = np.unique((pst << 32) | frame, return_inverse=True)
-        per_level[d] = (inv + count).astype(np.int32)
-        parents.append(keys >> 32)
-        frames.append(keys & _MASK32)
-        depths.append(np.full(len(keys), d, np.int64))
-        count += len(keys)
-    parent = np.concatenate(parents).astype(np.int32)
-    frame = np.concatenate(frames).astype(np.int32)
-    nested = np.zeros(count, bool)
-    mark_nested(parent, frame, nested, 0)
-    return Stacks(parent, frame, np.concatenate(depths).astype(np.int32), nested, per_level)
+    return profile.cached("live", lambda: profile.aggregator.update(profile))
 
 
 _WALK = 32  # ancestors compared in numpy before the deep remainder goes to one DFS
@@ -156,7 +114,7 @@ def _nested_by_walk(parent: np.ndarray, frame: np.ndarray, todo: np.ndarray) -> 
     return np.array([seen[s] for s in todo.tolist()], bool)
 
 
-def frame_info(profile: Profile, fid: int) -> Frame:
+def frame_info(profile: Profile, fid: FrameId) -> Frame:
     return UNKNOWN_FRAME if fid == UNKNOWN_ID else profile.frames[fid]
 
 
@@ -165,7 +123,6 @@ def stack_names(profile: Profile) -> StackNames:
         st = stacks(profile)
         names = profile.aggregator.names
         names.update(profile, st)
-        release_free_memory()
         return names
 
     return profile.cached("stack_names", build)
@@ -195,25 +152,19 @@ class Sums:
 
     def __init__(
         self,
-        calls: np.ndarray,
-        total: np.ndarray,
-        self_: np.ndarray,
-        f_calls: np.ndarray,  # per frame
-        f_total: np.ndarray,  # per frame, outermost calls only (recursion counted once)
-        f_self: np.ndarray,
-        f_min: np.ndarray,
-        f_max: np.ndarray,
-        f_sum: np.ndarray,  # per frame, every call's inclusive time (for the mean)
+        tally: Tally,
         span: float,  # ticks covered: capture length or window length
         extra: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None,
     ) -> None:
-        self._base: tuple[np.ndarray, ...] | None = (calls, total, self_)
+        """The sums of ``tally`` (its per-stack arrays, plus ``extra`` when given), read
+        as they are, not copied; a frame without calls has a minimum of 0."""
+        stack_sums = (tally.calls, tally.total, tally.self_)
+        self._base: tuple[np.ndarray, ...] | None = stack_sums if extra else None
         self._extra = extra  # (stack ids, their additions to calls, total, self_)
-        self._made: list[np.ndarray | None] = [None] * 3 if extra else [calls, total, self_]
-        if extra is None:
-            self._base = None
-        self.f_calls, self.f_total, self.f_self = f_calls, f_total, f_self
-        self.f_min, self.f_max, self.f_sum = f_min, f_max, f_sum
+        self._made: list[np.ndarray | None] = [None] * 3 if extra else list(stack_sums)
+        self.f_calls, self.f_total, self.f_self = tally.f_calls, tally.f_total, tally.f_self
+        self.f_min = np.where(tally.f_calls == 0, 0.0, tally.f_min)
+        self.f_max, self.f_sum = tally.f_max, tally.f_sum
         self.span = span
 
     def _stack(self, k: int) -> np.ndarray:
@@ -305,10 +256,24 @@ ALONE = 8  # see Tally.add_parts
 _NONE = np.empty(0, np.int64)
 
 
+# The running sums, in ticks: (name, dtype, value before any call). Declared once here:
+# Tally holds them, the aggregator grows arrays of them, Sums reads them.
+STACK_SUMS = (("calls", np.int64, 0), ("total", np.float64, 0), ("self_", np.float64, 0))
+FRAME_SUMS = (
+    ("f_calls", np.int64, 0),
+    ("f_total", np.float64, 0),  # outermost calls only (recursion counted once)
+    ("f_self", np.float64, 0),
+    ("f_sum", np.float64, 0),  # every call's inclusive time (for the mean)
+    ("f_min", np.float64, np.inf),  # per call, inclusive
+    ("f_max", np.float64, 0),
+)
+
+
 @dataclass
 class Tally:
-    """Running per-stack and per-frame sums in ticks, added to in place. The batch
-    path and the live (incremental) path both count calls through ``add``."""
+    """The running sums (STACK_SUMS per stack, FRAME_SUMS per frame) in ticks, added to in
+    place. The batch path and the live (incremental) path both count calls through
+    ``add``."""
 
     calls: np.ndarray
     total: np.ndarray
@@ -323,16 +288,12 @@ class Tally:
     @classmethod
     def zeros(cls, n_stacks: int, n_frames: int) -> Tally:
         return cls(
-            np.zeros(n_stacks, np.int64),
-            np.zeros(n_stacks),
-            np.zeros(n_stacks),
-            np.zeros(n_frames, np.int64),
-            np.zeros(n_frames),
-            np.zeros(n_frames),
-            np.zeros(n_frames),
-            np.full(n_frames, np.inf),
-            np.zeros(n_frames),
+            **{k: np.full(n_stacks, v, t) for k, t, v in STACK_SUMS},
+            **{k: np.full(n_frames, v, t) for k, t, v in FRAME_SUMS},
         )
+
+    def copy(self) -> Tally:
+        return Tally(**{k: np.array(a) for k, a in vars(self).items()})
 
     def add(
         self,
@@ -457,19 +418,7 @@ class Tally:
         )
 
     def sums(self, span: float) -> Sums:
-        f_min = np.where(self.f_calls == 0, 0.0, self.f_min)
-        return Sums(
-            self.calls,
-            self.total,
-            self.self_,
-            self.f_calls,
-            self.f_total,
-            self.f_self,
-            f_min,
-            self.f_max,
-            self.f_sum,
-            span,
-        )
+        return Sums(self, span)
 
     def with_tail(self, parts: list[tuple[np.ndarray, ...]], span: float) -> Sums:
         """The sums of this tally and ``parts`` (calls as for ``add``, in whole ticks),
@@ -479,36 +428,20 @@ class Tally:
         both ways give the same numbers."""
         rows = sum(len(p[0]) for p in parts)
         if ALONE * rows >= len(self.calls) + len(self.f_calls):
-            every = Tally(*(np.array(a) for a in vars(self).values()))
+            every = self.copy()
             every.add_parts(parts, whole=True)
             return every.sums(span)
         if not parts:
             parts = [(_NONE, _NONE, np.empty(0), np.empty(0), np.empty(0, bool))]
         sid, fid, incl, excl, outer = (np.concatenate(c) for c in zip(*parts, strict=True))
         ids, local = np.unique(sid, return_inverse=True)
-        tail = Tally(
-            np.zeros(len(ids), np.int64),
-            np.zeros(len(ids)),
-            np.zeros(len(ids)),
-            *(np.array(a) for a in (self.f_calls, self.f_total, self.f_self, self.f_sum)),
-            self.f_min.copy(),
-            self.f_max.copy(),
-        )
+        # The tail's own per-stack sums (of the stacks it touches), and copies of the
+        # per-frame ones to add it to.
+        frame_sums = {k: getattr(self, k).copy() for k, _, _ in FRAME_SUMS}
+        tail = Tally(**{k: np.zeros(len(ids), t) for k, t, _ in STACK_SUMS}, **frame_sums)
         tail.add(local.reshape(-1), fid, incl, excl, outer)
-        f_min = np.where(tail.f_calls == 0, 0.0, tail.f_min)
-        return Sums(
-            self.calls,
-            self.total,
-            self.self_,
-            tail.f_calls,
-            tail.f_total,
-            tail.f_self,
-            f_min,
-            tail.f_max,
-            tail.f_sum,
-            span,
-            extra=(ids, (tail.calls, tail.total, tail.self_)),
-        )
+        both = Tally(self.calls, self.total, self.self_, **frame_sums)
+        return Sums(both, span, extra=(ids, (tail.calls, tail.total, tail.self_)))
 
 
 def window_ticks(profile: Profile, window: Window) -> tuple[float, float] | None:
@@ -623,7 +556,6 @@ def folded_lines(
     # The byte order first: its temporaries then meet fewer arrays (a capture where
     # every record has its own stack has about as many paths as records).
     stack_names(profile).order()
-    release_free_memory()
     names, ticks = _per_string(profile, window)
     us = _whole_us(ticks, profile.timer_freq)
     if us is None:
@@ -666,7 +598,7 @@ def folded(profile: Profile, window: Window = None) -> dict[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class FunctionStat:
-    frame: int  # frame id (stable for the life of the profile)
+    frame: FrameId  # stable for the life of the profile
     name: str
     label: str
     file: str | None
@@ -733,47 +665,41 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
     ]
 
 
-def _call_times(profile: Profile) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per depth: each call's frame id, self ticks and inclusive ticks (float64)."""
-    for d, lv in profile.levels.items():
-        dur = lv.dur.astype(np.float64)
-        child_sum = np.zeros(lv.n)
-        below = profile.levels.get(d + 1)
-        if below is not None:
-            p = below.parent
-            has = p >= 0
-            child_sum = np.bincount(p[has], weights=below.dur[has], minlength=lv.n)
-        yield profile.frame_ids(lv), np.maximum(dur - child_sum, 0.0), dur
+def call_spread(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame, over every call: the sums of squared self and inclusive ticks, and the
+    largest self and inclusive ticks of one call. With the counts and sums they give each
+    function's spread per call, which ``compare`` needs to tell a change from noise (and
+    to set aside one call that alone holds most of it). One pass per depth, its
+    temporaries made in place."""
 
-
-def call_squares(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame, the sums of squared self and inclusive ticks over every call. With the
-    counts and sums they give each function's spread per call, which ``compare`` needs to
-    tell a change from noise."""
-
-    def compute() -> tuple[np.ndarray, np.ndarray]:
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         n_frames = len(profile.frames)
-        self_sq = np.zeros(n_frames)
-        incl_sq = np.zeros(n_frames)
-        for fid, self_t, dur in _call_times(profile):
-            self_sq += np.bincount(fid, weights=self_t * self_t, minlength=n_frames)
-            incl_sq += np.bincount(fid, weights=dur * dur, minlength=n_frames)
-        return self_sq, incl_sq
-
-    return profile.cached("call_squares", compute)
-
-
-def call_maxima(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame, the largest self and inclusive ticks of one call: ``compare`` sets a
-    call aside that alone holds most of a function's spread (one outlier)."""
-
-    def compute() -> tuple[np.ndarray, np.ndarray]:
-        n_frames = len(profile.frames)
-        self_max = np.zeros(n_frames)
-        incl_max = np.zeros(n_frames)
-        for fid, self_t, dur in _call_times(profile):
+        self_sq, incl_sq = np.zeros(n_frames), np.zeros(n_frames)
+        self_max, incl_max = np.zeros(n_frames), np.zeros(n_frames)
+        for d, lv in profile.levels.items():
+            # intp: ufunc.at takes its fast path with native indices (~7x on int32)
+            fid = profile.frame_ids(lv).astype(np.intp)
+            dur = lv.dur.astype(np.float64)
+            below = profile.levels.get(d + 1)
+            if below is None:
+                self_t = dur.copy()
+            else:
+                p, w = below.parent, below.dur
+                if int(p.min(initial=0)) < 0:  # orphans below: no parent to add to
+                    has = p >= 0
+                    p, w = p[has], w[has]
+                    del has
+                self_t = np.bincount(p, weights=w, minlength=lv.n)
+                del p, w
+                np.subtract(dur, self_t, out=self_t)  # the children's time off
+                np.maximum(self_t, 0.0, out=self_t)
             np.maximum.at(self_max, fid, self_t)
             np.maximum.at(incl_max, fid, dur)
-        return self_max, incl_max
+            np.multiply(self_t, self_t, out=self_t)
+            self_sq += np.bincount(fid, weights=self_t, minlength=n_frames)
+            np.multiply(dur, dur, out=dur)
+            incl_sq += np.bincount(fid, weights=dur, minlength=n_frames)
+            del fid, dur, self_t
+        return self_sq, incl_sq, self_max, incl_max
 
-    return profile.cached("call_maxima", compute)
+    return profile.cached("call_spread", compute)

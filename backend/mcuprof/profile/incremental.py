@@ -16,18 +16,29 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import ALONE, UNKNOWN_ID, StackNames, Stacks, Sums, Tally, mark_nested
+from .aggregate import (
+    ALONE,
+    FRAME_SUMS,
+    STACK_SUMS,
+    UNKNOWN_ID,
+    StackNames,
+    Stacks,
+    Sums,
+    Tally,
+    mark_nested,
+)
 from .columns import Column, Spill
+from .kernels import pair_keys, split_keys, unique_pairs
 from .paths import DepthRuns
 from .paths import Grow as _Grow
 
 if TYPE_CHECKING:
+    from .levels import Level
     from .model import Profile
 
 _MASK32 = (1 << 32) - 1
 _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
-_IDS = 1 << 20  # keys whose positions are written at a time (sort_with_order)
 
 
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -37,150 +48,6 @@ def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.nda
     else one sort), in the stack tables' int32."""
     hi, lo, inv = unique_pairs(pst, frame)
     return hi.astype(np.int32), lo.astype(np.int32), inv
-
-
-def unique_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct (hi, lo) pairs of two integer columns, sorted by hi then lo (int64
-    each), and each row's pair number (int32): np.unique over the pairs numbered
-    densely, (hi - min) * span(lo) + (lo - min), so that the sort has few bits to move."""
-    if len(hi) == 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)
-    h0, l0 = int(hi.min()), int(lo.min())
-    width = int(lo.max()) - l0 + 1
-    span = int(hi.max()) - h0 + 1
-    limit = min(4 * len(hi) + 1024, (1 << 31) - 1)  # int32 codes
-    fits = min(h0, l0) >= -(1 << 31) and max(h0 + span, l0 + width) <= 1 << 31
-    if fits and span <= limit and width <= limit:
-        got = _dense_pairs(hi, lo, h0, l0, span, width, limit)
-        if got is not None:
-            return got
-    code = hi.astype(np.int64)
-    code -= h0
-    code *= width
-    code += lo
-    code -= l0
-    uniq, inv = unique_inverse(code, own=True)
-    del code
-    h = uniq // width
-    low = np.remainder(uniq, width, out=uniq)
-    h += h0
-    low += l0
-    return h, low, inv
-
-
-def ranks(x: np.ndarray, x0: int, span: int, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``x`` (in [x0, x0 + span)), sorted, and each row's rank
-    among them (int32), by a table as long as the span. ``own``: ``x`` (int32) may be
-    overwritten."""
-    seen = np.zeros(span, bool)
-    off = x if own and x.dtype == np.int32 else x.astype(np.int32)
-    if x0:
-        off -= x0
-    seen[off] = True
-    rank = np.cumsum(seen, dtype=np.int32)
-    rank -= 1
-    # Indexing, not np.take(out=off): take into its own indices buffers an intp copy
-    # of them and the result (3x the offsets), indexing only makes the result.
-    inv = rank[off]
-    del rank, off
-    values = np.flatnonzero(seen)
-    values += x0
-    return values, inv
-
-
-def _dense_pairs(
-    hi: np.ndarray, lo: np.ndarray, h0: int, l0: int, span: int, width: int, limit: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """``unique_pairs`` without a sort, or None: each column's values replaced by their
-    ranks among the column's distinct ones, then, when the rank pairs span a table no
-    longer than ``limit``, the pairs found in that table (in (hi, lo) order)."""
-    hv = lv = None
-    if span * width > limit:  # the ranks may span less than the values
-        hv, hr = ranks(hi, h0, span)
-        lv, lr = ranks(lo, l0, width)
-        span, width = len(hv), len(lv)
-        if span * width > limit:
-            return None
-        code = hr
-        code *= width
-        code += lr
-        del lr
-    else:
-        code = hi.astype(np.int32)
-        code -= h0
-        code *= width
-        code += lo
-        code -= l0
-    present, inv = ranks(code, 0, span * width, own=True)
-    del code
-    h = present // width
-    low = np.remainder(present, width, out=present)
-    if hv is None:
-        h += h0
-        low += l0
-    else:
-        h = hv[h]
-        low = lv[low]
-    return h, low, inv
-
-
-def pair_keys(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """(hi << 32) | lo as int64, for ``lo`` non-negative and below 2**32."""
-    key = hi.astype(np.int64)
-    key <<= 32
-    key |= lo
-    return key
-
-
-def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(key, return_inverse=True) with half its temporaries: each is freed
-    once used, and the inverse is int32 (ids are). ``own``: ``key`` (int64) may be
-    sorted in place, sparing a copy."""
-    key, order = sort_with_order(key, own)
-    first = np.empty(len(key), bool)
-    first[:1] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    uniq = key[first]
-    del key
-    rank = np.cumsum(first, dtype=np.int32)
-    del first
-    rank -= 1
-    inv = np.empty(len(rank), np.int32)
-    inv[order] = rank
-    return uniq, inv
-
-
-def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted ``key``, the positions it came from), as a stable argsort and a gather
-    give them: when the keys' range and their positions fit in 63 bits together, one
-    np.sort of the keys with their positions in the low bits (an unstable SIMD sort of
-    distinct keys: several times faster than argsort, and equal keys keep their order),
-    else the stable argsort. ``own``: ``key`` (int64) may be overwritten."""
-    n = len(key)
-    if n:
-        lo, hi = int(key.min()), int(key.max())
-        pos_bits = max(1, (n - 1).bit_length())
-        if (hi - lo).bit_length() + pos_bits <= 63:
-            packed = key if own and key.dtype == np.int64 else key.astype(np.int64)
-            packed -= lo
-            packed <<= pos_bits
-            for a in range(0, n, _IDS):  # the positions, without a whole-length arange
-                packed[a : a + _IDS] |= np.arange(a, min(n, a + _IDS), dtype=np.int64)
-            packed.sort()
-            order = packed & ((1 << pos_bits) - 1)
-            packed >>= pos_bits
-            packed += lo
-            return packed, order
-    order = np.argsort(key, kind="stable")
-    return key[order], order
-
-
-def _split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(keys >> 32, keys & 0xFFFFFFFF) as int32, read in place where int64 is little-endian."""
-    if np.little_endian:
-        halves = keys.view(np.int32).reshape(-1, 2)
-        return halves[:, 1], halves[:, 0]
-    return (keys >> 32).astype(np.int32), (keys & _MASK32).astype(np.int32)
 
 
 _CHILDREN = 1 << 16  # children subtracted at a time
@@ -220,16 +87,10 @@ class Aggregator:
             g.a[0] = v  # stack 0: "[unknown]", the root of orphans
         self.depth_runs.add(0, 1, -1)
         self.names = StackNames()
-        # Running sums over committed records, in ticks.
-        self.calls = _Grow(np.int64)
-        self.total = _Grow(np.float64)
-        self.self_ = _Grow(np.float64)
-        self.f_calls = _Grow(np.int64)
-        self.f_total = _Grow(np.float64)
-        self.f_self = _Grow(np.float64)
-        self.f_sum = _Grow(np.float64)
-        self.f_min = _Grow(np.float64, np.inf)
-        self.f_max = _Grow(np.float64)
+        # Running sums over committed records, in ticks (aggregate.Tally's).
+        self.stack_sums = {k: _Grow(t, v) for k, t, v in STACK_SUMS}
+        self.frame_sums = {k: _Grow(t, v) for k, t, v in FRAME_SUMS}
+        self.aggregated = 0  # the profile's n_records at the last update
         self.resets = getattr(self, "resets", -1) + 1
         # The sums last handed out, which may read the running ones above (Sums.settle).
         self._last_sums: Callable[[], Sums | None] = lambda: None
@@ -289,7 +150,7 @@ class Aggregator:
             ids[~known] = new_ids
             for g in (self.st_parent, self.st_frame, self.st_nested):
                 g.resize(end)
-            self.st_parent.a[first:end], self.st_frame.a[first:end] = _split_keys(new)
+            self.st_parent.a[first:end], self.st_frame.a[first:end] = split_keys(new)
             self.depth_runs.add(first, end, depth)
             # new keys are not among the old: insert them where they sort
             at = np.searchsorted(key_sorted, new)
@@ -298,19 +159,51 @@ class Aggregator:
         return ids[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
+        """The stacks of the records added since the last update; the records that exit
+        before the commit time folded into the running sums for good; and the sums of
+        every record: the running ones plus the rest's (the tail)."""
         last = self._last_sums()
         if last is not None:  # someone still holds the last sums: they keep their numbers
             last.settle()
         levels = profile.levels
-        frame_of = profile._addrs.frame_of
-        depths = sorted(levels)
-        starts = {d: self.committed.get(d, 0) for d in depths}
+        starts = {d: self.committed.get(d, 0) for d in sorted(levels)}
+        tail_stack = self._stack_tail(levels, profile.frame_of, starts)
+        kept = self._running(self.st_parent.n, len(profile.frames))
+        horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
+        commit_t = profile.t1_ticks - horizon
+        if self.commit_t is not None:
+            commit_t = max(commit_t, self.commit_t)
+        by_stack = (self.st_frame.v, self.st_nested.v)
+        parts = self._fold(levels, profile.frame_of, starts, tail_stack, kept, commit_t)
+        # Whole ticks: durations, less the sum of the children's (exact in float64).
+        # The sums are the kept ones plus the tail's (with_tail): exact in any order.
+        kept.add_parts(parts[0], whole=True, by_stack=by_stack)
+        del parts[0]
+        sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
+        self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start
+        self.commit_t = commit_t
+        self.aggregated = profile.n_records
+        # Views, not copies: a stack's entries never change once written, and growing
+        # the arrays makes new ones.
+        stacks = Stacks(
+            parent=self.st_parent.v,
+            frame=self.st_frame.v,
+            depth=self.depth_runs.upto(self.st_parent.n),
+            nested=self.st_nested.v,
+            per_level={d: self.stack_of[d].a[: levels[d].n] for d in starts},
+        )
+        return stacks, sums
+
+    def _stack_tail(
+        self, levels: dict[int, Level], frame_of: np.ndarray, starts: dict[int, int]
+    ) -> dict[int, np.ndarray]:
+        """Intern the stack of every record not yet committed (``starts``: per depth,
+        the first), shallowest depth first, and mark the new stacks' recursion; per
+        depth, the stack ids of those records."""
         tail_stack: dict[int, np.ndarray] = {}
         first_new = self.st_parent.n
-        # Stack ids of every record not yet committed, shallowest depth first.
-        for d in depths:
+        for d, c in starts.items():
             lv = levels[d]
-            c = starts[d]
             col = self.stack_of.get(d)
             if col is None:
                 col = self.stack_of[d] = Column(np.int32, self.spill)
@@ -333,57 +226,48 @@ class Aggregator:
             # In RAM the column is the copy to keep; on disk, ids stay the one read.
             tail_stack[d] = arr[c : lv.n] if self.spill is None else ids
             del ids, frame, pst
-        n_st = self.st_parent.n
-        if n_st > first_new:
+        if self.st_parent.n > first_new:
             mark_nested(self.st_parent.v, self.st_frame.v, self.st_nested.v, first_new)
-        n_fr = len(profile.frames)
-        for g in (self.calls, self.total, self.self_):
-            g.resize(n_st)
-        for g in (self.f_calls, self.f_total, self.f_self, self.f_sum, self.f_min, self.f_max):
-            g.resize(n_fr)
-        nested = self.st_nested.v
-        latest_exit = profile.t1_ticks
-        horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
-        commit_t = latest_exit - horizon
-        if self.commit_t is not None:
-            commit_t = max(commit_t, self.commit_t)
-        # Tail contributions; the part that exits before commit_t is folded in for good.
-        kept = Tally(
-            self.calls.v,
-            self.total.v,
-            self.self_.v,
-            self.f_calls.v,
-            self.f_total.v,
-            self.f_self.v,
-            self.f_sum.v,
-            self.f_min.v,
-            self.f_max.v,
+        return tail_stack
+
+    def _running(self, n_stacks: int, n_frames: int) -> Tally:
+        """The running sums, grown to ``n_stacks`` and ``n_frames``, as a Tally of them."""
+        for g in self.stack_sums.values():
+            g.resize(n_stacks)
+        for g in self.frame_sums.values():
+            g.resize(n_frames)
+        return Tally(
+            **{k: g.v for k, g in self.stack_sums.items()},
+            **{k: g.v for k, g in self.frame_sums.items()},
         )
-        by_stack = (self.st_frame.v, nested)
-        # Gathered over all depths and counted once: a count per depth would cost
-        # O(stacks) each, quadratic in a deep chain.
+
+    def _fold(
+        self,
+        levels: dict[int, Level],
+        frame_of: np.ndarray,
+        starts: dict[int, int],
+        tail_stack: dict[int, np.ndarray],
+        kept: Tally,
+        commit_t: int,
+    ) -> dict[int, list[tuple[np.ndarray, ...]]]:
+        """Each depth's uncommitted calls, cut where they start exiting at or after
+        ``commit_t``: the calls before go to ``kept`` for good (parts[0], or at once when
+        a depth's are many), those after stay the tail (parts[1]). Gathered over all
+        depths and counted once: a count per depth would cost O(stacks) each, quadratic
+        in a deep chain."""
         parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
-        size = n_st + n_fr  # add_parts adds a group this long alone
-        for d in depths:
+        size = len(kept.calls) + len(kept.f_calls)  # add_parts adds a group this long alone
+        by_stack = (self.st_frame.v, self.st_nested.v)
+        nested = self.st_nested.v
+        for d, c in starts.items():
             lv = levels[d]
-            c = starts[d]
             if lv.n == c:
                 continue
-            entry = lv.entry[c:]
-            late = entry + lv.dur[c:] >= commit_t
+            late = lv.entry[c:] + lv.dur[c:] >= commit_t
             k = int(late.argmax()) if late.any() else lv.n - c
             del late
             dur = lv.dur[c:].astype(np.float64)
-            below = levels.get(d + 1)
-            if below is None:  # no children: self time is the duration
-                self_t = dur
-            else:
-                self_t = dur.copy()
-                # A child enters no earlier than its parent: only this suffix can hold
-                # children of the tail.
-                lo = int(np.searchsorted(below.entry, entry[0], side="left"))
-                _subtract_children(self_t, below.parent[lo:], below.dur[lo:], c)
-                np.maximum(self_t, 0.0, out=self_t)
+            self_t = _self_ticks(dur, levels.get(d + 1), int(lv.entry[c]), c)
             sid = tail_stack[d]
             fid = frame_of[lv.addr[c:]]
             for i, part in enumerate((slice(0, k), slice(k, None))):
@@ -400,22 +284,19 @@ class Aggregator:
                     parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
                     del cols, outer
             self.committed[d] = c + k
-            del sid, fid, dur, self_t, entry  # before the next depth's are made
-        # Whole ticks: durations, less the sum of the children's (exact in float64).
-        # The sums are the kept ones plus the tail's (with_tail): exact in any order.
-        kept.add_parts(parts[0], whole=True, by_stack=by_stack)
-        del parts[0]
-        sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
-        self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start
-        self.commit_t = commit_t
-        profile._aggregated = profile.n_records
-        # Views, not copies: a stack's entries never change once written, and growing
-        # the arrays makes new ones.
-        stacks = Stacks(
-            parent=self.st_parent.v,
-            frame=self.st_frame.v,
-            depth=self.depth_runs.upto(self.st_parent.n),
-            nested=nested,
-            per_level={d: self.stack_of[d].a[: levels[d].n] for d in depths},
-        )
-        return stacks, sums
+            del sid, fid, dur, self_t  # before the next depth's are made
+        return parts
+
+
+def _self_ticks(dur: np.ndarray, below: Level | None, first_entry: int, c: int) -> np.ndarray:
+    """Self ticks of a depth's calls from position ``c`` on (their durations ``dur``,
+    float64): the durations less their children's in ``below``, at least 0."""
+    if below is None:  # no children: self time is the duration
+        return dur
+    self_t = dur.copy()
+    # A child enters no earlier than its parent: only this suffix can hold children of
+    # the tail.
+    lo = int(np.searchsorted(below.entry, first_entry, side="left"))
+    _subtract_children(self_t, below.parent[lo:], below.dur[lo:], c)
+    np.maximum(self_t, 0.0, out=self_t)
+    return self_t

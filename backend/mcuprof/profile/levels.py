@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .columns import Column, Spill
+from .kernels import RUNS, last_at_or_before
 from .lod import Pyramid
 
 _BLOCK = 256
@@ -198,7 +199,7 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
         # resetting replays it) have one answer: searched once per run.
         same = c_entry[1:] == c_entry[:-1]
         same &= c_exit[1:] == c_exit[:-1]
-        if np.count_nonzero(same) * _RUNS > m * (_RUNS - 1):
+        if np.count_nonzero(same) * RUNS > m * (RUNS - 1):
             starts = np.flatnonzero(~same)
             starts += 1
             heads = np.r_[0, starts]
@@ -209,7 +210,7 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
         return result
     entry = up.entry
     dur = up.dur
-    j = _last_at_or_before(entry, c_entry)
+    j = last_at_or_before(entry, c_entry)
     # A sane trace resolves in the first step, taken for every child at once (no index
     # lists); overlapping same-depth records (corrupt streams, device resets) walk back
     # a few more, and the rest fall to a block search.
@@ -246,74 +247,6 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
     for k in range(0, len(pending), _FAR_CHUNK):
         _far_search(up, c_exit, pending[k : k + _FAR_CHUNK], jj[k : k + _FAR_CHUNK], result)
     return result
-
-
-_RUNS = 4  # keys per distinct key, on average, from which equal keys are searched once
-
-
-def _last_at_or_before(entry: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``searchsorted(entry, keys, side="right") - 1``. Ascending keys with long runs of
-    equal ones (many calls entered at one tick: a coarse timer, a target replaying the
-    same ticks after each reset) are searched once per run."""
-    m = len(keys)
-    ascending = False
-    if m >= 1024:
-        step = np.diff(keys)
-        ascending = not (step < 0).any()
-        if ascending and np.count_nonzero(step) * _RUNS < m:
-            starts = np.flatnonzero(step)
-            starts += 1
-            found = count_at_most(entry, keys[np.r_[0, starts]], ascending=True) - 1
-            return np.repeat(found, np.diff(np.r_[0, starts, m]))
-        del step
-    out = count_at_most(entry, keys, ascending)
-    out -= 1
-    return out
-
-
-def count_at_most(values: np.ndarray, x: np.ndarray, ascending: bool = False) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` (``values`` ascending; ``ascending``:
-    so are the queries). Values that span fewer ticks than twice their number and the
-    queries' (a target that resets often sends the same few times again and again), and
-    are not many more than the queries, are counted per tick once, and each query reads
-    its count: linear, where a binary search each is not."""
-    if len(values) == 0 or len(x) == 0:
-        return np.zeros(len(x), np.int64)
-    lo = int(values[0])
-    span = int(values[-1]) - lo + 1
-    # The count table costs a pass over every value: for a piece of queries against many
-    # values (a level parented a piece at a time), a binary search each costs less.
-    if span > 2 * (len(values) + len(x)) or len(values) > _DENSE * len(x):
-        if ascending:
-            return _search_ascending(values, x)
-        return np.searchsorted(values, x, side="right")
-    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
-    at = np.clip(x - lo, -1, span - 1)
-    out = counts[at]
-    out[at < 0] = 0  # below every value
-    return out
-
-
-_DENSE = 8  # values per query up to which they are counted per tick
-_WINDOW = 1 << 12  # ascending queries searched per window of the values they fall in
-
-
-def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` for ascending ``x``: each run of
-    _WINDOW queries is searched only among the values between its first and last
-    query's answers (fewer steps, in cache), the runs' bounds in one search."""
-    n = len(x)
-    if n <= 2 * _WINDOW:
-        return np.searchsorted(values, x, side="right")
-    starts = np.arange(0, n, _WINDOW)
-    lo = np.searchsorted(values, x[starts], side="right").tolist()
-    hi = np.searchsorted(values, x[np.minimum(starts + _WINDOW, n) - 1], side="right").tolist()
-    out = np.empty(n, np.int64)
-    for s, a, b in zip(starts.tolist(), lo, hi, strict=True):
-        part = out[s : s + _WINDOW]
-        part[:] = np.searchsorted(values[a:b], x[s : s + _WINDOW], side="right")
-        part += a
-    return out
 
 
 def confirm_parents(

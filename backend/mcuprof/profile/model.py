@@ -10,9 +10,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
+from . import kernels
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
-from .incremental import Aggregator, sort_with_order
+from .incremental import Aggregator
+from .kernels import depth_groups, distinct, is_sorted, sort_entries
 from .levels import Level, confirm_parents, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
@@ -46,19 +48,8 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def depth_groups(depth: np.ndarray) -> list[np.ndarray]:
-    """Positions of the records of each depth, in stream order, shallowest depth first.
-    A few depths (the usual tree) take a scan each; a deep chain, one stable sort."""
-    present = np.flatnonzero(np.bincount(depth))
-    if len(present) <= 8:
-        return [np.flatnonzero(depth == d) for d in present.tolist()]
-    order = np.argsort(depth, kind="stable")
-    cuts = np.flatnonzero(np.diff(depth[order])) + 1
-    return np.split(order, cuts)
-
-
 class Profile:
-    """Records in, call tree and aggregates out.
+    """Records in, call tree and aggregates out: the tables of tables.py.
 
     ``add`` takes records in stream order, in any split: the reconstruction after any
     sequence of ``add`` calls equals the one of a single call with all records.
@@ -80,7 +71,6 @@ class Profile:
     ) -> None:
         self.spill = spill
         self._calls = 0
-        self._aggregated = 0  # n_records at the aggregator's last update
         self._addrs = AddressTable(symbols)
         self.timer_freq = int(timer_freq) if timer_freq else DEFAULT_TIMER_FREQ
         self._levels: dict[int, Level] = {}
@@ -160,6 +150,11 @@ class Profile:
     def frames(self) -> list[Frame]:
         return self._addrs.frames
 
+    @property
+    def frame_of(self) -> np.ndarray:
+        """The frame id of each address id (a level's ``addr`` column)."""
+        return self._addrs.frame_of
+
     def frame_ids(self, level: Level, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Frame id of the level's records [lo, hi) (all of them by default)."""
         return self._addrs.frame_of[level.addr[lo:hi]]
@@ -208,7 +203,7 @@ class Profile:
         self._changed()
         if self._n_staged >= _STAGE:
             self._settle()
-        if self.spill is not None and self.n_records - self._aggregated >= _CATCH_UP:
+        if self.spill is not None and self.n_records - self.aggregator.aggregated >= _CATCH_UP:
             # Keep the aggregates' tail short even when nobody asks (a page with no
             # flame graph open): the first query after a long backlog would otherwise
             # fold all of it at once, with temporaries of ~100 bytes per record.
@@ -216,6 +211,31 @@ class Profile:
 
             stacks(self)
             release_free_memory()
+
+    def address_ids(self, raw: np.ndarray) -> np.ndarray:
+        """The address id of each raw address (u32), new ones interned in ascending order."""
+        return self._addrs.ids(raw)
+
+    @_locked
+    def adopt(
+        self,
+        levels: dict[int, Level],
+        span: tuple[int | None, int | None],
+        last_exit: int | None,
+        n_records: int,
+    ) -> None:
+        """Take ``levels`` (parented; their address ids from ``address_ids``) as this
+        empty profile's records: what Builder makes. ``span``: first entry and last exit
+        (ticks), ``last_exit`` as timebase.place leaves it."""
+        if self.n_records:
+            raise ValueError("adopt fills an empty profile")
+        self._levels = levels
+        self._t0, self._t1 = span
+        self._last_exit = last_exit
+        self.n_records = n_records
+        if n_records:
+            self.aggregator.check(self.t0_ticks)
+        self._changed()
 
     def settle(self) -> None:
         """Merge what ``add`` staged into the levels now (reads of ``levels`` do it)."""
@@ -377,60 +397,6 @@ class Profile:
         return self._cache[key]
 
 
-_ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
-
-
-def _distinct(raw: np.ndarray) -> np.ndarray:
-    """np.unique of u32 addresses, by a table over their range when it is small (firmware
-    addresses span a few times their count), as AddressTable.ids does."""
-    lo, hi = int(raw.min()), int(raw.max())
-    if hi - lo >= 2 * len(raw) + 4096:
-        return np.unique(raw)
-    seen = np.zeros(hi - lo + 1, bool)
-    for a in range(0, len(raw), _ID_PIECE):  # offsets as indices, a piece at a time
-        seen[np.subtract(raw[a : a + _ID_PIECE], lo, dtype=np.intp)] = True
-    return (np.flatnonzero(seen) + lo).astype(np.uint32)
-
-
-def is_sorted(a: np.ndarray) -> bool:
-    return len(a) < 2 or bool(np.all(a[1:] >= a[:-1]))
-
-
-def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(entry[perm], perm)`` for the stable sort of ``entry`` (int64; equal entries keep
-    their order, as Level.insert's merge keeps them). ``entry`` is consumed: a depth of
-    a few distinct entries (a target that keeps resetting) by one scan per value, else
-    ``sort_with_order`` (the positions packed under the keys: numpy's SIMD quicksort,
-    several times faster than its stable merge sort on the saw-tooth of resets)."""
-    lo = int(entry.min())
-    span = int(entry.max()) - lo
-    if span <= 4 * len(entry) + 64:
-        few = _few_values(entry, lo, span)
-        if few is not None:
-            return few
-    return sort_with_order(entry, own=True)
-
-
-_FEW = 16  # distinct entries up to which a depth is sorted by one scan per value
-
-
-def _few_values(entry: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """``sort_entries`` when the entries take at most _FEW values (a target that keeps
-    resetting replays the same few ticks): the positions of each value in turn, in
-    stream order, which is the stable sort. None when there are more values."""
-    counts = np.bincount(entry - lo, minlength=span + 1)
-    values = np.flatnonzero(counts)
-    if len(values) > _FEW:
-        return None
-    perm = np.empty(len(entry), np.intp)
-    at = 0
-    for v in values.tolist():
-        pos = np.flatnonzero(entry == lo + v)
-        perm[at : at + len(pos)] = pos
-        at += len(pos)
-    return np.repeat(values + lo, counts[values]), perm
-
-
 class Builder:
     """A new in-RAM Profile from records in stream order, built as one ``Profile.add`` of
     them all would build it, but without holding the records twice or re-parenting: the
@@ -447,6 +413,9 @@ class Builder:
             raise ValueError("Builder fills an empty in-RAM profile")
         self.profile = profile
         self.n_records = 0
+        self._last_exit: int | None = None  # as Profile's: see timebase.place
+        self._t0: int | None = None
+        self._t1: int | None = None
         self._mark = 0  # records whose addresses are interned
         self._cap = 0
         self._entry = np.empty(0, np.int64)
@@ -475,16 +444,15 @@ class Builder:
         if recs.dtype != RECORD_DTYPE:
             recs = recs.astype(RECORD_DTYPE)
         self._reserve(self.n_records + len(recs))
-        p = self.profile
         at = self.n_records
         for start in range(0, len(recs), RECORD_PIECE):
             piece = recs[start : start + RECORD_PIECE]
             k = len(piece)
-            _, _, p._last_exit, lo, hi = place(
-                piece, p._last_exit, self._entry[at : at + k], self._dur[at : at + k]
+            _, _, self._last_exit, lo, hi = place(
+                piece, self._last_exit, self._entry[at : at + k], self._dur[at : at + k]
             )
-            p._t0 = lo if p._t0 is None else min(p._t0, lo)
-            p._t1 = hi if p._t1 is None else max(p._t1, hi)
+            self._t0 = lo if self._t0 is None else min(self._t0, lo)
+            self._t1 = hi if self._t1 is None else max(self._t1, hi)
             self._raw[at : at + k] = piece["func_addr"]
             self._depth[at : at + k] = piece["depth"]
             at += k
@@ -497,35 +465,32 @@ class Builder:
         n = self.n_records
         if n <= self._mark:
             return
-        addrs = self.profile._addrs
+        intern = self.profile.address_ids
         raw = self._raw[self._mark : n]
         ids = raw.view(np.int32)
         self._mark = n
-        if len(raw) <= _ID_PIECE:
-            ids[:] = addrs.ids(raw)
+        if len(raw) <= kernels.ID_PIECE:
+            ids[:] = intern(raw)
             return
         # In pieces, once the batch's addresses are interned: through a table over their
         # range when it is small, else by AddressTable's search.
-        present = _distinct(raw)
-        known = addrs.ids(present)
+        present = distinct(raw)
+        known = intern(present)
         lo, hi = int(present[0]), int(present[-1])
         table = None
         if hi - lo < 2 * len(raw) + 4096:
             table = np.empty(hi - lo + 1, np.int32)
             table[present - np.uint32(lo)] = known
-        for a in range(0, len(raw), _ID_PIECE):
-            piece = raw[a : a + _ID_PIECE]
+        for a in range(0, len(raw), kernels.ID_PIECE):
+            piece = raw[a : a + kernels.ID_PIECE]
             if table is None:
-                ids[a : a + _ID_PIECE] = addrs.ids(piece)
+                ids[a : a + kernels.ID_PIECE] = intern(piece)
             else:
-                ids[a : a + _ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
+                ids[a : a + kernels.ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
 
     def finish(self) -> Profile:
         self.end_batch()
-        p = self.profile
         n = self.n_records
-        if n:
-            p.aggregator.check(p.t0_ticks)
         entry, dur, raw, depth = (a[:n] for a in (self._entry, self._dur, self._raw, self._depth))
         self._entry = self._dur = self._raw = self._depth = np.empty(0)
         self._cap = 0
@@ -562,15 +527,15 @@ class Builder:
         del dur
         addrs = {d: ids[groups.pop(d)] for d in present}
         del ids
+        levels: dict[int, Level] = {}
         for d in present:
-            level = p._levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
-            up = p._levels.get(d - 1)
+            level = levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
+            up = levels.get(d - 1)
             if d > 0 and up is not None:
                 set_parents(up, level.entry, level.dur, cands.pop(d, None), level.parent)
-        p.n_records += n
+        self.profile.adopt(levels, (self._t0, self._t1), self._last_exit, n)
         self.n_records = 0
-        p._changed()
-        return p
+        return self.profile
 
 
 def set_parents(

@@ -497,23 +497,58 @@ class StackNames:
         return order[keep[order]]
 
     def _tree_order(self) -> np.ndarray:
-        n = len(self)
-        parent, name, level = self._parent.v, self._name.v, self._level.v
-        raw = [s.encode("utf-8") for s in self.names]
+        """``order`` by a walk of the path tree, a level at a time: a path's string sorts
+        right after its parent's and before its parent's next sibling's, so each path's
+        place is its parent's start plus the sizes of the siblings before it."""
+        return _TreeOrder(self).order()
+
+
+class _TreeOrder:
+    """StackNames._tree_order's state: each path's place in the byte order (``pos``)
+    and where the paths under each one begin (``start``), filled a level at a time."""
+
+    def __init__(self, names: StackNames) -> None:
+        n = self.n = len(names)
+        self.parent, self.name, level = names._parent.v, names._name.v, names._level.v
+        raw = [s.encode("utf-8") for s in names.names]
         keys = sorted(
             [(r, 0, i) for i, r in enumerate(raw)] + [(r + b";", 1, i) for i, r in enumerate(raw)]
         )
-        rank = np.empty((2, len(raw)), np.int32)  # [0]: the path itself, [1]: below it
+        # A name's byte-order rank: [0] as the path's last name, [1] with paths below it
+        self.rank = np.empty((2, len(raw)), np.int32)
         for r, (_, kind, i) in enumerate(keys):
-            rank[kind, i] = r
-        span = 2 * len(raw)
+            self.rank[kind, i] = r
+        self.span = 2 * len(raw)
         # Paths are interned a depth at a time, so usually already in level order.
-        by_level = None if n < 2 or bool(np.all(level[1:] >= level[:-1])) else _stable(level)
-        in_order = level if by_level is None else level[by_level]
-        bounds = np.searchsorted(in_order, np.arange(1, int(level.max(initial=0)) + 2)).tolist()
-        del in_order
+        ordered = n < 2 or bool(np.all(level[1:] >= level[:-1]))
+        self.by_level = None if ordered else _stable(level)
+        in_order = level if self.by_level is None else level[self.by_level]
+        top = int(level.max(initial=0)) + 2
+        self.bounds = np.searchsorted(in_order, np.arange(1, top)).tolist()
+        self.pos = np.empty(n, np.int32)  # each path's place in the order
+        self.start = np.zeros(n, np.int32)  # where the paths under each path begin
 
-        below = np.zeros(n, np.int32)  # paths under each path
+    def order(self) -> np.ndarray:
+        below = self._count_below()
+        bounds = self.bounds
+        for k in range(len(bounds) - 1):
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi - lo == 1:  # alone under its parent: itself first, then what is below
+                p = lo if self.by_level is None else int(self.by_level[lo])
+                s = 0 if k == 0 else int(self.start[self.parent[p]])
+                self.pos[p], self.start[p] = s, s + 1
+            else:
+                self._place_level(k, lo, hi, below)
+        del below
+        self.start = np.empty(0, np.int32)  # memory back before the order is made
+        order = np.empty(self.n, np.int32)
+        order[self.pos] = np.arange(self.n, dtype=np.int32)
+        return order
+
+    def _count_below(self) -> np.ndarray:
+        """The number of paths under each path, deepest level first."""
+        below = np.zeros(self.n, np.int32)
+        parent, by_level, bounds = self.parent, self.by_level, self.bounds
         for k in range(len(bounds) - 2, 0, -1):
             lo, hi = bounds[k], bounds[k + 1]
             if hi - lo == 1:  # a chain: scalars cost less than numpy calls
@@ -522,89 +557,90 @@ class StackNames:
             else:  # views when in level order
                 ps = slice(lo, hi) if by_level is None else by_level[lo:hi]
                 np.add.at(below, parent[ps], below[ps] + 1)
-        pos = np.empty(n, np.int32)  # each path's place in the order
-        start = np.zeros(n, np.int32)  # where the paths under each path begin
-        for k in range(len(bounds) - 1):
-            lo, hi = bounds[k], bounds[k + 1]
-            if hi - lo == 1:  # alone under its parent: itself first, then what is below
-                p = lo if by_level is None else int(by_level[lo])
-                s = 0 if k == 0 else int(start[parent[p]])
-                pos[p], start[p] = s, s + 1
-                continue
-            # The level's paths: a slice (views, no copies) when in level order.
-            sel = slice(lo, hi) if by_level is None else by_level[lo:hi]
-            # Entries: the paths themselves (the first m), then the places below those
-            # that have paths under them; each array is built in place, one at a time,
-            # as a level can hold most of a capture's paths.
-            inner = np.flatnonzero(below[sel] > 0).astype(np.int32)
-            if by_level is None:
-                inner += lo
+        return below
+
+    def _place_level(self, k: int, lo: int, hi: int, below: np.ndarray) -> None:
+        """Places of level k's paths (rows [lo, hi) in level order), and starts of those
+        with paths under them. Entries: the paths themselves (the first m), then the
+        places below those that have paths under them, sorted by (owner, byte rank);
+        each array is built in place, one at a time, as a level can hold most of a
+        capture's paths."""
+        parent, name, by_level, n = self.parent, self.name, self.by_level, self.n
+        # The level's paths: a slice (views, no copies) when in level order.
+        sel = slice(lo, hi) if by_level is None else by_level[lo:hi]
+        inner = np.flatnonzero(below[sel] > 0).astype(np.int32)
+        if by_level is None:
+            inner += lo
+        else:
+            inner = by_level[lo:hi][inner]
+        m, size_all = hi - lo, hi - lo + len(inner)
+        if len(inner):
+            owner = np.concatenate([parent[sel], parent[inner]])
+            nid = np.concatenate([name[sel], name[inner]])
+            kind = np.zeros(size_all, np.int8)  # 0: the path itself, 1: below it
+            kind[m:] = 1
+        else:
+            owner, nid, kind = parent[sel], name[sel], None
+        # Paths are interned in (parent, name) order, often byte order: then no sort.
+        o = None
+        if not _increasing(owner, kind, nid, self.rank, self.span):
+            o = np.argsort(_sort_key(owner, kind, nid, self.rank, self.span), kind="stable")
+            o = o.astype(np.int32)
+        del kind, nid
+        if o is not None:
+            owner = owner[o]
+        at = self._offsets(owner, o, below[inner] if len(inner) else None, m)
+        if k:
+            at += self.start[owner]
+        del owner
+        if len(inner) == 0:  # the paths alone, none with paths under it
+            if o is None:
+                self.pos[sel] = at
+            elif by_level is None:
+                o += lo
+                self.pos[o] = at
             else:
-                inner = by_level[lo:hi][inner]
-            m, size_all = hi - lo, hi - lo + len(inner)
-            if len(inner):
-                owner = np.concatenate([parent[sel], parent[inner]])
-                nid = np.concatenate([name[sel], name[inner]])
-                kind = np.zeros(size_all, np.int8)  # 0: the path itself, 1: below it
-                kind[m:] = 1
-            else:
-                owner, nid, kind = parent[sel], name[sel], None
-            # Paths are interned in (parent, name) order, often byte order: then no sort.
-            o = None
-            if not _increasing(owner, kind, nid, rank, span):
-                o = np.argsort(_sort_key(owner, kind, nid, rank, span), kind="stable")
-                o = o.astype(np.int32)
-            del kind, nid
+                self.pos[by_level[lo:hi][o]] = at
+            return
+        target = np.empty(size_all, np.int32)  # >= n: a start, not a place
+        target[:m] = np.arange(lo, hi, dtype=np.int32) if by_level is None else sel
+        target[m:] = inner
+        target[m:] += n
+        if o is not None:
+            target = target[o]
+        del o
+        is_pos = target < n
+        self.pos[target[is_pos]] = at[is_pos]
+        np.logical_not(is_pos, out=is_pos)
+        target = target[is_pos]
+        target -= n
+        self.start[target] = at[is_pos]
+
+    @staticmethod
+    def _offsets(
+        owner: np.ndarray, o: np.ndarray | None, inner_sizes: np.ndarray | None, m: int
+    ) -> np.ndarray:
+        """Each sorted entry's offset below its owner: the sizes of the entries before
+        it in its owner's group (a path: 1; the place below a path: its paths under)."""
+        size_all = len(owner)
+        new = np.empty(size_all, bool)
+        new[:1] = True
+        np.not_equal(owner[1:], owner[:-1], out=new[1:])
+        if inner_sizes is not None:  # each entry's place: the sizes of those before it
+            size = np.ones(size_all, np.int32)
+            size[m:] = inner_sizes
             if o is not None:
-                owner = owner[o]
-            new = np.empty(size_all, bool)
-            new[:1] = True
-            np.not_equal(owner[1:], owner[:-1], out=new[1:])
-            if len(inner):  # each entry's place: the sizes of those before it
-                size = np.ones(size_all, np.int32)
-                size[m:] = below[inner]
-                if o is not None:
-                    size = size[o]
-                at = np.cumsum(size, dtype=np.int32)
-                at -= size
-                del size
-            else:  # one place each
-                at = np.arange(size_all, dtype=np.int32)
-            # Less the place of its group's first entry.
-            heads = np.flatnonzero(new)
-            del new
-            at -= np.repeat(at[heads], np.diff(heads, append=size_all))
-            del heads
-            if k:
-                at += start[owner]
-            del owner
-            if len(inner) == 0:  # the paths alone, none with paths under it
-                if o is None:
-                    pos[sel] = at
-                elif by_level is None:
-                    o += lo
-                    pos[o] = at
-                else:
-                    pos[by_level[lo:hi][o]] = at
-                del o, at
-                continue
-            target = np.empty(size_all, np.int32)  # >= n: a start, not a place
-            target[:m] = np.arange(lo, hi, dtype=np.int32) if by_level is None else sel
-            target[m:] = inner
-            target[m:] += n
-            if o is not None:
-                target = target[o]
-            del o
-            is_pos = target < n
-            pos[target[is_pos]] = at[is_pos]
-            np.logical_not(is_pos, out=is_pos)
-            target = target[is_pos]
-            target -= n
-            start[target] = at[is_pos]
-        del below, start
-        order = np.empty(n, np.int32)
-        order[pos] = np.arange(n, dtype=np.int32)
-        return order
+                size = size[o]
+            at = np.cumsum(size, dtype=np.int32)
+            at -= size
+            del size
+        else:  # one place each
+            at = np.arange(size_all, dtype=np.int32)
+        # Less the place of its group's first entry.
+        heads = np.flatnonzero(new)
+        del new
+        at -= np.repeat(at[heads], np.diff(heads, append=size_all))
+        return at
 
 
 _KEY_PIECE = 1 << 17  # sort keys checked at a time

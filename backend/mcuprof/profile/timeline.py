@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .incremental import ranks
+from .kernels import ranks
 from .lod import visible
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
     px = max((b - a) / width, 1e-12)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("depth", "start", "end", "frame", "count")}
     total = 0
-    frame_of = profile._addrs.frame_of
+    frame_of = profile.frame_of
     for d in sorted(profile.levels):
         lv = profile.levels[d]
         entry, dur = lv.entry, lv.dur

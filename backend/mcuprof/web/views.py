@@ -271,7 +271,7 @@ def _call_at(profile: Profile, depth: int, tick: float) -> tuple[int, int, int] 
         if i < 0:
             break
         if entry[i] <= tick <= entry[i] + int(lv.dur[i]):
-            fid = int(profile._addrs.frame_of[lv.addr[i]])  # one record, not the level
+            fid = int(profile.frame_of[lv.addr[i]])  # one record, not the level
             return int(entry[i]), int(lv.dur[i]), fid
     return None
 
