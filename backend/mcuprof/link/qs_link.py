@@ -1,11 +1,12 @@
 """A live QS target: serial, ``socket://HOST:PORT`` (we connect), ``listen://HOST:PORT``
 (the target connects to us, QSPY's ``-t`` mode) or ``sim://?proto=qs``.
 
-The same surface as DeviceSession as far as the live session uses it (connect, start,
-stop, close, state, stats, records_received_since_start), with a QSSource in place of
-the MiniProfiler decoder. A reader thread feeds the source and hands the listener the
-raw bytes, the RTC steps as Profile records (``on_records``) and the decoded QS events
-(``on_qs_events``). Start and Stop are QS-RX global filters all on / all off; reset,
+A ``Link`` (link/base.py), as DeviceSession is, with a QSSource in place of the
+MiniProfiler decoder; its optional part is ``control`` (QS-RX), and it has no
+``device_control`` (a QS target has no buffers to reset and sends no status). A
+reader thread feeds the source and hands the listener the raw bytes, the RTC steps as
+Profile records (``on_records``) and the decoded QS events (``on_qs_events``). Start
+and Stop are QS-RX global filters all on / all off; reset,
 target info and tick are QS-RX commands too. QS has no acknowledgements we can rely
 on (QS_RX_STATUS is optional), so commands are written and not waited for.
 """
@@ -118,6 +119,8 @@ class _Listening:
 
 class QSLink(ListenerCalls):
     kind = "qs"
+    traces_while_idle = True  # the target traces whenever its filters are on
+    device_control = None  # no buffers to reset, no status to poll
 
     def __init__(
         self,
@@ -160,6 +163,7 @@ class QSLink(ListenerCalls):
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
         self._info = threading.Event()
+        self.control: QSLink | None = self  # QS-RX: command(), and the page's panel
 
     # ------------------------------------------------------------ what the page reads
 
@@ -224,6 +228,7 @@ class QSLink(ListenerCalls):
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
+        """Global filters all off; a QS target sends no final count to wait for."""
         self._require()
         self._send(RX_GLB_FILTER, bytes([16]) + b"\x00" * 16)
         if drain:
@@ -232,22 +237,21 @@ class QSLink(ListenerCalls):
         self._set_state(READY, None)
 
     def command(self, name: str) -> None:
-        """A QS-RX command from the page: reset, info or tick."""
-        self._require()
-        if name == "reset":
-            self._send(RX_RESET)
-        elif name == "info":
-            self._send(RX_INFO)
-        elif name == "tick":
-            self._send(RX_TICK, b"\x00")
-        else:
-            raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
-
-    def reset_buffers(self) -> None:
-        raise UserError("a QS target has no buffers to reset: use Reset target")
-
-    def get_status(self) -> Any:
-        raise UserError("a QS target reports no status: see the link health")
+        """A QS-RX command from the page: reset, info or tick. Logged either way."""
+        try:
+            self._require()
+            if name == "reset":
+                self._send(RX_RESET)
+            elif name == "info":
+                self._send(RX_INFO)
+            elif name == "tick":
+                self._send(RX_TICK, b"\x00")
+            else:
+                raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+        except UserError as exc:
+            self._log("error", f"QS {name} failed: {exc}")
+            raise
+        self._log("info", f"QS-RX {name} sent")
 
     def close(self) -> None:
         self._stop.set()
