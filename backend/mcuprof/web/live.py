@@ -85,7 +85,6 @@ class LiveSession(ProtocolNames):
         self.conn = Connection(self.links, settings.baud, clock)
         self.link_health = Health(clock, self._log)
         self.recorder = Recorder(store, self.links.new_source, self._log, wall)
-        self.publisher = Publisher(clock, wall)
         self.elf: ElfChoice | None = catalog.default()
         self.symbols: SymbolTable = SymbolTable.empty()
         self.elf_error: str | None = None
@@ -96,6 +95,7 @@ class LiveSession(ProtocolNames):
                 self.elf_error = str(exc)
                 self._log("error", f"ELF {self.elf.label}: {exc}")
         self.feed = LiveProfile(settings.columns_dir, wall, self.symbols)
+        self.publisher = Publisher(self.feed, clock, wall)
         self.capture_started: float | None = None  # wall clock of the last Start
         # The stored session the views show (opened or replayed from the Sessions tab):
         # id, name, captured_at, records. Exports and the banner follow it until a Start.
@@ -349,15 +349,16 @@ class LiveSession(ProtocolNames):
                 self._log("info", f"profiling stopped; {stored:,} records stored in session {sid}")
 
     def _device_control(self, lacking: str) -> Any:
+        """The link's device commands; ``lacking`` is why a link without them fails."""
         control = self.conn.require().device_control
         if control is None:
-            raise UserError(getattr(self.conn.protocol, lacking))
+            raise UserError(lacking)
         return control
 
     def reset_buffers(self) -> None:
         with self._command_lock:
             try:
-                self._device_control("no_buffers").reset_buffers()
+                self._device_control(self.conn.protocol.no_buffers).reset_buffers()
             except UserError as exc:
                 self._log("error", f"Reset buffers failed: {exc}")
                 raise
@@ -367,7 +368,7 @@ class LiveSession(ProtocolNames):
     def refresh_status(self) -> Status:
         with self._command_lock:
             try:
-                status = self._device_control("no_status").get_status()
+                status = self._device_control(self.conn.protocol.no_status).get_status()
             except UserError as exc:
                 self._log("error", f"Refresh status failed: {exc}")
                 raise

@@ -68,6 +68,12 @@ class LiveProfile:
                 self.profile.set_symbols(symbols)
             self.version += 1
 
+    def take_oldest_unpublished(self) -> float | None:
+        """Wall clock of the oldest record not yet published (an update takes it)."""
+        with self.lock:
+            oldest, self.oldest_unpublished = self.oldest_unpublished, None
+        return oldest
+
     def drop_pending(self) -> None:
         with self.lock:
             self.pending.clear()

@@ -16,12 +16,16 @@ from typing import Any
 import numpy as np
 
 from . import views
+from .live_profile import LiveProfile
 
 SAMPLES = 20000  # latency and frame-time samples kept for /api/metrics
 
 
 class Publisher:
-    def __init__(self, clock: Callable[[], float], wall: Callable[[], float]) -> None:
+    def __init__(
+        self, feed: LiveProfile, clock: Callable[[], float], wall: Callable[[], float]
+    ) -> None:
+        self.feed = feed
         self.clock = clock
         self.wall = wall
         self.seq = 0
@@ -33,17 +37,17 @@ class Publisher:
         self._last_health = ""
         self._last_health_at = 0.0
 
-    def icicle(self, live: Any, max_nodes: int) -> dict[str, Any]:
+    def icicle(self, max_nodes: int) -> dict[str, Any]:
         """The icicle part of an update, under the profile lock; paces the next one."""
         started = self.clock()
-        feed = live.feed
+        feed = self.feed
         with feed.lock:
             part = {
                 "icicle": views.icicle(feed.profile, None, max_nodes),
                 "range": feed.time_range(),
                 "version": feed.version,
             }
-            recv, feed.oldest_unpublished = feed.oldest_unpublished, None
+            recv = feed.take_oldest_unpublished()
         self.published_version = part["version"]
         spent = self.clock() - started
         # Keep the icicle from eating the server: never more than ~1/3 of a core.
@@ -58,9 +62,9 @@ class Publisher:
         health_text = json.dumps(health, sort_keys=True)
         log = live.log_since(self.published_log)
         message: dict[str, Any] = {"type": "update"}
-        changed = live.version != self.published_version
+        changed = self.feed.version != self.published_version
         if want_icicle and changed and now >= self.next_icicle_at:
-            message.update(self.icicle(live, max_nodes))
+            message.update(self.icicle(max_nodes))
         if (
             "icicle" not in message
             and not log
