@@ -5,6 +5,7 @@ Importing this package registers the ``sim://`` scheme with pyserial.
 
 import serial
 
+from .base import DeviceControl, Link, LinkState
 from .ports import PortInfo, list_ports, open_transport, validate_baud, validate_port
 from .session import (
     CONNECTING,
@@ -27,8 +28,11 @@ __all__ = [
     "DISCONNECTED",
     "PROFILING",
     "READY",
+    "DeviceControl",
     "DeviceSession",
+    "Link",
     "LinkError",
+    "LinkState",
     "NullListener",
     "PortInfo",
     "SessionListener",

@@ -1,11 +1,12 @@
 """A live QS target: serial, ``socket://HOST:PORT`` (we connect), ``listen://HOST:PORT``
 (the target connects to us, QSPY's ``-t`` mode) or ``sim://?proto=qs``.
 
-The same surface as DeviceSession as far as the live session uses it (connect, start,
-stop, close, state, stats, records_received_since_start), with a QSSource in place of
-the MiniProfiler decoder. A reader thread feeds the source and hands the listener the
-raw bytes, the RTC steps as Profile records (``on_records``) and the decoded QS events
-(``on_qs_events``). Start and Stop are QS-RX global filters all on / all off; reset,
+A ``Link`` (link/base.py), as DeviceSession is, with a QSSource in place of the
+MiniProfiler decoder; its optional part is ``control`` (QS-RX), and it has no
+``device_control`` (a QS target has no buffers to reset and sends no status). A
+reader thread feeds the source and hands the listener the raw bytes, the RTC steps as
+Profile records (``on_records``) and the decoded QS events (``on_qs_events``). Start
+and Stop are QS-RX global filters all on / all off; reset,
 target info and tick are QS-RX commands too. QS has no acknowledgements we can rely
 on (QS_RX_STATUS is optional), so commands are written and not waited for.
 """
@@ -118,6 +119,8 @@ class _Listening:
 
 class QSLink(ListenerCalls):
     kind = "qs"
+    traces_while_idle = True  # the target traces whenever its filters are on
+    device_control = None  # no buffers to reset, no status to poll
 
     def __init__(
         self,
@@ -165,6 +168,7 @@ class QSLink(ListenerCalls):
         # (they are replaced, never changed in place, so reading them here is safe).
         self.rx = RxCommands(self._rx_state)
         self._resets_seen = 0  # decoder.stats.target_resets the commands have caught up with
+        self.control: QSLink | None = self  # QS-RX: rx and send_rx, for the page's panel
 
     # ------------------------------------------------------------ what the page reads
 
@@ -229,6 +233,7 @@ class QSLink(ListenerCalls):
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
+        """Global filters all off; a QS target sends no final count to wait for."""
         self._require()
         self._send_cmd(self.rx.glb_filter(bytes(FILTER_BYTES)))
         if drain:
@@ -237,11 +242,16 @@ class QSLink(ListenerCalls):
         self._set_state(READY, None)
 
     def command(self, name: str) -> None:
-        """A QS-RX command from the page's buttons: reset, info or tick."""
-        if name not in QS_COMMANDS:
-            raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
-        self._require()
-        self._send_cmd(getattr(self.rx, name)())
+        """A QS-RX command from the page's buttons: reset, info or tick. Logged either way."""
+        try:
+            if name not in QS_COMMANDS:
+                raise UserError(f"unknown QS command {name!r}: one of {', '.join(QS_COMMANDS)}")
+            self._require()
+            self._send_cmd(getattr(self.rx, name)())
+        except UserError as exc:
+            self._log("error", f"QS {name} failed: {exc}")
+            raise
+        self._log("info", f"QS-RX {name} sent")
 
     def send_rx(self, cmd: RxCommand) -> None:
         """Send a command ``rx`` built (and so checked) to the target; LinkError when
@@ -257,12 +267,6 @@ class QSLink(ListenerCalls):
         sends its own target info and runs with its own filters when it comes)."""
         if self._send(cmd.rec, cmd.payload):
             self.rx.sent(cmd)
-
-    def reset_buffers(self) -> None:
-        raise UserError("a QS target has no buffers to reset: use Reset target")
-
-    def get_status(self) -> Any:
-        raise UserError("a QS target reports no status: see the link health")
 
     def close(self) -> None:
         self._stop.set()

@@ -34,7 +34,9 @@ from ..protocol import (
     ResponseDecoder,
     Status,
     encode_command,
+    encode_metadata,
 )
+from .base import DeviceControl, LinkState
 from .ports import open_transport, validate_baud, validate_port
 
 Clock = Callable[[], float]
@@ -48,10 +50,10 @@ POLL_S = 0.05  # how often blocked threads re-check the clock and the stop flag
 IDLE_FLUSH_S = 0.25
 OVERFLOW_WARN_S = 10.0
 
-DISCONNECTED = "disconnected"
-CONNECTING = "connecting"
-READY = "ready"
-PROFILING = "profiling"
+DISCONNECTED = LinkState.DISCONNECTED
+CONNECTING = LinkState.CONNECTING
+READY = LinkState.READY
+PROFILING = LinkState.PROFILING
 
 
 class LinkError(UserError):
@@ -143,8 +145,14 @@ class ListenerCalls:
 
 
 class DeviceSession(ListenerCalls):
-    """One device on one port. Methods other than close() may block for up to
-    (retries + 1) * command_timeout_s; call them off the event loop."""
+    """One device on one port, a ``Link`` (link/base.py). Methods other than close() may
+    block for up to (retries + 1) * command_timeout_s; call them off the event loop."""
+
+    kind = "miniprofiler"
+    symbols = None  # names come from the firmware's ELF
+    traces_while_idle = False  # records flow between START and STOP (and the drain)
+    listening_on = None
+    control = None  # no QS-RX
 
     def __init__(
         self,
@@ -195,6 +203,7 @@ class DeviceSession(ListenerCalls):
         self._expect: tuple[type, ...] | None = None
         self._reply: object | None = None
         self._pending: Command | None = None
+        self.device_control: DeviceControl | None = self
 
     # ------------------------------------------------------------------ public
 
@@ -217,6 +226,15 @@ class DeviceSession(ListenerCalls):
     @property
     def connected(self) -> bool:
         return self.state != DISCONNECTED
+
+    def hold(self) -> threading.Lock:
+        """Hold the reader between two chunks (a context manager): the listener gets
+        nothing meanwhile, so a capture can begin at a chunk boundary."""
+        return self._decode_lock
+
+    def capture_header(self) -> bytes:
+        """A stored capture starts with the device's METADATA (timer frequency, build ID)."""
+        return encode_metadata(self.metadata) if self.metadata is not None else b""
 
     def connect(self) -> Metadata:
         """Open the port and learn who is there (GET_METADATA, or the METADATA a

@@ -4,7 +4,7 @@
 stored bytes on the wire, each frame when its timestamp comes due (speed 1x, 10x;
 ``None`` as fast as the reader takes them), while the host's global filter is on
 (Start) and holds them while it is off (Stop). The pacing is the MiniProfiler replay's
-(``replay.Paced``): the recording is read and decoded a piece at a time as it plays,
+(``replay.PacedDevice``): the recording is read and decoded a piece at a time as it plays,
 never held whole. ReplayPort puts it behind the pyserial surface, so a replay goes
 through QSLink's reader, the QS source and the live session as a target does.
 """
@@ -22,7 +22,7 @@ from ..protocol.qs import Frame, Framer, QSDecoder, Record
 from ..protocol.qs.decoder import ColumnBatch
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rx import RX
-from .replay import MAX_BURST, Clock, Paced, Piece, ReplayPort, _chunks
+from .replay import MAX_BURST, Clock, PacedDevice, Piece, _chunks, link_factory
 
 RX_GLB_FILTER = RX["GLB_FILTER"]
 # Bytes decoded at a time to pace a replay. Small: each bad frame in a piece costs a
@@ -32,7 +32,7 @@ DECODE_BYTES = 1 << 16
 Recording = bytes | str | os.PathLike[str]
 
 
-class QSReplayDevice:
+class QSReplayDevice(PacedDevice):
     """``data`` is the recording's bytes or a path to it; either is read a piece at a
     time as it plays, so the memory a replay holds is one piece, whatever its size."""
 
@@ -45,18 +45,11 @@ class QSReplayDevice:
         clock: Clock,
     ) -> None:
         self._data = data
-        self.speed = speed
         self.tick_hz = tick_hz
         self.total_records: int | None = None
         pieces = _raw_pieces(data) if speed is None else _frame_pieces(data, tick_hz, DECODE_BYTES)
-        self._play = Paced(pieces, speed, clock)
+        PacedDevice.__init__(self, pieces, speed, clock)
         self._rx = Framer()
-        self._out = bytearray()
-        self.profiling = False
-
-    @property
-    def finished(self) -> bool:
-        return self._play.finished
 
     def count_records(self) -> int:
         """The profile records the replay will deliver, as opening the session counts
@@ -77,22 +70,6 @@ class QSReplayDevice:
         for ev in self._rx.feed(data):
             if isinstance(ev, Frame) and ev.rec == RX_GLB_FILTER:
                 self.profiling = any(ev.payload[1:])
-
-    def poll(self) -> bytes:
-        self._advance()
-        if self.profiling:
-            self._play.take(self._out)
-        out = bytes(self._out)
-        self._out.clear()
-        return out
-
-    def seconds_to_next(self) -> float | None:
-        if not self.profiling:
-            return None
-        return self._play.wait()
-
-    def _advance(self) -> None:
-        self._play.pacer.advance(self.profiling)
 
 
 def _raw_pieces(data: Recording) -> Iterator[Piece]:
@@ -250,15 +227,13 @@ def qs_replay_factory(
     first connection)."""
     from ..link.qs_link import QSLink
 
-    ready = [data] if isinstance(data, QSReplayDevice) else []
     source = data._data if isinstance(data, QSReplayDevice) else data
 
-    def factory(url: str, baud: int, listener: Any) -> Any:
-        def opener(_port: str, _baud: int) -> ReplayPort:
-            if ready:
-                return ReplayPort(ready.pop())
-            return ReplayPort(QSReplayDevice(source, speed, tick_hz, clock=time.monotonic))
-
+    def link(url: str, baud: int, listener: Any, opener: Any) -> Any:
         return QSLink(url, baud, listener, tick_hz=tick_hz, opener=opener, info_wait_s=0.0)
 
-    return factory
+    return link_factory(
+        data if isinstance(data, QSReplayDevice) else None,
+        lambda: QSReplayDevice(source, speed, tick_hz, clock=time.monotonic),
+        link,
+    )

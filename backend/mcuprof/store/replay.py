@@ -144,7 +144,43 @@ class Paced:
         return self.pacer.wait(piece[0])
 
 
-class ReplayDevice:
+class PacedDevice:
+    """What every replay device shares (MiniProfiler, QS): the recording, paced
+    (``Paced``); the host's profiling switch, which holds the recording while off; and
+    the bytes for the host, taken by ``poll``. The device's own part: ``receive``."""
+
+    def __init__(self, pieces: Iterator[Piece], speed: float | None, clock: Clock) -> None:
+        self.speed = speed
+        self._play = Paced(pieces, speed, clock)
+        self._out = bytearray()
+        self.profiling = False
+
+    @property
+    def finished(self) -> bool:
+        return self._play.finished
+
+    def poll(self) -> bytes:
+        self._advance()
+        if self.profiling:
+            self._sent(self._play.take(self._out))
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def seconds_to_next(self) -> float | None:
+        """Wall-clock seconds until the next piece is due; None when nothing is coming."""
+        if not self.profiling:
+            return None
+        return self._play.wait()
+
+    def _advance(self) -> None:
+        self._play.pacer.advance(self.profiling)
+
+    def _sent(self, records: int) -> None:
+        """``records`` went on the wire (a device that counts them says so here)."""
+
+
+class ReplayDevice(PacedDevice):
     """A device whose firmware is a recording. Not thread-safe: one driver at a time.
 
     ``data`` is the recording's bytes or a path to it. A path is read in chunks, twice:
@@ -173,11 +209,8 @@ class ReplayDevice:
         self.metadata = metadata or found or Metadata(0, DEFAULT_TIMER_FREQ, 0, "replay")
         if self.total_records is not None:
             self._due = due / timer_freq_or_default(self.metadata.timer_freq)
-        self.speed = speed
-        self._play = Paced(_packet_pieces(data, self._due), speed, clock)
+        PacedDevice.__init__(self, _packet_pieces(data, self._due), speed, clock)
         self._decoder = CommandDecoder()
-        self._out = bytearray()
-        self.profiling = False
         self.records_sent = 0
         self.commands: list[Command | BadCommand] = []
 
@@ -190,10 +223,6 @@ class ReplayDevice:
     @throttle.setter
     def throttle(self, fn: Callable[[], bool] | None) -> None:
         self._play.throttle = fn
-
-    @property
-    def finished(self) -> bool:
-        return self._play.finished
 
     @property
     def capture_seconds(self) -> float:
@@ -215,19 +244,6 @@ class ReplayDevice:
             self.commands.append(event.command)
             self._handle(event.command)
 
-    def poll(self) -> bytes:
-        self._advance()
-        self._emit()
-        out = bytes(self._out)
-        self._out.clear()
-        return out
-
-    def seconds_to_next(self) -> float | None:
-        """Wall-clock seconds until the next packet is due; None when nothing is coming."""
-        if not self.profiling:
-            return None
-        return self._play.wait()
-
     def status(self) -> Status:
         return Status(self.profiling and not self.finished, 0, self.records_sent, 0)
 
@@ -246,12 +262,8 @@ class ReplayDevice:
             self.records_sent = 0  # the counters restart; the recording plays on
         self._out += encode_event(Ack())
 
-    def _advance(self) -> None:
-        self._play.pacer.advance(self.profiling)
-
-    def _emit(self) -> None:
-        if self.profiling:
-            self.records_sent += self._play.take(self._out)
+    def _sent(self, records: int) -> None:
+        self.records_sent += records
 
 
 _READ = 1 << 22  # bytes read from the recording at a time
@@ -341,10 +353,10 @@ def _scan(data: bytes | str | os.PathLike[str]) -> tuple[np.ndarray, int, Metada
 
 
 class ReplayPort:
-    """The pyserial surface DeviceSession uses (read/write/in_waiting/timeout/cancel_read/
-    close), in front of a ReplayDevice. Reads wait on an event, not a busy loop."""
+    """The pyserial surface a link reads (read/write/in_waiting/timeout/cancel_read/
+    close), in front of a replay device. Reads wait on an event, not a busy loop."""
 
-    def __init__(self, device: ReplayDevice) -> None:
+    def __init__(self, device: Any) -> None:
         self.device = device
         self.timeout: float | None = 0
         self.is_open = True
@@ -421,15 +433,32 @@ def replay_factory(
     it, used by the first connection). The URL is only validated, never opened."""
     from ..link import DeviceSession
 
-    ready = [data] if isinstance(data, ReplayDevice) else []
+    source = data._data if isinstance(data, ReplayDevice) else data
+
+    def link(url: str, baud: int, listener: Any, opener: Any) -> Any:
+        return DeviceSession(url, baud, listener, opener=opener, command_timeout_s=2.0)
+
+    return link_factory(
+        data if isinstance(data, ReplayDevice) else None,
+        lambda: ReplayDevice(source, speed, metadata=metadata),
+        link,
+    )
+
+
+def link_factory(
+    first: PacedDevice | None,
+    new_device: Callable[[], PacedDevice],
+    link: Callable[[str, int, Any, Callable[[str, int], ReplayPort]], Any],
+) -> Callable[..., Any]:
+    """A ``factory(url, baud, listener)`` for LiveSession.replay, for any protocol: the
+    ``link`` it makes reads a ReplayPort in front of ``first`` (on its first connection)
+    or else of a ``new_device()``."""
+    ready = [first] if first is not None else []
 
     def factory(url: str, baud: int, listener: Any) -> Any:
         def opener(_port: str, _baud: int) -> ReplayPort:
-            if ready:
-                return ReplayPort(ready.pop())
-            source = data._data if isinstance(data, ReplayDevice) else data
-            return ReplayPort(ReplayDevice(source, speed, metadata=metadata))
+            return ReplayPort(ready.pop() if ready else new_device())
 
-        return DeviceSession(url, baud, listener, opener=opener, command_timeout_s=2.0)
+        return link(url, baud, listener, opener)
 
     return factory
