@@ -360,6 +360,20 @@ export function initFlame(ctx, live) {
       if (ctx.selected) ctx.emit("select-function", null);
     }
   });
+  // speedscope's keys: "/" or Ctrl+F searches, 1/2/3 pick top-down, bottom-up, sandwich.
+  document.addEventListener("keydown", (ev) => {
+    if (ctx.view !== "flame" || ev.altKey || ev.metaKey) return;
+    const t = ev.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
+    if (ev.key === "/" || (ev.ctrlKey && ev.key === "f")) {
+      ev.preventDefault();
+      search.focus();
+      search.select();
+      return;
+    }
+    const pick = !ev.ctrlKey && ["top-down", "bottom-up", "sandwich"][["1", "2", "3"].indexOf(ev.key)];
+    if (pick) document.querySelector(`[data-flame=${pick}]`).click();
+  });
   search.addEventListener("input", () => { main.currentI = -1; setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {
     // Enter steps to the next match (Shift: previous) and selects its function; in the

@@ -105,3 +105,19 @@ def test_timeline_follows_the_theme_with_compact_rows(live_page: Page) -> None:
     # Dark mask over the dark strip; in the light theme a light one, not the dark one.
     assert sum(masks["dark"]) < 150, masks
     assert sum(masks["light"]) > 500, masks
+
+
+def test_speedscope_keys_pick_the_flame_mode_and_search(live_page: Page) -> None:
+    """As in speedscope: 1/2/3 pick top-down, bottom-up, sandwich; "/" focuses search."""
+    pg = live_page
+    pg.get_by_role("tab", name="Flame graph").click()
+    pg.locator("#flame-area").click(position={"x": 5, "y": 200})  # focus off the inputs
+    for key, mode in (("2", "bottom-up"), ("3", "sandwich"), ("1", "top-down")):
+        pg.keyboard.press(key)
+        expect(pg.locator(f"[data-flame={mode}]")).to_have_attribute("aria-pressed", "true")
+    pg.keyboard.press("/")
+    expect(pg.locator("#flame-search")).to_be_focused()
+    pg.keyboard.type("2")  # typed into the search box, not taken as a mode key
+    expect(pg.locator("[data-flame=top-down]")).to_have_attribute("aria-pressed", "true")
+    expect(pg.locator("#flame-search")).to_have_value("2")
+    pg.locator("#flame-search").fill("")
