@@ -5,6 +5,7 @@ compact rows, the axis's last label inside the canvas)."""
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -121,3 +122,35 @@ def test_speedscope_keys_pick_the_flame_mode_and_search(live_page: Page) -> None
     expect(pg.locator("[data-flame=top-down]")).to_have_attribute("aria-pressed", "true")
     expect(pg.locator("#flame-search")).to_have_value("2")
     pg.locator("#flame-search").fill("")
+
+
+PLOT_BG = """() => {
+    const svg = document.querySelector('#s12z-timeline .main-svg');
+    return svg ? getComputedStyle(svg).backgroundColor : null;
+}"""
+
+
+def test_charts_follow_the_theme_and_the_sandwich_table_fits(live_page: Page) -> None:
+    """Plotly charts (S12Z, QS) take the theme's colours, also when it is toggled; at
+    1024 px the sandwich table shows its Total column whole."""
+    pg = live_page
+    base = pg.url.split("#")[0]
+    trace = (ROOT / "sample_elfs" / "s12z-demo.trace").read_bytes()
+    post = urllib.request.Request(f"{base}api/s12z/import?name=t", data=trace, method="POST")
+    urllib.request.urlopen(post, timeout=30).read()
+    _theme(pg, "dark")
+    pg.get_by_role("tab", name="S12Z").click()
+    pg.wait_for_function(f"() => ({PLOT_BG})() !== null", timeout=15_000)
+    dark = pg.evaluate(PLOT_BG)
+    _theme(pg, "light")
+    pg.wait_for_function(f"() => ({PLOT_BG})() !== {dark!r}", timeout=5_000)
+    light = pg.evaluate(PLOT_BG)
+    # --panel-2 of each theme (#1c2129 dark, #eef1f5 light), as the cards around them.
+    assert (dark, light) == ("rgb(28, 33, 41)", "rgb(238, 241, 245)")
+    pg.get_by_role("tab", name="Flame graph").click()
+    pg.keyboard.press("3")
+    pg.locator("#sw-table tbody tr").first.click()
+    total = pg.locator("#sw-table th").last.bounding_box()
+    wrap = pg.locator("#sw-table-wrap").bounding_box()
+    assert total and wrap and total["x"] + total["width"] <= wrap["x"] + wrap["width"] + 1
+    pg.keyboard.press("1")
