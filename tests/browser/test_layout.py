@@ -154,3 +154,30 @@ def test_charts_follow_the_theme_and_the_sandwich_table_fits(live_page: Page) ->
     wrap = pg.locator("#sw-table-wrap").bounding_box()
     assert total and wrap and total["x"] + total["width"] <= wrap["x"] + wrap["width"] + 1
     pg.keyboard.press("1")
+
+
+SW_COLUMN = """(i) => [...document.querySelectorAll('#sw-table tbody tr')]
+    .map(tr => tr.children[i].textContent)"""
+
+
+def test_sandwich_table_sorts_by_each_column(live_page: Page) -> None:
+    """As speedscope's sandwich table: a header sorts by it, again the other way; Calls
+    is a column."""
+    pg = live_page
+    pg.get_by_role("tab", name="Flame graph").click()
+    pg.locator("[data-flame=sandwich]").click()
+    expect(pg.locator("#sw-table tbody tr").first).to_be_visible()
+    head = pg.locator("#sw-table th")
+    expect(head).to_have_text(["Function", "Self", "Total", "Calls"])
+    calls = head.nth(3)
+    calls.click()
+    expect(calls).to_have_attribute("aria-sort", "descending")
+    counts = [int(c.replace(",", "")) for c in pg.evaluate(SW_COLUMN, 3)]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1], counts
+    head.first.click()
+    names = pg.evaluate(SW_COLUMN, 0)
+    assert names == sorted(names, key=str.lower) or names == sorted(names), names
+    head.first.click()
+    expect(head.first).to_have_attribute("aria-sort", "descending")
+    assert pg.evaluate(SW_COLUMN, 0) == names[::-1]
+    pg.locator("[data-flame=top-down]").click()
