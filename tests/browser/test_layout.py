@@ -181,3 +181,15 @@ def test_sandwich_table_sorts_by_each_column(live_page: Page) -> None:
     expect(head.first).to_have_attribute("aria-sort", "descending")
     assert pg.evaluate(SW_COLUMN, 0) == names[::-1]
     pg.locator("[data-flame=top-down]").click()
+
+
+def test_tables_do_not_spread_over_a_2560_px_screen(live_page: Page) -> None:
+    pg = live_page
+    pg.set_viewport_size({"width": 2560, "height": 1440})
+    try:
+        pg.get_by_role("tab", name="Functions").click()
+        expect(pg.locator("#functions-table tbody tr").first).to_be_visible()
+        box = pg.locator("#functions-table").bounding_box()
+        assert box and box["width"] <= 1700, box
+    finally:
+        pg.set_viewport_size({"width": 1024, "height": 768})
