@@ -2,7 +2,7 @@
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
 import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
-import { esc, fmtCalls, fmtPct, fmtTime, shortName, throttle } from "./format.js";
+import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -68,15 +68,41 @@ export function initFlame(ctx, live) {
     }
   }
 
-  // speedscope's sandwich table: every function by self time; a row picks it.
+  // speedscope's sandwich table: every function, by self time until a header is clicked
+  // (again: the other direction); a row picks it.
   const swBody = document.querySelector("#sw-table tbody");
+  const swHead = document.querySelector("#sw-table thead");
   let swRows = null;
+  let swKey = "self_us";
+  let swDesc = true;
+  const swName = (r) => shortName(r.label || r.name);
+  function sortSwRows() {
+    const sign = swDesc ? -1 : 1;
+    swRows.sort(swKey === "label" ? (a, b) => sign * swName(a).localeCompare(swName(b))
+      : (a, b) => sign * (a[swKey] - b[swKey]));
+    for (const th of swHead.querySelectorAll("th[data-sw]")) {
+      const on = th.dataset.sw === swKey;
+      th.classList.toggle("sorted-desc", on && swDesc);
+      th.classList.toggle("sorted-asc", on && !swDesc);
+      if (on) th.setAttribute("aria-sort", swDesc ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    }
+  }
+  swHead.addEventListener("click", (ev) => {
+    const th = ev.target.closest("th[data-sw]");
+    if (!th || !swRows) return;
+    swDesc = th.dataset.sw === swKey ? !swDesc : th.dataset.sw !== "label";
+    swKey = th.dataset.sw;
+    sortSwRows();
+    renderSwTable();
+  });
   function renderSwTable() {
     const fns = data?.functions;
     if (!swRows && fns) {
       ctx.run(async () => {
         const out = await ctx.api.getJSON("/api/functions", ctx.windowParams());
-        swRows = out.functions.sort((a, b) => b.self_us - a.self_us);
+        swRows = out.functions;
+        sortSwRows();
         renderSwTable();
       });
       return;
@@ -84,8 +110,9 @@ export function initFlame(ctx, live) {
     if (!swRows) return;
     swBody.innerHTML = swRows.map((r) =>
       `<tr data-fid="${r.fid}" class="${r.fid === sandwichFid ? "selected" : ""}">` +
-      `<td class="name" title="${esc(r.name)}">${esc(shortName(r.label || r.name))}</td>` +
-      `<td class="num">${esc(fmtTime(r.self_us))}</td><td class="num">${esc(fmtTime(r.total_us))}</td></tr>`).join("");
+      `<td class="name" title="${esc(r.name)}">${esc(swName(r))}</td>` +
+      `<td class="num">${esc(fmtTime(r.self_us))}</td><td class="num">${esc(fmtTime(r.total_us))}</td>` +
+      `<td class="num">${esc(fmtInt(r.calls))}</td></tr>`).join("");
   }
   swBody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-fid]");
@@ -341,6 +368,20 @@ export function initFlame(ctx, live) {
       if (search.value) { search.value = ""; setMatch(); redraw(); }
       if (ctx.selected) ctx.emit("select-function", null);
     }
+  });
+  // speedscope's keys: "/" or Ctrl+F searches, 1/2/3 pick top-down, bottom-up, sandwich.
+  document.addEventListener("keydown", (ev) => {
+    if (ctx.view !== "flame" || ev.altKey || ev.metaKey) return;
+    const t = ev.target;
+    if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
+    if (ev.key === "/" || (ev.ctrlKey && ev.key === "f")) {
+      ev.preventDefault();
+      search.focus();
+      search.select();
+      return;
+    }
+    const pick = !ev.ctrlKey && ["top-down", "bottom-up", "sandwich"][["1", "2", "3"].indexOf(ev.key)];
+    if (pick) document.querySelector(`[data-flame=${pick}]`).click();
   });
   search.addEventListener("input", () => { main.currentI = -1; setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {

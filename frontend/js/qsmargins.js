@@ -4,7 +4,7 @@
 
 import { el } from "./dom.js";
 import { fmtInt } from "./format.js";
-import { loadPlotly } from "./plotly.js";
+import { loadPlotly, themedPlot } from "./plotly.js";
 
 export const PALETTE = ["#4c9aff", "#f08c00", "#3fb950", "#e35d9c", "#a37cf0", "#19b5b0",
   "#e3a83a", "#f0605a", "#8fb3ff", "#b5d334", "#ff9f80", "#7fd1c7"];
@@ -17,6 +17,7 @@ export const PLOT_LAYOUT = {
 };
 export const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
 export const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "#8b95a3" };
+themedPlot(PLOT_LAYOUT, AXIS); // dark or light, as the page
 export const TIME_AXIS_TITLE = "target time (timestamp ticks since the first record)";
 
 // Plotly reads tags in its labels and decodes only &amp; &lt; &gt;: escape those three.

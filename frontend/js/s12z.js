@@ -6,7 +6,7 @@
 
 import { el, injectStyle } from "./dom.js";
 import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
-import { loadPlotly } from "./plotly.js";
+import { loadPlotly, themedPlot } from "./plotly.js";
 
 const STYLE = `
 .s12z { display: flex; flex-direction: column; flex: 1; min-height: 0; }
@@ -52,6 +52,7 @@ const PLOT_LAYOUT = {
 };
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
 const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "#8b95a3" };
+themedPlot(PLOT_LAYOUT, AXIS); // dark or light, as the page
 
 // Plotly reads tags in its labels and decodes only &amp; &lt; &gt;: escape those three.
 const PLOTLY_ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };

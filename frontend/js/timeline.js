@@ -7,8 +7,7 @@
 import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
-const MIN_ROW = 16;
-const MAX_ROW = 64;
+const ROW_PX = 20; // fixed, compact rows, as the flame graph's (flame.js); deep stacks scroll
 let DIM = "#2a3039"; // the theme's, read at each draw
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
@@ -114,7 +113,7 @@ export function initTimeline(ctx) {
     canvas.style.visibility = "visible";
     overview.style.visibility = "visible";
     const levels = Math.max(1, data.max_depth + 1);
-    rowPx = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor((room - AXIS_PX) / levels)));
+    rowPx = ROW_PX;
     const H = Math.max(room, AXIS_PX + levels * rowPx);
     const g = sizeCanvas(canvas, W, H);
     g.clearRect(0, 0, W, H);
@@ -131,7 +130,7 @@ export function initTimeline(ctx) {
       g.lineWidth = 1;
       g.strokeRect(x0 + 0.5, AXIS_PX + 0.5, x1 - x0 - 1, H - AXIS_PX - 1);
     }
-    g.font = rowPx >= 34 ? FONT.replace("12px", "13px") : FONT;
+    g.font = FONT;
     g.textBaseline = "middle";
     const charPx = g.measureText("abcdefghijklmnopqrstuvwxyz").width / 26;
     rects = [];
@@ -160,7 +159,7 @@ export function initTimeline(ctx) {
         }
       }
       if (picked && picked.depth === data.depth[i] && picked.start === data.start_us[i]) {
-        g.strokeStyle = "#ffffff";
+        g.strokeStyle = themeColor("--text", "#ffffff"); // light on dark, dark on light
         g.lineWidth = 2;
         g.strokeRect(cx + 1, y + 1, Math.max(1, cw - 3), rowPx - 3);
       }
@@ -202,7 +201,10 @@ export function initTimeline(ctx) {
       g.moveTo(x, AXIS_PX - 6);
       g.lineTo(x, H);
       g.stroke();
-      g.fillText(axisLabel(t, step), x + 3, AXIS_PX / 2);
+      // The last label would run off the right edge: it goes left of its tick there.
+      const label = axisLabel(t, step);
+      const lw = g.measureText(label).width;
+      g.fillText(label, x + 3 + lw > W - 2 ? x - 3 - lw : x + 3, AXIS_PX / 2);
     }
     g.strokeStyle = themeColor("--line-2", "#323a46");
     g.beginPath();
@@ -230,7 +232,7 @@ export function initTimeline(ctx) {
     const [a, b] = current();
     const x0 = (a - range[0]) * scale;
     const x1 = (b - range[0]) * scale;
-    g.fillStyle = "rgba(15,18,22,0.62)";
+    g.fillStyle = themeColor("--overview-mask", "rgba(15,18,22,0.62)");
     g.fillRect(0, 0, x0, H);
     g.fillRect(x1, 0, W - x1, H);
     g.strokeStyle = "#4c9aff";
