@@ -4,10 +4,10 @@
 // stretched meanwhile so the view follows the hand at once. W/S zoom, A/D pan, the wheel
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
+import { ROW_PX } from "./flamecanvas.js"; // fixed, compact rows, as the flame graph's
 import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
-const ROW_PX = 20; // fixed, compact rows, as the flame graph's (flame.js); deep stacks scroll
 let DIM = "#2a3039"; // the theme's, read at each draw
 const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
