@@ -149,16 +149,21 @@ export async function mount(container, ctx) {
   // the newest finished session against the live capture while a device is connected,
   // otherwise the two newest finished sessions (older as base). The session being recorded
   // is the live capture itself, so it is never the default baseline.
+  // S12Z traces are tables of samples, not calls: `mcuprof compare` refuses them too.
+  const comparable = (list) => list.filter((s) => s.kind !== "s12z");
+
   function defaults(preferBase) {
     // Non-empty: a session with records (an empty or failed one compares as "all removed").
-    const done = sessions.filter((s) => s.status !== "recording" && (s.records === null || s.records === undefined ? s.raw_bytes > 0 : s.records > 0));
+    // Not an S12Z trace (no call records to compare); both sides of the newest's kind.
+    const done = comparable(sessions).filter((s) => s.status !== "recording" && (s.records === null || s.records === undefined ? s.raw_bytes > 0 : s.records > 0));
     const connected = !!(ctx.state && ctx.state.connected);
     const has = (id) => sessions.some((s) => String(s.id) === String(id));
     if (preferBase !== undefined && preferBase !== null && has(preferBase)) {
       const other = done.find((s) => String(s.id) !== String(preferBase));
       return [String(preferBase), connected || !other ? "live" : String(other.id)];
     }
-    if (done.length >= 2) return [String(done[1].id), String(done[0].id)];
+    const same = done.filter((s) => s.kind === done[0]?.kind);
+    if (same.length >= 2) return [String(same[1].id), String(same[0].id)];
     const liveHas = (ctx.state?.health?.profile_records || 0) > 0;
     if (connected && done.length && liveHas) return [String(done[0].id), "live"];
     return null;
@@ -167,7 +172,7 @@ export async function mount(container, ctx) {
   function fillSelects(preferBase) {
     const keepBase = baseSel.value;
     const keepNew = newSel.value;
-    const opts = () => sessions.map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.name}`));
+    const opts = () => comparable(sessions).map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.name}`));
     baseSel.replaceChildren(...opts());
     newSel.replaceChildren(el("option", { value: "live" }, "Live capture"), ...opts());
     const pick = defaults(preferBase);
