@@ -17,8 +17,9 @@ export class FlameCanvas {
   constructor(canvas, options = {}) {
     this.canvas = canvas;
     this.flip = !!options.flip; // root at the bottom (a classic flame graph)
-    this.minRow = options.minRow || 18;
-    this.maxRow = options.maxRow || 40;
+    // Fixed rows unless a caller asks for a range (a click then stays on its frame).
+    this.minRow = options.minRow || ROW_PX;
+    this.maxRow = options.maxRow || ROW_PX;
     this.font = options.font || "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
     this.data = null;
     this.focusId = null; // id of the zoomed frame; its ancestors stay drawn full width

@@ -193,6 +193,7 @@ def test_html_export_has_a_search(served: Server, pg: Page, tmp_path: Path) -> N
     pg.fill("#search", pattern)
     matches = pg.locator("#matches")
     expect(matches).to_contain_text(f"{len(found)} frames, ")
+    assert pg.evaluate("fc.rowPx") == 20  # the page's fixed rows, not stretched to the window
     drawn = pg.evaluate("fc.rects.map(r => [r.i, r.color])")
     dim = {color for i, color in drawn if i > 0 and i not in found}
     lit = {color for i, color in drawn if i in found}
