@@ -268,7 +268,7 @@ def test_selection_is_named_outlined_and_esc_clears_it(server, page) -> None:
     d = pg.evaluate("window.mcuprof.timeline.details")
     start = details.locator("dd").nth(1).inner_text()
     assert start == f"{d['since_start_us']:,.3f}".rstrip("0").rstrip(".") + " µs", (start, d)
-    # The outline: white pixels on the clicked call's top edge, wherever it is now.
+    # The outline: the theme's text colour on the clicked call's top edge, wherever it is now.
     picked = pg.evaluate("window.mcuprof.timeline.picked()")
     assert picked["depth"] == d["depth"]
     white = pg.evaluate(
@@ -281,7 +281,11 @@ def test_selection_is_named_outlined_and_esc_clears_it(server, page) -> None:
             return [px[0], px[1], px[2]]; }""",
         picked,
     )
-    assert min(white) >= 240, white
+    text = pg.evaluate(
+        "getComputedStyle(document.documentElement).getPropertyValue('--text').trim()"
+    )
+    want = [int(text[i : i + 2], 16) for i in (1, 3, 5)]
+    assert all(abs(a - b) <= 8 for a, b in zip(white, want, strict=True)), (white, text)
     _shot(pg, "timeline-selected-1440")
     pg.keyboard.press("Escape")
     expect(details).to_be_hidden()

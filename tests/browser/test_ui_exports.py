@@ -154,6 +154,7 @@ def test_each_session_row_offers_every_export(served: Server, pg: Page, tmp_path
     formats = menu.evaluate_all("(bs) => bs.map(b => b.dataset.export)")
     row = pg.locator(f"#sessions-table tr[data-id='{sid}']")
     offered = row.locator("[data-session-export]")
+    expect(offered).to_have_count(len(formats))  # the table is filled after the page loads
     assert offered.evaluate_all("(bs) => bs.map(b => b.dataset.sessionExport)") == formats
     files = {}
     for fmt in formats:

@@ -102,7 +102,7 @@ def test_lost_packets_make_orphans(seed: int) -> None:
 
 
 def test_every_split_of_a_small_trace() -> None:
-    trace, records, table, names = scenario(7, n=9, isr=True, max_depth=3)
+    trace, records, table, names = scenario(7, n=7, isr=True, max_depth=3)
     n = len(records)
     want = expected_folded(names, trace.parent.tolist(), trace.duration, 1_000_000)
     for mask in itertools.product([False, True], repeat=n - 1):

@@ -1,12 +1,12 @@
-"""Linear at any depth and fan-out (issue 14, item 1): a chain 65,535 calls deep and
-100,000 siblings go through reconstruction, aggregation and every export in seconds.
+"""Linear at any depth and fan-out (issue 14, item 1): a chain 32,768 calls deep and
+50,000 siblings go through reconstruction, aggregation and every export in seconds.
 Nothing here is timed (speed lives in bench/): before the change these shapes took hours
 (depth) and tens of seconds (siblings), so a return of the quadratic walk shows as the suite's
 per-test timeout, not as a flaky budget.
 
-Depth costs a fixed ~0.5 ms per level (each level is a few array passes), so the full
-65,535 levels run once, through aggregation; the exports and the other shapes use a few
-thousand levels, where a quadratic walk would still take minutes."""
+Depth costs a fixed ~0.5 ms per level (each level is a few array passes), so 32,768 levels
+(past any signed 16-bit depth) run once, through aggregation; the exports and the other
+shapes use a few thousand levels, where a quadratic walk would still take minutes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from mcuprof import export
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 
-DEEP = 65_535
+DEEP = 32_768  # past int16: a signed 16-bit depth anywhere would wrap here
 DEEP_EXPORT = 8_192
 WIDE = 50_000
 LEAF = f"0x{0x0800_0000 + 4 * (DEEP - 1):08x}"

@@ -16,7 +16,7 @@ from ..export import svg
 from ..export.titles import flame_titles
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
-from .live import LiveSession
+from .filenames import stored_stem, stored_time
 
 router = APIRouter(prefix="/api/export")
 
@@ -72,14 +72,17 @@ class StoredView:
     session, for a stored session exported from its row without opening it: the same
     title, subtitle and file name as when it is opened."""
 
-    file_stem = LiveSession.file_stem  # one definition of the file name
-    capture_time = LiveSession.capture_time
-
     def __init__(self, info: Any) -> None:
         self.metadata = info.metadata
-        captured = info.started_at if info.started_at is not None else info.created_at
-        self.opened = {"id": info.id, "name": info.name, "captured_at": captured}
-        self.capture_started = captured
+        self.capture_started = stored_time(info)
+        self.opened = {"id": info.id, "name": info.name, "captured_at": self.capture_started}
+        self._stem = stored_stem(info)
+
+    def file_stem(self) -> str:
+        return self._stem
+
+    def capture_time(self) -> float:
+        return self.capture_started
 
 
 def check_format(fmt: str) -> tuple[str, str]:

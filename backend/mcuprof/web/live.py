@@ -56,6 +56,7 @@ from ..protocol import Metadata, Status
 from ..store import SessionStore
 from ..symbols import SymbolTable
 from .elfs import ElfCatalog, ElfChoice
+from .filenames import file_stem
 from .health import Health
 from .live_connection import Connection
 from .live_log import LiveLog
@@ -486,14 +487,7 @@ class LiveSession(ProtocolNames):
 
     def file_stem(self) -> str:
         meta = self.conn.metadata
-        version = meta.fw_version if meta and meta.fw_version else ""
-        safe = _file_safe(version) or "unknown"
-        when = self.capture_time()
-        stem = f"mcuprof-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
-        if self.opened is not None:  # a stored session: its own name, not when it was opened
-            name = _file_safe(self.opened["name"])
-            stem += f"-session{self.opened['id']}-{name[:60]}".rstrip("-_")
-        return stem
+        return file_stem(meta.fw_version if meta else None, self.capture_time(), self.opened)
 
     def capture_time(self) -> float:
         """Wall clock of the capture the views show: a stored session's own start."""
@@ -588,8 +582,3 @@ class LiveSession(ProtocolNames):
 
     def metrics(self) -> dict[str, Any]:
         return {**self.publisher.metrics(), "profile_records": self.profile_records()}
-
-
-def _file_safe(text: str) -> str:
-    """``text`` for a file name: letters, digits and ``.-_`` kept, anything else ``_``."""
-    return "".join(ch if ch.isalnum() or ch in ".-_" else "_" for ch in text)

@@ -8,7 +8,6 @@ Exports: QSPY's -g text and the SVG of the same rows."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
@@ -32,7 +31,7 @@ from ..qs.sequence import (
     state_label,
 )
 from .deps import WindowDep
-from .live import _file_safe
+from .filenames import stored_stem
 from .qs_api import MonitorDep, SessionParam, _store
 
 router = APIRouter(prefix="/api/qs/flow")
@@ -208,16 +207,10 @@ async def states(request: Request, monitor: MonitorDep, window: WindowDep) -> di
 
 
 def _stem(request: Request, session: int | None) -> str:
-    """The file name's stem, as the other exports have it: firmware, capture time and,
-    for a stored session, its id and name."""
+    """The file name's stem, as the other exports have it."""
     if session is None:
         return request.app.state.live.file_stem()
-    info = _store(request).get(session)
-    fw = info.metadata.fw_version if info.metadata and info.metadata.fw_version else ""
-    when = info.started_at if info.started_at is not None else info.created_at
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
-    name = _file_safe(info.name)[:60]
-    return f"mcuprof-{_file_safe(fw) or 'unknown'}-{stamp}-session{session}-{name}".rstrip("-_")
+    return stored_stem(_store(request).get(session))
 
 
 def _file_name(request: Request, session: int | None, window: Window, suffix: str) -> str:
