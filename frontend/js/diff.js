@@ -151,6 +151,8 @@ export async function mount(container, ctx) {
   // is the live capture itself, so it is never the default baseline.
   // S12Z traces are tables of samples, not calls: `mcuprof compare` refuses them too.
   const comparable = (list) => list.filter((s) => s.kind !== "s12z");
+  // The gate's key of a static function adds " [file]"; the page shows the display name.
+  const displayName = (key) => key.replace(/ \[[^\]]*\]$/, "");
 
   function defaults(preferBase) {
     // Non-empty: a session with records (an empty or failed one compares as "all removed").
@@ -309,7 +311,7 @@ export async function mount(container, ctx) {
       : `Compared ${v.compared} functions on the point change alone (confidence 0).`;
     const section = (key, title) => {
       const rows = v[key];
-      const names = rows.slice(0, 4).map((r) => `${shortName(r.key)} ${pct(r.change_pct)}` +
+      const names = rows.slice(0, 4).map((r) => `${shortName(displayName(r.key))} ${pct(r.change_pct)}` +
         (r.ci_pct ? ` [${pct(r.ci_pct[0])}…${pct(r.ci_pct[1])}]` : ""));
       return el("span", { "data-section": key }, el("b", {}, `${title}: ${rows.length}`),
         names.length ? ` — ${names.join(", ")}${rows.length > 4 ? ", …" : ""}` : "");
@@ -320,13 +322,13 @@ export async function mount(container, ctx) {
       el("div", { class: "sections" }, section("regressions", "Regressed"), section("improvements", "Improved"),
         section("within_noise", "Within noise"), section("too_few_calls", "Too few calls")),
       el("div", { class: "gate" }, gate));
-    // By the gate's key, and by the display name the flame frames carry: a static
-    // function's key adds " [file]". Two statics of one name: the stronger verdict shows.
+    // By the gate's key, and by the display name the flame frames carry. Two statics of
+    // one name: the stronger verdict shows.
     verdictOf = new Map();
     for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
       for (const r of v[key]) {
         verdictOf.set(r.key, tag);
-        const name = r.key.replace(/ \[[^\]]*\]$/, "");
+        const name = displayName(r.key);
         if (!verdictOf.has(name)) verdictOf.set(name, tag);
       }
     }
