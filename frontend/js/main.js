@@ -9,6 +9,7 @@ import { initFlame } from "./flame.js";
 import { initFunctions } from "./functions.js";
 import { connectLive } from "./live.js";
 import { initLog } from "./log.js";
+import { initTabOverflow } from "./tabsmore.js";
 import { initTimeline } from "./timeline.js";
 
 const ctx = createContext();
@@ -74,6 +75,7 @@ function start() {
   initExport(ctx, flame);
 
   const tabs = [...document.querySelectorAll("[role=tab]")];
+  let relayoutTabs = () => {};
   function select(name, focus = false) {
     if (!views[name]) name = "flame";
     ctx.view = name;
@@ -85,6 +87,7 @@ function start() {
       if (on && focus) tab.focus();
     }
     if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+    relayoutTabs(); // the selected tab stays on the bar, others may go to "More"
     views[name].show();
     ctx.emit("view", name);
   }
@@ -95,6 +98,7 @@ function start() {
       if (step) select(tabs[(i + step + tabs.length) % tabs.length].dataset.view, true);
     });
   });
+  relayoutTabs = initTabOverflow(document.getElementById("tabs"), select);
   select(location.hash.slice(1) || "flame");
 
   let version = -1;

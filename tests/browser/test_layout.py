@@ -193,3 +193,36 @@ def test_tables_do_not_spread_over_a_2560_px_screen(live_page: Page) -> None:
         assert box and box["width"] <= 1700, box
     finally:
         pg.set_viewport_size({"width": 1024, "height": 768})
+
+
+TABS = """() => { const l = document.getElementById('tabs');
+    const tabs = [...l.querySelectorAll('[role=tab]')];
+    return {fits: l.scrollWidth <= l.clientWidth + 1, all: tabs.map(t => t.dataset.view),
+            shown: tabs.filter(t => !t.hidden).map(t => t.dataset.view)}; }"""
+
+
+def test_below_1024_the_tabs_that_do_not_fit_go_into_more(live_page: Page) -> None:
+    """Point 6: one row of tabs down to 1024 px, an overflow menu below that; every view
+    stays one click away and the selected tab stays on the bar."""
+    pg = live_page
+    expect(pg.locator("#tab-more")).to_be_hidden()  # at 1024 every tab fits
+    pg.set_viewport_size({"width": 800, "height": 700})
+    try:
+        pg.get_by_role("tab", name="Flame graph").click()
+        more = pg.locator("#tab-more")
+        expect(more).to_be_visible()
+        tabs = pg.evaluate(TABS)
+        assert tabs["fits"], tabs  # the bar no longer scrolls sideways
+        more.click()
+        items = pg.locator("#tab-more-list [role=menuitem]")
+        moved = items.evaluate_all("(bs) => bs.map(b => b.dataset.view)")
+        assert moved and sorted(tabs["shown"] + moved) == sorted(tabs["all"]), (tabs, moved)
+        items.last.click()
+        picked = pg.locator(f"#tab-{moved[-1]}")
+        expect(picked).to_have_attribute("aria-selected", "true")
+        expect(picked).to_be_visible()  # the chosen view's tab comes onto the bar
+        assert pg.evaluate(TABS)["fits"]
+    finally:
+        pg.set_viewport_size({"width": 1024, "height": 768})
+        pg.get_by_role("tab", name="Flame graph").click()
+    expect(pg.locator("#tab-more")).to_be_hidden()
