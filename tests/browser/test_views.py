@@ -286,7 +286,11 @@ def test_garbage_import_is_refused_and_replay_ends_cleanly(server, page) -> None
     pg.get_by_role("button", name="Start", exact=True).click()
     expect(pg.locator("#h-state")).to_have_text("profiling")
     pg.wait_for_timeout(800)
-    pg.get_by_role("button", name="Stop", exact=True).click()
+    # The state reads "ready" as soon as the link stops; the session is closed when the
+    # Stop request answers.
+    with pg.expect_response(lambda r: r.url.endswith("/api/stop")) as stopped:
+        pg.get_by_role("button", name="Stop", exact=True).click()
+    assert stopped.value.ok
     expect(pg.locator("#h-state")).to_have_text("ready")
     newest = max(_get(f"{server.url}api/sessions")["sessions"], key=lambda s: s["id"])
     assert newest["status"] == "complete" and newest["records"] > 0
@@ -347,7 +351,7 @@ def test_screenshots_of_every_view_at_three_sizes(server, page) -> None:
                     " return t && t.getBoundingClientRect().right <= w + 1; }",
                     arg=width,
                 )
-            pg.wait_for_timeout(600)
+            pg.wait_for_timeout(200)  # the last redraw settles
             slug = view.lower().replace(" ", "-")
             pg.screenshot(path=str(SHOTS / f"size-{width}x{height}-{slug}.png"))
             # Nothing spills sideways out of the page.
