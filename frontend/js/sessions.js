@@ -218,6 +218,25 @@ export async function mount(container, ctx) {
     return menu;
   }
 
+  // Every refresh (the tab shown, a capture stored) rebuilds the panel: what the user is
+  // typing into the same session's name or notes carries over, focus too, so nothing
+  // typed is lost. Returns the field to focus again, if any.
+  function carryEdits(id, name, notes) {
+    const same = detail.dataset.sid === String(id);
+    detail.dataset.sid = String(id);
+    const before = [document.getElementById("sess-name"), document.getElementById("sess-notes")];
+    name.dataset.orig = name.value;
+    notes.dataset.orig = notes.value;
+    if (!same) return null;
+    let focus = null;
+    for (const [old, now] of [[before[0], name], [before[1], notes]]) {
+      if (!old) continue;
+      if (old.value !== old.dataset.orig) now.value = old.value;
+      if (document.activeElement === old) focus = now;
+    }
+    return focus;
+  }
+
   async function showDetail() {
     const s = sessions.find((x) => x.id === selected);
     if (!s) {
@@ -242,6 +261,7 @@ export async function mount(container, ctx) {
     for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
     const busy = s.status === "recording";
     const s12z = s.kind === "s12z"; // an S12Z DBG trace: shown in its own tab, not replayed
+    const focus = carryEdits(s.id, name, notes);
     detail.replaceChildren(
       el("h3", { class: "mono" }, `Session ${s.id}`),
       el("label", {}, "Name", name),
@@ -271,6 +291,7 @@ export async function mount(container, ctx) {
           onclick: () => save(s, name.value, notes.value) }, "Save")),
       el("div", { class: "note", id: "sess-capture" }, "Reading the capture…"),
     );
+    if (focus) focus.focus();
     const capBox = detail.querySelector("#sess-capture");
     try {
       const out = await ctx.api.getJSON(`/api/sessions/${s.id}`);

@@ -64,6 +64,14 @@ def test_sessions_and_compare_tabs(server, tmp_path, firmware, kit, chromium: Br
         expect(page.locator("#sess-name")).to_have_value("before")
         page.fill("#sess-name", "baseline run")
         page.fill("#sess-notes", "before the FIR change")
+        # A refresh rebuilds the panel (as a capture stored meanwhile does): nothing typed
+        # is lost, and the name field keeps the focus.
+        page.locator("#sess-name").focus()
+        page.evaluate("window.mcuprof.emit('sessions-changed')")
+        expect(page.locator("#sess-capture")).not_to_have_text("Reading the capture…")
+        expect(page.locator("#sess-name")).to_have_value("baseline run")
+        expect(page.locator("#sess-notes")).to_have_value("before the FIR change")
+        assert page.evaluate("document.activeElement.id") == "sess-name"
         page.click("#sess-save")
         expect(page.locator(f'#sessions-table tr[data-id="{before.id}"]')).to_contain_text(
             "baseline run"
