@@ -4,10 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HTTP_PORT ?= 8000
 # Test workers (pytest-xdist): most tests wait on subprocesses, sockets, QEMU or Chromium,
-# so three overlap well on two cores (the suite: 10:12 on two, 9:16 on three). Whole files
-# go to one worker, so each module's fixtures (a Chromium, a built profile) are made once.
+# so four overlap well on two cores (the suite: 10:12 on two, 9:16 on three, 8:51 on four).
+# Whole files go to one worker, so each module's fixtures (a Chromium, a built profile) are
+# made once.
 # TEST_WORKERS=0 runs in one process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint format sysdeps bench firmware clean
 
