@@ -16,7 +16,7 @@ from ..export import svg
 from ..export.titles import flame_titles
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
-from .filenames import stored_stem, stored_time
+from .filenames import disposition, stored_stem, stored_time
 
 router = APIRouter(prefix="/api/export")
 
@@ -38,7 +38,7 @@ def attachment(body: bytes | str, filename: str, media: str) -> Response:
     return Response(
         content=data,
         media_type=media,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers=disposition(filename),
     )
 
 

@@ -1,5 +1,6 @@
 """Export file names: one definition for the live capture, an opened stored session and a
-stored session exported from its row (the page, the session rows and the QS flow views)."""
+stored session exported from its row (the page, the session rows and the QS flow views),
+and the one header that makes a response a download of that name."""
 
 from __future__ import annotations
 
@@ -35,3 +36,8 @@ def stored_stem(info: Any) -> str:
 def stored_time(info: Any) -> float:
     """A stored session's capture time: when it started, else when it was stored."""
     return info.started_at if info.started_at is not None else info.created_at
+
+
+def disposition(filename: str) -> dict[str, str]:
+    """The header that makes a response a download named ``filename``."""
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}

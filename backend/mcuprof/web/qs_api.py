@@ -19,6 +19,7 @@ from ..protocol.qs import QSDecoder
 from ..protocol.qs.records import RECORDS
 from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
 from ..store import SessionStore
+from .filenames import disposition
 
 router = APIRouter(prefix="/api/qs")
 
@@ -155,7 +156,7 @@ async def log_text(
     return StreamingResponse(
         body,
         media_type="text/plain; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers=disposition(name),
     )
 
 

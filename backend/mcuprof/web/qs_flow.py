@@ -31,7 +31,8 @@ from ..qs.sequence import (
     state_label,
 )
 from .deps import WindowDep
-from .filenames import stored_stem
+from .exports import attachment
+from .filenames import disposition, stored_stem
 from .qs_api import MonitorDep, SessionParam, _store
 
 router = APIRouter(prefix="/api/qs/flow")
@@ -274,9 +275,7 @@ async def export_seq(
     body = _seq_body(names, g if g is not None else ",".join(names), chosen, dropped)
     name = _file_name(request, session, window, ".seq")
     return StreamingResponse(
-        body,
-        media_type="text/plain; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        body, media_type="text/plain; charset=utf-8", headers=disposition(name)
     )
 
 
@@ -301,8 +300,4 @@ async def export_svg(
 
     body = await asyncio.to_thread(build)
     name = _file_name(request, session, window, ".svg")
-    return Response(
-        body,
-        media_type="image/svg+xml",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    return attachment(body, name, "image/svg+xml")

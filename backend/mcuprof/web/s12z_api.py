@@ -16,6 +16,7 @@ from ..errors import UserError
 from ..s12z.store import import_trace, session_analysis
 from ..store import SessionStore
 from ..store.model import MAX_NAME
+from .exports import attachment
 from .uploads import received_capture
 
 router = APIRouter(prefix="/api/s12z")
@@ -110,8 +111,4 @@ async def export(
             "text/csv; charset=utf-8",
             f"s12z-{table}.csv",
         )
-    return Response(
-        content=body.encode("utf-8"),
-        media_type=media,
-        headers={"Content-Disposition": f'attachment; filename="mcuprof-{sid}-{name}"'},
-    )
+    return attachment(body, f"mcuprof-{sid}-{name}", media)

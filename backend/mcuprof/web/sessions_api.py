@@ -33,6 +33,7 @@ from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from . import views
 from .exports import StoredView, attachment, check_format, export_title, render_profile
+from .filenames import disposition
 from .icicle import Frame, icicle_payload
 from .uploads import received_capture
 
@@ -328,11 +329,7 @@ async def diff_export(
     body, media = await asyncio.to_thread(work)
     suffix = "diff.folded" if format == "folded" else "diff.svg"
     filename = f"mcuprof-{b}-vs-{n}.{suffix}"
-    return Response(
-        content=body.encode("utf-8"),
-        media_type=media,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
+    return attachment(body, filename, media)
 
 
 @router.post("/replay/stop")
@@ -468,7 +465,7 @@ def stream_raw(store: SessionStore, sid: int, filename: str) -> Response:
         pieces(),
         media_type="application/octet-stream",
         headers={
-            "Content-Disposition": f'attachment; filename="{filename}"',
+            **disposition(filename),
             "Content-Length": str(size),
         },
     )
