@@ -117,7 +117,7 @@ async def reset(live: LiveDep) -> dict[str, Any]:
 @router.post("/qs/{command}")
 async def qs_command(command: Literal["reset", "info", "tick"], live: LiveDep) -> dict[str, Any]:
     """QS-RX commands to a QS target: reset, target info, one clock tick."""
-    return await _then_state(live, live.qs_command, command)
+    return await _then_state(live, live.command, command)
 
 
 @router.post("/status")

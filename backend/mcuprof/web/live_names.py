@@ -1,8 +1,8 @@
 """Names on the live session for what its parts hold.
 
-``Via`` shows one part's attribute on the live session. ``ProtocolNames`` holds the few
-names that are the QS protocol's (link/open.py): web/live.py speaks of links, not
-protocols, and the app, the API and the tests reach these where they always did.
+``Via`` shows one part's attribute on the live session. ``ProtocolNames`` holds the one
+name that is the QS protocol's (link/open.py), the QS monitors: web/live.py speaks of
+links, not protocols, and the app and the tests reach them where they always did.
 """
 
 from __future__ import annotations
@@ -35,8 +35,3 @@ class ProtocolNames:
     def qs_listeners(self) -> list[Any]:
         """The QS monitors: ``qs_events(events)`` per decoded batch, ``qs_reset()``."""
         return self.links.qs.listeners
-
-    def qs_command(self, name: str) -> None:
-        """A QS-RX command to the connected QS target: reset, info or tick."""
-        live: Any = self  # a LiveSession
-        live.command(name)
