@@ -71,8 +71,8 @@ def add_parser(qs_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--baud", type=int, default=115_200, help="baud rate (115200)")
     p.add_argument("--name", help="session name (default: the script's file name)")
     p.add_argument("--baseline", metavar="SESSION", help="gate against this stored session")
-    p.add_argument("--threshold", default="10%", help="compare's threshold (10%%)")
-    p.add_argument("--confidence", default="95%", help="compare's confidence (95%%)")
+    p.add_argument("--threshold", help="compare's --threshold (its default: 10%%)")
+    p.add_argument("--confidence", help="compare's --confidence (its default: 95%%)")
     p.add_argument("--data-dir", help="session store directory")
     p.set_defaults(func=run, error_exit=2)
 
@@ -347,11 +347,14 @@ def _gate(args: argparse.Namespace, new: str) -> int:
     """``mcuprof compare BASELINE NEW`` with its defaults: its report, its verdict."""
     from . import compare
 
-    gate = argparse.Namespace(
-        base=args.baseline, new=new, elf=None, elf_new=None, metric="self", basis="mean",
-        threshold=args.threshold, min_delta_us=0.0, confidence=args.confidence, min_calls=2,
-        function=None, allow_timebase_mismatch=False, top=10, json=False, diff_folded=None,
-        diff_svg=None, data_dir=args.data_dir,
-    )  # fmt: skip
+    # Parsed by compare's own parser, so every option it is not given keeps compare's default.
+    parser = argparse.ArgumentParser(prog="mcuprof")
+    compare.register(parser.add_subparsers())
+    argv = ["compare", args.baseline, new]
+    for option in ("threshold", "confidence", "data_dir"):
+        value = getattr(args, option)
+        if value is not None:
+            argv += [f"--{option.replace('_', '-')}", value]
+    gate = parser.parse_args(argv)
     sys.stdout.flush()
     return int(compare.run(gate))
