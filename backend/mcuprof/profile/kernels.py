@@ -49,7 +49,7 @@ ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 def distinct(raw: np.ndarray) -> np.ndarray:
     """np.unique of u32 addresses, by a table over their range when it is small (firmware
-    addresses span a few times their count), as AddressTable.ids does."""
+    addresses span a few times their count)."""
     lo, hi = int(raw.min()), int(raw.max())
     if hi - lo >= 2 * len(raw) + 4096:
         return np.unique(raw)
