@@ -78,20 +78,3 @@ def test_last_at_or_before_is_searchsorted(case) -> None:
     up, ce, _ = _case(*case)
     want = np.searchsorted(up.entry, ce, side="right") - 1
     assert kernels.last_at_or_before(up.entry, ce).tolist() == want.tolist()
-
-
-def test_unresolved_frames_in_bulk() -> None:
-    """Frames for addresses without symbols, made in bulk, equal those made one by one
-    (the general path, taken when an address repeats or already has a frame)."""
-    from mcuprof.profile.frames import AddressTable
-
-    addrs = np.array([0x30, 0x10, 0x20, 0x10], np.uint32)
-    bulk, single = AddressTable(None), AddressTable(None)
-    got = bulk._frames_for(addrs[:3])
-    want = np.array([single._frames_for(addrs[i : i + 1])[0] for i in range(3)], np.int32)
-    assert got.tolist() == want.tolist() == [0, 1, 2]
-    assert bulk.frames == single.frames
-    assert bulk._frame_key == single._frame_key
-    # A repeat, and addresses that already have frames: the same ids as one by one.
-    assert bulk._frames_for(addrs).tolist() == [0, 1, 2, 1]
-    assert len(bulk.frames) == 3

@@ -4,16 +4,12 @@ on random inputs: same values, same order, the dtype the kernel promises."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.profile import kernels
 from mcuprof.profile.incremental import _unique_keys
 from mcuprof.profile.kernels import (
-    _FEW,
     _IDS,
-    count_at_most,
     depth_groups,
     distinct,
     is_sorted,
@@ -152,38 +148,6 @@ def test_frame_ranks_equal_numpy_unique(values: list[int]) -> None:
     assert idx.tolist() == want_idx.reshape(-1).tolist()
 
 
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.integers(-20, 200), max_size=300),
-    st.lists(st.integers(-40, 240), max_size=300),
-    st.sampled_from([1, 7, 1000, 10**9]),
-)
-def test_count_at_most_is_searchsorted(values, queries, scale):
-    # dense values (counted per tick) and sparse ones (binary search), queries past both ends
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.array(queries, np.int64) * scale
-    want = np.searchsorted(v, x, side="right")
-    assert count_at_most(v, x).tolist() == want.tolist()
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    values=st.lists(st.integers(-20, 200), max_size=300),
-    queries=st.lists(st.integers(-40, 240), max_size=300),
-    scale=st.sampled_from([1, 7, 1000, 10**9]),
-    window=st.sampled_from([1, 2, 5, 64]),
-)
-def test_ascending_queries_are_searched_as_searchsorted(values, queries, scale, window):
-    # queries in order are searched per window of values (small windows: many of them)
-    v = np.sort(np.array(values, np.int64) * scale)
-    x = np.sort(np.array(queries, np.int64) * scale)
-    want = np.searchsorted(v, x, side="right")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(kernels, "_WINDOW", window)
-        assert count_at_most(v, x, ascending=True).tolist() == want.tolist()
-        assert kernels._search_ascending(v, x).tolist() == want.tolist()
-
-
 entries_st = st.lists(
     st.one_of(
         st.integers(-50, 50),  # many ties
@@ -216,15 +180,3 @@ def test_sort_entries_positions_past_a_piece() -> None:
     want = np.argsort(entry, kind="stable")
     assert np.array_equal(perm, want)
     assert np.array_equal(got, entry[want])
-
-
-def test_sort_entries_few_values() -> None:
-    """A saw-tooth of a few ticks (a target that keeps resetting), sorted by one scan
-    per value; and one value more than that path takes."""
-    rng = np.random.default_rng(6)
-    for values in (1, _FEW, _FEW + 1):
-        entry = (rng.integers(0, values, 5000) * 7 + (1 << 35)).astype(np.int64)
-        got, perm = sort_entries(entry.copy())
-        want = np.argsort(entry, kind="stable")
-        assert np.array_equal(perm, want)
-        assert np.array_equal(got, entry[want])

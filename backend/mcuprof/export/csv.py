@@ -28,19 +28,7 @@ def render(profile: Profile, window: Window = None) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
     for s in profile.function_stats(window):
-        w.writerow(
-            [
-                s.name,
-                s.where or "",
-                "" if s.line is None else s.line,
-                s.calls,
-                f"{s.total_us:.3f}",
-                f"{s.self_us:.3f}",
-                f"{s.min_us:.3f}",
-                f"{s.max_us:.3f}",
-                f"{s.mean_us:.3f}",
-                f"{s.pct:.3f}",
-                f"{s.self_pct:.3f}",
-            ]
-        )
+        numbers = (s.total_us, s.self_us, s.min_us, s.max_us, s.mean_us, s.pct, s.self_pct)
+        line = "" if s.line is None else s.line
+        w.writerow([s.name, s.where or "", line, s.calls, *(f"{v:.3f}" for v in numbers)])
     return buf.getvalue()

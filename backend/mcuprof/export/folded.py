@@ -9,12 +9,8 @@ from ..profile import Profile, Window
 from ..profile.aggregate import folded_lines
 
 
-def write(profile: Profile, out: Callable[[str], Any], window: Window = None) -> None:
-    write_utf8(profile, lambda b: out(str(b, "utf-8")), window)
-
-
 def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
-    """``write`` as UTF-8 bytes, made as bytes (no str between)."""
+    """The lines as UTF-8 bytes, a piece at a time, made as bytes (no str between)."""
     with profile.lock:  # the paths are the live profile's, added to by its reader
         names, pids, us = folded_lines(profile, window)
         for piece in names.lines_utf8(pids, us):
@@ -23,5 +19,5 @@ def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = N
 
 def render(profile: Profile, window: Window = None) -> str:
     parts: list[str] = []
-    write(profile, parts.append, window)
+    write_utf8(profile, lambda b: parts.append(str(b, "utf-8")), window)
     return "".join(parts)

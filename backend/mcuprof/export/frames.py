@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import UNKNOWN, Profile
-from ..profile.aggregate import UNKNOWN_ID
+from ..profile import Profile
+from ..profile.aggregate import frame_info
 
 # Calls (or callgrind's edges) handled per step by the streamed exports and by
 # ``appearance``: bounded temporaries, each step's text written before the next.
@@ -13,13 +13,11 @@ CALLS_PER_STEP = 1 << 14
 
 
 def frame_name(profile: Profile, fid: int) -> str:
-    return UNKNOWN if fid == UNKNOWN_ID else profile.frames[fid].name
+    return frame_info(profile, fid).name
 
 
 def frame_file_line(profile: Profile, fid: int) -> tuple[str | None, int | None]:
-    if fid == UNKNOWN_ID:
-        return None, None
-    f = profile.frames[fid]
+    f = frame_info(profile, fid)
     return f.file, f.line
 
 

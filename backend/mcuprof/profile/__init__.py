@@ -8,17 +8,13 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from .aggregate import FunctionStat
-    from .frames import UNKNOWN, Frame
-    from .load import LoadResult, load_capture
+    from .frames import UNKNOWN
+    from .load import load_capture
     from .model import Profile, Window
     from .trees import TreeNode, prune
 
 __all__ = [
     "UNKNOWN",
-    "Frame",
-    "FunctionStat",
-    "LoadResult",
     "Profile",
     "TreeNode",
     "Window",
@@ -29,10 +25,7 @@ __all__ = [
 # Imported on first use (PEP 562): a command that needs one module (``mcuprof info``
 # needs the span) does not pay at start for the whole model.
 _HOME = {
-    "FunctionStat": "aggregate",
     "UNKNOWN": "frames",
-    "Frame": "frames",
-    "LoadResult": "load",
     "load_capture": "load",
     "Profile": "model",
     "Window": "model",

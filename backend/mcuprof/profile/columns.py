@@ -17,12 +17,12 @@ calls it after each public method, so what stays resident is what one call touch
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import os
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -277,35 +277,28 @@ class Column:
         return out
 
 
-def _libc_fn(name: str) -> Callable[..., int] | None:
-    try:
-        return getattr(ctypes.CDLL(None), name)  # glibc
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _libc_fn("malloc_trim")
-_MALLOPT = _libc_fn("mallopt")
+try:
+    _LIBC = ctypes.CDLL(None)  # glibc's malloc_trim and mallopt
+    _TRIM, _MALLOPT = _LIBC.malloc_trim, _LIBC.mallopt
+except (OSError, AttributeError):
+    _TRIM = _MALLOPT = None
 _M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
-_tuned = False
 
 
+@functools.cache  # once per process
 def bound_the_heap() -> None:
     """Make glibc give big temporaries back at once. By default it raises its mmap
     threshold to the largest block freed (up to 32 MB), after which an add's or an
     aggregate's temporaries come from heaps it keeps, one per thread that ever ran a
     query: a long capture then pays their high-water mark many times over."""
-    global _tuned
-    if not _tuned and _MALLOPT is not None:
+    if _MALLOPT is not None:
         _MALLOPT(_M_MMAP_THRESHOLD, 1 << 20)
         _MALLOPT(_M_ARENA_MAX, 2)
-    _tuned = True
 
 
 def release_free_memory() -> None:
-    """Give the heap's free pages back to the system. Without it glibc keeps the pages
-    of freed temporaries (an add's or an aggregate's) in its arenas, and a long capture
-    pays for them as if they were records."""
+    """Give the heap's free pages back to the system: glibc keeps those of freed
+    temporaries in its arenas, and a long capture would pay for them as records."""
     if _TRIM is not None:
         _TRIM(0)
 

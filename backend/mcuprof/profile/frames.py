@@ -4,10 +4,11 @@ frame is a function of the symbol table, or a raw address that resolves to none.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
+
+from .kernels import distinct
 
 UNKNOWN = "[unknown]"
 
@@ -68,35 +69,24 @@ class AddressTable:
         return out
 
     def ids(self, raw: np.ndarray) -> np.ndarray:
+        """The id of each raw address, new ones interned in ascending order. Firmware
+        addresses span a range about their count: looked up through a table over it
+        rather than by a binary search each."""
         raw = np.asarray(raw, np.uint32)
-        if len(raw):
-            lo, hi = int(raw.min()), int(raw.max())
-            if hi - lo < 2 * len(raw) + 4096:
-                return self._ids_by_table(raw, lo, hi)
-        pos = np.searchsorted(self._sorted, raw)
-        pos_c = np.minimum(pos, max(len(self._sorted) - 1, 0))
-        hit = self._sorted[pos_c] == raw if len(self._sorted) else np.zeros(len(raw), bool)
-        if not hit.all():
-            self._grow(np.unique(raw[~hit]))
-            pos_c = np.searchsorted(self._sorted, raw)
-        return self._sorted_ids[pos_c]
-
-    def _ids_by_table(self, raw: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        """``ids`` when the addresses span a range about their count (firmware is small):
-        a lookup table over the range instead of a binary search per record."""
-        # As indices (intp) at once: the scatter and the gather below would each convert.
-        off = np.subtract(raw, lo, dtype=np.intp)
-        seen = np.zeros(hi - lo + 1, bool)
-        seen[off] = True
-        present = (np.flatnonzero(seen) + lo).astype(np.uint32)
+        if len(raw) == 0:
+            return np.empty(0, np.int32)
+        present = distinct(raw)
         pos = np.searchsorted(self._sorted, present)
         known = pos < len(self._sorted)
         known[known] = self._sorted[pos[known]] == present[known]
         if not known.all():
-            self._grow(present[~known])  # ascending, as np.unique gives them
-        table = np.empty(len(seen), np.int32)
+            self._grow(present[~known])
+        lo, hi = int(present[0]), int(present[-1])
+        if hi - lo >= 2 * len(raw) + 4096:
+            return self._sorted_ids[np.searchsorted(self._sorted, raw)]
+        table = np.empty(hi - lo + 1, np.int32)
         table[present - np.uint32(lo)] = self._sorted_ids[np.searchsorted(self._sorted, present)]
-        return table[off]
+        return table[np.subtract(raw, lo, dtype=np.intp)]
 
     def _grow(self, new: np.ndarray) -> None:
         first = len(self.addrs)
@@ -114,26 +104,10 @@ class AddressTable:
         self._frame_key = {}
         self.frame_of = self._frames_for(self.addrs)
 
-    def _unresolved(self, addrs: list[int]) -> np.ndarray | None:
-        """Frames for addresses without symbols, all new (none has a frame yet): one
-        per address, made in bulk (a capture with thousands of functions and no ELF).
-        None when some already have one."""
-        keys = [(-1, a) for a in addrs]
-        if len(set(addrs)) < len(addrs) or any(k in self._frame_key for k in keys):
-            return None
-        first = len(self.frames)
-        names = [f"0x{a:08x}" for a in addrs]
-        self.frames.extend(map(Frame, names, names, repeat(None), repeat(None), addrs, repeat(-1)))
-        self._frame_key.update(zip(keys, range(first, first + len(addrs)), strict=True))
-        return np.arange(first, first + len(addrs), dtype=np.int32)
-
     def _frames_for(self, addrs: np.ndarray) -> np.ndarray:
         if len(addrs) == 0:
             return np.empty(0, np.int32)
         if self.symbols is None:
-            fresh = self._unresolved(addrs.tolist())
-            if fresh is not None:
-                return fresh
             idx = np.full(len(addrs), -1, np.int64)
         else:
             idx = np.asarray(self.symbols.lookup(addrs.astype(np.uint32)), np.int64)

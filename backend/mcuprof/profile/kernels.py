@@ -10,13 +10,12 @@ model's numeric work belongs here, behind such a function, with its reference be
 - ``depth_groups(depth)``: ``[np.flatnonzero(depth == d) for d in np.unique(depth)]``
 - ``distinct(raw)``: ``np.unique(raw)`` (uint32)
 - ``sort_with_order(key)``: ``order = np.argsort(key, kind="stable"); (key[order], order)``
-- ``sort_entries(entry)``: the same, for a depth's entry ticks
+- ``sort_entries(entry)``: the same, for a depth's entry ticks (consumed)
 - ``unique_inverse(key)``: ``np.unique(key, return_inverse=True)`` (inverse int32)
 - ``ranks(x, x0, span)``: ``np.unique(x, return_inverse=True)`` (inverse int32)
 - ``unique_pairs(hi, lo)``: ``np.unique`` of the (hi, lo) rows, split into columns, and
   the inverse (int32)
 - ``pair_keys(hi, lo)`` / ``split_keys(keys)``: ``(hi << 32) | lo`` and back
-- ``count_at_most(values, x)``: ``np.searchsorted(values, x, side="right")``
 - ``last_at_or_before(entry, keys)``: ``np.searchsorted(entry, keys, side="right") - 1``,
   the first step of the parent search (levels.find_parents: the record of the depth
   above that contains the child, entered last)
@@ -50,7 +49,7 @@ ID_PIECE = 1 << 18  # records whose address ids are looked up at a time
 
 def distinct(raw: np.ndarray) -> np.ndarray:
     """np.unique of u32 addresses, by a table over their range when it is small (firmware
-    addresses span a few times their count), as AddressTable.ids does."""
+    addresses span a few times their count)."""
     lo, hi = int(raw.min()), int(raw.max())
     if hi - lo >= 2 * len(raw) + 4096:
         return np.unique(raw)
@@ -88,39 +87,10 @@ def sort_with_order(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.
     return key[order], order
 
 
-_FEW = 16  # distinct entries up to which a depth is sorted by one scan per value
-
-
 def sort_entries(entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(entry[perm], perm)`` for the stable sort of ``entry`` (int64; equal entries keep
-    their order, as Level.insert's merge keeps them). ``entry`` is consumed: a depth of
-    a few distinct entries (a target that keeps resetting) by one scan per value, else
-    ``sort_with_order`` (the positions packed under the keys: numpy's SIMD quicksort,
-    several times faster than its stable merge sort on the saw-tooth of resets)."""
-    lo = int(entry.min())
-    span = int(entry.max()) - lo
-    if span <= 4 * len(entry) + 64:
-        few = _few_values(entry, lo, span)
-        if few is not None:
-            return few
+    """``sort_with_order`` of a depth's entry ticks (int64, consumed): equal entries keep
+    their order, as Level.insert's merge keeps them."""
     return sort_with_order(entry, own=True)
-
-
-def _few_values(entry: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """``sort_entries`` when the entries take at most _FEW values (a target that keeps
-    resetting replays the same few ticks): the positions of each value in turn, in
-    stream order, which is the stable sort. None when there are more values."""
-    counts = np.bincount(entry - lo, minlength=span + 1)
-    values = np.flatnonzero(counts)
-    if len(values) > _FEW:
-        return None
-    perm = np.empty(len(entry), np.intp)
-    at = 0
-    for v in values.tolist():
-        pos = np.flatnonzero(entry == lo + v)
-        perm[at : at + len(pos)] = pos
-        at += len(pos)
-    return np.repeat(values + lo, counts[values]), perm
 
 
 def unique_inverse(key: np.ndarray, own: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -242,67 +212,15 @@ def split_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (keys >> 32).astype(np.int32), (keys & _MASK32).astype(np.int32)
 
 
-_DENSE = 8  # values per query up to which they are counted per tick
-_WINDOW = 1 << 12  # ascending queries searched per window of the values they fall in
-RUNS = 4  # keys per distinct key, on average, from which equal keys are searched once
-
-
-def count_at_most(values: np.ndarray, x: np.ndarray, ascending: bool = False) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` (``values`` ascending; ``ascending``:
-    so are the queries). Values that span fewer ticks than twice their number and the
-    queries' (a target that resets often sends the same few times again and again), and
-    are not many more than the queries, are counted per tick once, and each query reads
-    its count: linear, where a binary search each is not."""
-    if len(values) == 0 or len(x) == 0:
-        return np.zeros(len(x), np.int64)
-    lo = int(values[0])
-    span = int(values[-1]) - lo + 1
-    # The count table costs a pass over every value: for a piece of queries against many
-    # values (a level parented a piece at a time), a binary search each costs less.
-    if span > 2 * (len(values) + len(x)) or len(values) > _DENSE * len(x):
-        if ascending:
-            return _search_ascending(values, x)
-        return np.searchsorted(values, x, side="right")
-    counts = np.cumsum(np.bincount(values - lo, minlength=span))  # values <= lo + i
-    at = np.clip(x - lo, -1, span - 1)
-    out = counts[at]
-    out[at < 0] = 0  # below every value
-    return out
-
-
-def _search_ascending(values: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(values, x, side="right")`` for ascending ``x``: each run of
-    _WINDOW queries is searched only among the values between its first and last
-    query's answers (fewer steps, in cache), the runs' bounds in one search."""
-    n = len(x)
-    if n <= 2 * _WINDOW:
-        return np.searchsorted(values, x, side="right")
-    starts = np.arange(0, n, _WINDOW)
-    lo = np.searchsorted(values, x[starts], side="right").tolist()
-    hi = np.searchsorted(values, x[np.minimum(starts + _WINDOW, n) - 1], side="right").tolist()
-    out = np.empty(n, np.int64)
-    for s, a, b in zip(starts.tolist(), lo, hi, strict=True):
-        part = out[s : s + _WINDOW]
-        part[:] = np.searchsorted(values[a:b], x[s : s + _WINDOW], side="right")
-        part += a
-    return out
+# Keys per distinct key, on average, from which levels.find_parents searches a run of
+# equal keys once.
+RUNS = 4
 
 
 def last_at_or_before(entry: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``searchsorted(entry, keys, side="right") - 1``. Ascending keys with long runs of
-    equal ones (many calls entered at one tick: a coarse timer, a target replaying the
-    same ticks after each reset) are searched once per run."""
-    m = len(keys)
-    ascending = False
-    if m >= 1024:
-        step = np.diff(keys)
-        ascending = not (step < 0).any()
-        if ascending and np.count_nonzero(step) * RUNS < m:
-            starts = np.flatnonzero(step)
-            starts += 1
-            found = count_at_most(entry, keys[np.r_[0, starts]], ascending=True) - 1
-            return np.repeat(found, np.diff(np.r_[0, starts, m]))
-        del step
-    out = count_at_most(entry, keys, ascending)
+    """The position of the last entry at or before each key (-1: none), the first step
+    of the parent search: plain ``np.searchsorted``. (A per-tick count table and windowed
+    or run-deduplicated searches gained nothing measurable end to end: they went.)"""
+    out = np.searchsorted(entry, keys, side="right")
     out -= 1
     return out

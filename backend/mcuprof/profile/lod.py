@@ -28,6 +28,15 @@ _BOUND = FAN * FAN  # records per kept (first, last) entry pair: a tier-1 group
 _NO_BOUNDS = np.empty(0, np.int64)  # shared until a level holds _BOUND records (deep chains)
 
 
+def _room(a: np.ndarray, need: int, keep: int) -> np.ndarray:
+    """``a``, or a copy of its first ``keep`` items with room for ``need`` (amortised)."""
+    if need <= len(a):
+        return a
+    grown = np.empty(max(need, int(len(a) * _GROWTH) + 16), a.dtype)
+    grown[:keep] = a[:keep]
+    return grown
+
+
 class _Tier:
     __slots__ = ("_dur", "_exit", "_pos", "n")
 
@@ -51,13 +60,9 @@ class _Tier:
 
     def put(self, g0: int, exit_: np.ndarray, dur: np.ndarray, pos: np.ndarray) -> None:
         need = g0 + len(exit_)
-        if need > len(self._exit):
-            cap = max(need, int(len(self._exit) * _GROWTH) + 16)
-            for name in ("_exit", "_dur", "_pos"):
-                old = getattr(self, name)
-                grown = np.empty(cap, old.dtype)
-                grown[:g0] = old[:g0]
-                setattr(self, name, grown)
+        self._exit, self._dur, self._pos = (
+            _room(a, need, g0) for a in (self._exit, self._dur, self._pos)
+        )
         self._exit[g0:need] = exit_
         self._dur[g0:need] = dur
         self._pos[g0:need] = pos
@@ -140,12 +145,7 @@ class Pyramid:
         k1 = len(entry) // _BOUND
         if k1 <= k0:  # no complete run changed (a short level: one check, nothing else)
             return
-        if k1 > len(self._first):
-            cap = max(k1, int(len(self._first) * _GROWTH) + 16)
-            for name in ("_first", "_last"):
-                grown = np.empty(cap, np.int64)
-                grown[:k0] = getattr(self, name)[:k0]
-                setattr(self, name, grown)
+        self._first, self._last = (_room(a, k1, k0) for a in (self._first, self._last))
         lo, hi = k0 * _BOUND, k1 * _BOUND
         self._first[k0:k1] = entry[lo:hi:_BOUND]
         self._last[k0:k1] = entry[lo + _BOUND - 1 : hi : _BOUND]

@@ -28,7 +28,7 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
     width = max(1, int(width_px))
     a, b = profile.ticks(t0_us), profile.ticks(t1_us)
     px = max((b - a) / width, 1e-12)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("depth", "start", "end", "frame", "count")}
+    boxes: list[tuple[np.ndarray, ...]] = []  # (depth, start, end, frame, count) per part
     total = 0
     frame_of = profile.frame_of
     for d in sorted(profile.levels):
@@ -44,27 +44,28 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
         total += len(wide) + int(nar["count"].sum())
         if len(wide):
             we = entry[wide].astype(np.float64)
-            _put(cols, d, we, we + dur[wide], frame_of[lv.addr[wide]], np.ones(len(we), np.int64))
+            one = np.ones(len(we), np.int64)
+            boxes.append((np.full(len(we), d), we, we + dur[wide], frame_of[lv.addr[wide]], one))
         if len(nar["count"]):
             first = entry[nar["first"]].astype(np.float64)
             # Each merged box is named after its longest call (the first of equals), so
             # zoomed out the dominant function keeps its colour.
             frame = frame_of[lv.addr[nar["lpos"]]]
-            _put(cols, d, first, nar["end"], frame, nar["count"])
+            boxes.append((np.full(len(first), d), first, nar["end"], frame, nar["count"]))
         if profile.spill is not None:
             # A whole-capture view reads around every pixel edge of each level, and
             # each read maps 64 KB (the kernel's fault-around): let one level's pages
             # go before the next is read.
             profile.spill.drop()
-    cat = {k: np.concatenate(v) if v else np.empty(0) for k, v in cols.items()}
-    frames = cat["frame"].astype(np.int64)
+    cols = [np.concatenate(c) for c in zip(*boxes, strict=True)] if boxes else [np.empty(0)] * 5
+    depth, start, end, frames, count = cols
+    frames = frames.astype(np.int64)
     # Frame ids span a small range: ranked by a table, not np.unique's sort.
     lo = int(frames.min()) if len(frames) else 0
     span = int(frames.max()) - lo + 1 if len(frames) else 0
     used, idx = ranks(frames, lo, span)
     names = [profile.frames[f].name for f in used.tolist()]
     to_us = 1e6 / profile.timer_freq
-    start = cat["start"]
     return {
         "t0_us": t0_us,
         "t1_us": t1_us,
@@ -72,24 +73,9 @@ def timeline(profile: Profile, t0_us: float, t1_us: float, width_px: int) -> dic
         "records": total,
         "names": names,
         "fids": used.tolist(),
-        "depth": cat["depth"].astype(np.int64).tolist(),
+        "depth": depth.astype(np.int64).tolist(),
         "start_us": (start * to_us).tolist(),
-        "dur_us": ((cat["end"] - start) * to_us).tolist(),
+        "dur_us": ((end - start) * to_us).tolist(),
         "frame": idx.astype(np.int64).tolist(),
-        "count": cat["count"].astype(np.int64).tolist(),
+        "count": count.astype(np.int64).tolist(),
     }
-
-
-def _put(
-    cols: dict[str, list[np.ndarray]],
-    depth: int,
-    start: np.ndarray,
-    end: np.ndarray,
-    frame: np.ndarray,
-    count: np.ndarray,
-) -> None:
-    cols["depth"].append(np.full(len(start), depth))
-    cols["start"].append(start)
-    cols["end"].append(end)
-    cols["frame"].append(frame)
-    cols["count"].append(count)
