@@ -44,7 +44,7 @@ def write(
 ) -> None:
     """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
     calls' arrays and a chunk of text)."""
-    c = calls(profile, window, sizes=False)
+    c = calls(profile, window)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": process_name}},
