@@ -158,10 +158,10 @@ def calls(profile: Profile, window: Window = None) -> Calls:
 
 class _Tree:
     """The calls in depth-major rows (the levels one after the other) while they are
-    clamped, sized and placed: clamped start and duration (``end`` with a window),
-    whether the call stays, subtree size and position in pre-order. Each depth is
-    handled a piece of CALLS_PER_STEP rows at a time (temporaries stay small), what a
-    run of siblings needs from the piece before carried over."""
+    clamped, sized and placed: clamped start, ``stop`` (duration; end with a window),
+    whether the call stays, subtree size and position in pre-order. A depth is handled
+    a piece of CALLS_PER_STEP rows at a time, so temporaries stay small; what a run of
+    siblings needs from the piece before is carried over."""
 
     def __init__(self, profile: Profile, window: Window) -> None:
         self.depths = sorted(d for d, lv in profile.levels.items() if lv.n)
@@ -173,16 +173,16 @@ class _Tree:
         if window is not None:
             a, b = sorted(window)
             self.lo, self.hi = profile.ticks(a) - self.t0, profile.ticks(b) - self.t0
-        self.window = window is not None
-        self.n_frames = len(profile.frames)
+        self.stop_name = "dur" if window is None else "end"
+        self.frame_dtype = np.int16 if len(profile.frames) < 2**15 else np.int32
 
     def rows(self, i: int) -> slice:
         """The rows of depth index ``i``."""
         return slice(self.row0[i], self.row0[i + 1])
 
     def clamp_roots(self) -> None:
-        """Clamp the roots, in (start, depth, row) order. The rows are allocated here:
-        the roots' largest end sets the starts' type."""
+        """Clamp the roots, in (start, depth, row) order, and allocate the rows: the
+        roots' largest end sets the starts' type."""
         parts = [np.flatnonzero(lv.parent < 0) for lv in self.levels]
         pairs = list(zip(self.levels, parts, strict=True))
         s = np.concatenate([lv.entry[r] for lv, r in pairs]) - self.t0
@@ -190,55 +190,49 @@ class _Tree:
         s = s[order]
         e = s + np.concatenate([lv.dur[r] for lv, r in pairs])[order]
         roots = np.concatenate([r + r0 for r, r0 in zip(parts, self.row0, strict=False)])
-        self.roots = roots[order].astype(np.int32 if self.n < 2**31 else np.int64)
-        self.dur: np.ndarray | None = None
-        if self.window:
-            self.start, self.end = np.empty(self.n), np.empty(self.n)
+        self.roots = roots[order]
+        if self.stop_name == "end":
+            self.start, self.stop = np.empty(self.n), np.empty(self.n)
         else:
             fits = s[0] >= 0 and e.max() < 1 << 32  # 32 bits: half the memory
             self.start = np.empty(self.n, np.uint32 if fits else np.int64)
-            self.dur = np.empty(self.n, np.uint32)  # clamped, a call is no longer
+            self.stop = np.empty(self.n, np.uint32)  # clamped, a call is no longer
         self.keep = np.empty(self.n, bool)
         self.end_max, carry = 0, _LOW
-        every = slice(None)
         for a in range(0, len(s), CALLS_PER_STEP):
             part = slice(a, a + CALLS_PER_STEP)
             one_run = np.zeros(len(s[part]), bool)
             ks, ke, kept, carry = _clamp(
                 s[part], e[part], one_run, 0, self.lo, self.hi, self.lo, carry
             )
-            self._set(every, self.roots[part], ks, ke, kept)
+            self._set(slice(None), self.roots[part], ks, ke, kept)
             if kept.any():
                 self.end_max = max(self.end_max, ke[kept].max().item())
 
     def clamp_children(self, i: int) -> None:
         """Clamp the children at depth index ``i`` into their parents, clamped already."""
         lv, up = self.levels[i], self.levels[i - 1]
-        here, there = self.rows(i), self.rows(i - 1)
         carry = _LOW
         for rows, pk, first in _runs(lv.parent):
             s = lv.entry[rows] - self.t0
             e = s + lv.dur[rows]
-            ps, pe = self.bounds(there, pk)
+            ps, pe = self.bounds(self.rows(i - 1), pk)
             base = up.entry[pk] - self.t0
             ks, ke, kept, carry = _clamp(s, e, first, base, ps, pe, self.lo, carry)
-            kept &= self.keep[there][pk]
-            self._set(here, rows, ks, ke, kept)
+            kept &= self.keep[self.rows(i - 1)][pk]
+            self._set(self.rows(i), rows, ks, ke, kept)
 
     def bounds(self, depth: slice, rows) -> tuple[np.ndarray, np.ndarray]:
-        """Clamped start and end of ``rows`` of a depth (int64 ticks; float64 with a
-        window)."""
-        if self.dur is None:
-            return self.start[depth][rows], self.end[depth][rows]
-        s = self.start[depth][rows].astype(np.int64)
-        return s, s + self.dur[depth][rows]
+        """Clamped start and end of ``rows`` of a depth (int64; float64 with a window)."""
+        s, stop = self.start[depth][rows], self.stop[depth][rows]
+        if self.stop_name == "end":
+            return s, stop
+        s = s.astype(np.int64)
+        return s, s + stop
 
     def _set(self, depth: slice, rows, s: np.ndarray, e: np.ndarray, keep: np.ndarray) -> None:
         self.start[depth][rows] = s
-        if self.dur is None:
-            self.end[depth][rows] = e
-        else:
-            self.dur[depth][rows] = e - s
+        self.stop[depth][rows] = e if self.stop_name == "end" else e - s
         self.keep[depth][rows] = keep
 
     def subtree_sizes(self) -> None:
@@ -253,8 +247,7 @@ class _Tree:
     def place(self, profile: Profile) -> Calls:
         """Each call at its position in pre-order, top down: the roots one after the
         other (an orphan right after its "[unknown]" wrapper), a child after its parent
-        and the subtrees of its earlier siblings. Calls dropped go to a spare slot past
-        the end."""
+        and the subtrees of its earlier siblings."""
         wrapped = self.roots >= self.row0[1 if self.depths[0] == 0 else 0]
         wrapped &= self.keep[self.roots]
         span = self.size[self.roots] + wrapped
@@ -264,29 +257,20 @@ class _Tree:
         at += wrapped
         self.pos = np.empty(self.n, np.int32 if total < 2**31 else np.int64)
         self.pos[self.roots] = at
-        out = Calls(
-            np.empty(total + 1, np.int16 if self.n_frames < 2**15 else np.int32),
-            np.empty(total + 1, self.start.dtype),
-            np.empty(total + 1, np.int32),
-            None if self.window else np.empty(total + 1, np.uint32),
-            np.empty(total + 1) if self.window else None,
-            self.end_max,
-        )
+        spare = total + 1  # calls dropped go to the last slot
+        out = {
+            "frame": np.empty(spare, self.frame_dtype),
+            "start": np.empty(spare, self.start.dtype),
+            "size": np.empty(spare, np.int32),
+            self.stop_name: np.empty(spare, self.stop.dtype),
+        }
         for i, lv in enumerate(self.levels):
             if i:
                 self._children_positions(i)
             for a in range(0, lv.n, CALLS_PER_STEP):
                 part = slice(a, min(a + CALLS_PER_STEP, lv.n))
                 self._scatter(out, i, part, profile.frame_ids(lv, a, part.stop), total)
-        part = slice(0, total)
-        return Calls(
-            out.frame[part],
-            out.start[part],
-            out.size[part],
-            None if out.dur is None else out.dur[part],
-            None if out.end is None else out.end[part],
-            out.end_max,
-        )
+        return Calls(**{k: v[:total] for k, v in out.items()}, end_max=self.end_max)
 
     def _children_positions(self, i: int) -> None:
         """Each child's position at depth index ``i``: its parent's and one, and the
@@ -304,28 +288,27 @@ class _Tree:
             before += 1
             pos[rows] = before
 
-    def _scatter(self, out: Calls, i: int, part: slice, frame: np.ndarray, total: int) -> None:
-        """Rows ``part`` of depth index ``i`` into ``out`` at their positions; an
-        orphan's wrapper right before it."""
+    def _scatter(self, out: dict, i: int, part: slice, frame: np.ndarray, total: int) -> None:
+        """Rows ``part`` of depth index ``i`` into ``out`` at their positions (calls
+        dropped at ``total``); an orphan's wrapper right before it, as long as its
+        subtree and one."""
         g = slice(self.row0[i] + part.start, self.row0[i] + part.stop)
         keep = self.keep[g]
         at = np.where(keep, self.pos[g], total)
-        ends = out.end if self.dur is None else out.dur
-        for column, values in zip(
-            (out.frame, out.start, out.size, ends),
-            (frame, self.start[g], self.size[g], (self.end if self.dur is None else self.dur)[g]),
-            strict=True,
+        out["frame"][at] = frame
+        for name, column in (
+            ("start", self.start),
+            ("size", self.size),
+            (self.stop_name, self.stop),
         ):
-            column[at] = values
-        if self.depths[i] == 0:
-            return
-        orphan = np.flatnonzero((self.levels[i].parent[part] < 0) & keep)
-        if len(orphan):
-            at = at[orphan] - 1
-            out.frame[at] = UNKNOWN_ID
-            out.start[at] = out.start[at + 1]
-            out.size[at] = out.size[at + 1] + 1
-            ends[at] = ends[at + 1]
+            out[name][at] = column[g]
+        orphan = (self.levels[i].parent[part] < 0) & keep if self.depths[i] > 0 else None
+        if orphan is not None and orphan.any():
+            at = at[orphan]
+            for column in out.values():
+                column[at - 1] = column[at]
+            out["frame"][at - 1] = UNKNOWN_ID
+            out["size"][at - 1] += 1
 
 
 def _runs(parent: np.ndarray):

@@ -20,7 +20,6 @@ from .nesting import Calls, calls
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_EXACT = 2**53  # integers below this are exact as floats
 
 
 def render(profile: Profile, name: str = "mcuprof capture", window: Window = None) -> str:
@@ -60,13 +59,9 @@ def write(
     }
     head, tail = json.dumps(doc, separators=(",", ":")).split(json.dumps(_EVENTS))
     out(head.encode("ascii") + b"[")
-    # Whole-number times in ticks of a 1 MHz timer are the text itself; other times are
-    # scaled to µs as floats, formatted with array operations when whole, else one by
-    # one (floats' repr is valid JSON).
-    ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
     buf = Buffer()
     for p0, p1, carry in _chunks(c):
-        out(_text(c, rank, to_us, ticks_are_us, p0, p1, carry, buf))
+        out(_text(c, rank, to_us, p0, p1, carry, buf))
     out(b"]" + tail.encode("ascii"))
 
 
@@ -126,21 +121,18 @@ def _text(
     c: Calls,
     rank: np.ndarray,
     to_us: float,
-    ticks_are_us: bool,
     p0: int,
     p1: int,
     carry: np.ndarray,
     buf: Buffer,
 ) -> np.ndarray | bytes:
     """The events of chunk ``p0``..``p1`` as text, each after a comma but the document's
-    first."""
+    first: whole-number times (a 1 MHz timer's) formatted with array operations, others
+    one by one (a float's repr, the same text)."""
     kind, frame, at = _events(c, rank, p0, p1, carry)
     lead = 1 if p0 == 0 else 0
-    if ticks_are_us:
-        at_int: np.ndarray | None = at
-    else:
-        at = at.astype(np.float64) * to_us
-        at_int = whole_floats(at)
+    at = at.astype(np.float64) * to_us
+    at_int = whole_floats(at)
     if at_int is not None:
         row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', Ints(at_int)]
         return build(len(kind), [*row, b".0}"], buf)[lead:]
