@@ -2,25 +2,22 @@
 
 Speedscope and Chrome need intervals that nest; a corrupt stream may hold calls that
 overlap at one depth, so each call is clamped into its parent and after its previous
-sibling. A sane capture is left untouched. Orphans get an "[unknown]" parent each. With
-a window, the calls outside it are dropped and the rest cut to it.
+sibling (a sane capture is left untouched), and each orphan gets an "[unknown]" parent.
+A window drops the calls outside it and cuts the rest to it.
 
-``nested_calls`` is the definition (a walk, one call at a time). ``calls`` computes the
-same sequence with array operations over the per-depth levels, a depth at a time:
+``nested_calls`` is the definition, a walk; ``calls`` computes the same with array
+operations, a depth at a time over the levels (their rows are in entry order):
+1. the roots (depth 0 and orphans) in (start, depth, row) order, each after the ends
+   of those before it: a running maximum;
+2. top down, children into their parents' clamped intervals, each after the ends of
+   its earlier siblings: a running maximum within each run of siblings;
+3. bottom up, subtree sizes (0 for a call dropped);
+4. top down, positions: a child after its parent and its earlier siblings' subtrees;
+   each column is scattered there from the depth-major rows.
 
-1. the roots (depth-0 calls and orphans) in (start, depth, row) order, each moved to
-   start after the ones before it end: a running maximum of their ends;
-2. top down, each child into its parent's clamped interval and after its earlier
-   siblings: a running maximum of ends within each run of siblings (a depth's rows are
-   in entry order, so a parent's children are in order once grouped by parent);
-3. bottom up, subtree sizes (a call dropped counts 0);
-4. top down, pre-order positions: a child comes after its parent and after the subtrees
-   of its earlier siblings; a wrapper right before its orphan;
-5. each column scattered from depth-major rows to those positions.
-
-Costs: the output takes 14 bytes a call in most captures (int16 frame, uint32 start,
-duration and subtree size); while it is built, the same columns in depth-major order, a
-position (8 bytes) per call and one depth's temporaries.
+Costs: the output, 14 bytes a call in most captures (int16 frame, uint32 start,
+duration and subtree size); while it is built, 17 more a call in depth-major order
+(those columns, whether the call stays, its position) and one piece's temporaries.
 """
 
 from __future__ import annotations
@@ -46,67 +43,47 @@ class Nested:
 
 
 def nested_calls(profile: Profile, window: Window = None) -> Nested:
+    """The definition of ``calls``: a walk, one call at a time."""
     t = profile.table()
-    n = len(t["depth"])
-    out = Nested([], [], [], [])
-    if n == 0:
-        return out
     base = profile.t0_ticks
     lo, hi = -np.inf, np.inf
     if window is not None:
         a, b = sorted(window)
         lo, hi = profile.ticks(a) - base, profile.ticks(b) - base
-    start = (t["entry"] - base).astype(np.float64)
-    end = start + t["duration"]
-    parent = t["parent"]
-    # Rows are depth-major and entry-sorted, so a stable sort by parent lists each
-    # call's children in entry order.
-    order = np.argsort(parent, kind="stable")
-    sorted_parent = parent[order]
-    first = np.searchsorted(sorted_parent, np.arange(n), side="left")
-    last = np.searchsorted(sorted_parent, np.arange(n), side="right")
-    n_roots = int(np.searchsorted(sorted_parent, -1, side="right"))
-    roots = order[:n_roots].tolist()
-    roots.sort(key=lambda r: (start[r], t["depth"][r], r))
-    order_l = order.tolist()
-    first_l, last_l = first.tolist(), last.tolist()
-    start_l, end_l = start.tolist(), end.tolist()
-    frame_l = t["frame"].tolist()
-    orphan_l = t["orphan"].tolist()
-    f_frame, f_start, f_end, f_depth = out.frame, out.start, out.end, out.depth
+    start_f = (t["entry"] - base).astype(np.float64)
+    start, end = start_f.tolist(), (start_f + t["duration"]).tolist()
+    frame, depth, orphan = t["frame"].tolist(), t["depth"].tolist(), t["orphan"].tolist()
+    # Rows are depth-major and entry-sorted: each call's children come in entry order.
+    kids: list[list[int]] = [[] for _ in start]
+    roots = []
+    for row, p in enumerate(t["parent"].tolist()):
+        (kids[p] if p >= 0 else roots).append(row)
+    roots.sort(key=lambda r: (start[r], depth[r], r))
+    out: list[tuple[int, float, float, int]] = []
     cursor = lo
     for r in roots:
-        s = max(start_l[r], cursor)
-        e = min(max(end_l[r], s), hi)
-        if s > hi or end_l[r] < lo:
+        s = max(start[r], cursor)
+        e = min(max(end[r], s), hi)
+        if s > hi or end[r] < lo:
             continue
-        level = 0
-        if orphan_l[r]:
-            f_frame.append(UNKNOWN_ID)
-            f_start.append(s)
-            f_end.append(e)
-            f_depth.append(0)
-            level = 1
         cursor = e
-        # Iterative DFS: (row, clamped start, clamped end, depth)
-        stack = [(r, s, e, level)]
+        if orphan[r]:
+            out.append((UNKNOWN_ID, s, e, 0))
+        stack = [(r, s, e, int(orphan[r]))]  # depth first: (row, clamped start and end, depth)
         while stack:
             row, s, e, d = stack.pop()
-            f_frame.append(frame_l[row])
-            f_start.append(s)
-            f_end.append(e)
-            f_depth.append(d)
-            kids = []
+            out.append((frame[row], s, e, d))
+            placed = []
             cur = s
-            for k in order_l[first_l[row] : last_l[row]]:
-                ks = max(start_l[k], cur)
-                if ks > e or end_l[k] < lo or ks > hi:
+            for k in kids[row]:
+                ks = max(start[k], cur)
+                if ks > e or end[k] < lo or ks > hi:
                     continue
-                ke = min(max(end_l[k], ks), e)
-                kids.append((k, ks, ke, d + 1))
+                ke = min(max(end[k], ks), e)
+                placed.append((k, ks, ke, d + 1))
                 cur = ke
-            stack.extend(reversed(kids))
-    return out
+            stack.extend(reversed(placed))
+    return Nested(*([list(c) for c in zip(*out, strict=True)] or [[], [], [], []]))
 
 
 @dataclass
