@@ -163,11 +163,13 @@ class _Tree:
         parts = [np.flatnonzero(lv.parent < 0) for lv in self.levels]
         pairs = list(zip(self.levels, parts, strict=True))
         s = np.concatenate([lv.entry[r] for lv, r in pairs]) - self.t0
-        order = np.argsort(s, kind="stable")  # depth-major rows: (start, depth, row)
-        s = s[order]
+        order = slice(None)  # depth-major rows: a stable sort is the (start, depth, row) order
+        if not bool(np.all(s[1:] >= s[:-1])):
+            order = np.argsort(s, kind="stable")
+            s = s[order]
         e = s + np.concatenate([lv.dur[r] for lv, r in pairs])[order]
         roots = np.concatenate([r + r0 for r, r0 in zip(parts, self.row0, strict=False)])
-        self.roots = roots[order]
+        self.roots = roots[order].astype(np.int32 if self.n < 2**31 else np.int64)
         if self.stop_name == "end":
             self.start, self.stop = np.empty(self.n), np.empty(self.n)
         else:
