@@ -21,7 +21,6 @@ from .nesting import Calls, calls
 
 PID = 1
 TID = 1
-_EXACT = 2**53  # integers below this are exact as floats
 
 
 def render(
@@ -44,7 +43,7 @@ def write(
 ) -> None:
     """The trace (ASCII), written piece by piece to ``out`` (memory bounded by the
     calls' arrays and a chunk of text)."""
-    c = calls(profile, window, sizes=False)
+    c = calls(profile, window)
     to_us = 1e6 / profile.timer_freq
     meta: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": PID, "tid": TID, "args": {"name": process_name}},
@@ -63,36 +62,24 @@ def write(
             f'"pid":{PID},"tid":{TID},'
         )
     table = StringTable([b"," + p.encode("ascii") if p else b"" for p in prefix])
-    # Whole-number times in ticks of a 1 MHz timer are the text itself (as floats the
-    # duration is end − start exactly); others go through floats, formatted with array
-    # operations when whole, else one by one: the text is the same.
-    ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
     buf = Buffer()
     for k in range(0, len(c), CALLS_PER_STEP):
-        part = slice(k, min(k + CALLS_PER_STEP, len(c)))
-        out(_text(c, table, prefix, to_us, ticks_are_us, part, buf))
+        out(_text(c, table, prefix, to_us, slice(k, k + CALLS_PER_STEP), buf))
     other = json.dumps({"timer_freq": profile.timer_freq, "records": profile.n_records})
     out(f'],"displayTimeUnit":"ms","otherData":{other}}}'.encode("ascii"))
 
 
 def _text(
-    c: Calls,
-    table: StringTable,
-    prefix: list[str],
-    to_us: float,
-    ticks_are_us: bool,
-    part: slice,
-    buf: Buffer,
+    c: Calls, table: StringTable, prefix: list[str], to_us: float, part: slice, buf: Buffer
 ) -> np.ndarray | bytes:
-    """The events of the calls in ``part``, each after a comma."""
+    """The events of the calls in ``part``, each after a comma: whole-number times (a
+    1 MHz timer's) formatted with array operations, others one by one (a float's repr,
+    the same text)."""
     slot = c.frame[part].astype(np.intp)  # indexes twice: converted once
     slot += 1
-    if ticks_are_us:
-        ts_int, dur_int = c.start[part], c.dur[part]
-    else:
-        ts = c.start[part].astype(np.float64) * to_us
-        dur = c.ends(part).astype(np.float64) * to_us - ts
-        ts_int, dur_int = whole_floats(ts), whole_floats(dur)
+    ts = c.start[part].astype(np.float64) * to_us
+    dur = c.ends(part).astype(np.float64) * to_us - ts
+    ts_int, dur_int = whole_floats(ts), whole_floats(dur)
     if ts_int is not None and dur_int is not None:
         parts = [Strings(table, slot), b'"ts":', Ints(ts_int), b'.0,"dur":', Ints(dur_int)]
         return build(len(slot), [*parts, b".0}"], buf)

@@ -20,7 +20,6 @@ from .nesting import Calls, calls
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 _EVENTS = "\x00events\x00"
-_EXACT = 2**53  # integers below this are exact as floats
 
 
 def render(profile: Profile, name: str = "mcuprof capture", window: Window = None) -> str:
@@ -60,13 +59,9 @@ def write(
     }
     head, tail = json.dumps(doc, separators=(",", ":")).split(json.dumps(_EVENTS))
     out(head.encode("ascii") + b"[")
-    # Whole-number times in ticks of a 1 MHz timer are the text itself; other times are
-    # scaled to µs as floats, formatted with array operations when whole, else one by
-    # one (floats' repr is valid JSON).
-    ticks_are_us = to_us == 1.0 and c.dur is not None and c.end_max < _EXACT
     buf = Buffer()
     for p0, p1, carry in _chunks(c):
-        out(_text(c, rank, to_us, ticks_are_us, p0, p1, carry, buf))
+        out(_text(c, rank, to_us, p0, p1, carry, buf))
     out(b"]" + tail.encode("ascii"))
 
 
@@ -113,34 +108,20 @@ def _chunks(c: Calls) -> Iterator[tuple[int, int, np.ndarray]]:
     for p0 in range(0, n, CALLS_PER_STEP):
         p1 = min(p0 + CALLS_PER_STEP, n)
         yield p0, p1, carry
-        q = np.arange(p0 - p1, 0, dtype=np.int64)  # call − p1
-        q += c.size[p0:p1]
-        left = np.flatnonzero(q > 0)
-        left += p0
-        if len(carry):
-            carry = carry[carry + c.size[carry] > p1]
-        carry = np.concatenate([carry, left]) if len(carry) else left
+        left = np.flatnonzero(np.arange(p0, p1) + c.size[p0:p1] > p1) + p0
+        carry = np.concatenate([carry[carry + c.size[carry] > p1], left])
 
 
 def _text(
-    c: Calls,
-    rank: np.ndarray,
-    to_us: float,
-    ticks_are_us: bool,
-    p0: int,
-    p1: int,
-    carry: np.ndarray,
-    buf: Buffer,
+    c: Calls, rank: np.ndarray, to_us: float, p0: int, p1: int, carry: np.ndarray, buf: Buffer
 ) -> np.ndarray | bytes:
     """The events of chunk ``p0``..``p1`` as text, each after a comma but the document's
-    first."""
+    first: whole-number times (a 1 MHz timer's) formatted with array operations, others
+    one by one (a float's repr, the same text)."""
     kind, frame, at = _events(c, rank, p0, p1, carry)
     lead = 1 if p0 == 0 else 0
-    if ticks_are_us:
-        at_int: np.ndarray | None = at
-    else:
-        at = at.astype(np.float64) * to_us
-        at_int = whole_floats(at)
+    at = at.astype(np.float64) * to_us
+    at_int = whole_floats(at)
     if at_int is not None:
         row = [b',{"type":"', Chars(kind), b'","frame":', Ints(frame), b',"at":', Ints(at_int)]
         return build(len(kind), [*row, b".0}"], buf)[lead:]
@@ -170,8 +151,7 @@ def _events(
     ends_at = x + s
     np.minimum(ends_at, m + 1, out=ends_at)
     counts = np.bincount(ends_at, minlength=m + 2)
-    if len(carry):
-        np.add.at(counts, np.minimum(carry + size_c - p0, m + 1), 1)
+    np.add.at(counts, np.minimum(carry + size_c - p0, m + 1), 1)
     closed = np.cumsum(counts)
     size = m + int(closed[m])
     # One slot past the end takes the closes that fall in later chunks.
@@ -190,11 +170,9 @@ def _events(
     np.minimum(s, size, out=s)
     frame[s] = f
     at[s] = c.ends(slice(p0, p1))
-    if len(carry):
-        g = 2 * carry - np.arange(len(carry)) + 2 * size_c - 1  # their closes' events
-        g -= e0
-        shut = g < size
-        i = g[shut]
-        frame[i] = np.take(rank, c.frame[carry[shut]] + 1)
-        at[i] = c.ends(carry[shut])
+    g = 2 * carry - np.arange(len(carry)) + 2 * size_c - 1  # their closes' events
+    g -= e0
+    shut = g < size
+    frame[g[shut]] = np.take(rank, c.frame[carry[shut]] + 1)
+    at[g[shut]] = c.ends(carry[shut])
     return kind[:size], frame[:size], at[:size]
