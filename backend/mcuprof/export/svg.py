@@ -86,7 +86,7 @@ def subtree_totals(
         return np.array(total, np.float64)
     total = np.array(self_t, np.float64)
     by_level = np.argsort(levels, kind="stable").astype(np.int32)  # path ids
-    ends = np.searchsorted(levels[by_level], np.arange(1, top + 1), side="right")
+    ends = np.cumsum(np.bincount(levels, minlength=top + 1))[1:]  # of levels 1, 2, ...
     for lv in range(top, 1, -1):
         ps = by_level[ends[lv - 2] : ends[lv - 1]][::-1]
         np.add.at(total, parents[ps], total[ps])
