@@ -4,16 +4,13 @@ that highlights matches and shows the matched share."""
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable
-
 import numpy as np
 
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
-from ..profile.aggregate import path_sums
+from ..profile.aggregate import path_ticks
 from ..profile.shares import share_pct, span
-from ..profile.trees import OTHER_ID, ROOT_ID
+from ..profile.trees import ROOT_ID, prune_by
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
 # top, and the page's colour per function (names.name_colour).
@@ -27,160 +24,72 @@ ROOT_COLOUR = "#3b4350"
 
 
 def _tree(profile: Profile, window: Window, max_nodes: int, min_fraction: float) -> TreeNode:
-    """``prune`` of the tree of frames merged by name path (as flamegraph.pl merges folded
-    stacks; totals in µs), built from the interned paths without a node for every path:
-    the pruning walk runs on path ids, and only what it keeps becomes a TreeNode. Same
-    walk, order and sums as ``prune`` over the full tree, so the same output; a capture
-    with a million distinct stacks costs a few arrays, not an object graph."""
+    """``prune`` (trees.py) of the tree of frames merged by name path (as flamegraph.pl
+    merges folded stacks; totals in µs), run on path ids: only what it keeps becomes a
+    TreeNode, so a capture with a million distinct stacks costs a few arrays, not an
+    object graph."""
     to_us = 1e6 / profile.timer_freq
     with profile.lock:
-        names, ticks, by_stack = path_sums(profile, window)
+        names, ticks = path_ticks(profile, window)
         # Views: a path's entries never change once written (more paths make new arrays).
         parents, levels, name_of = names.parents, names.levels, names.name_ids
         texts = list(names.names)
-    # When each path is a stack, the sums give a kept path's self ticks: the totals are
-    # then summed in the ticks' own array.
-    total = subtree_totals(ticks, parents, levels, copy=by_stack is None)
+    total = subtree_totals(ticks, parents, levels)
     timed = total > 0  # paths with no time are left out
-    total *= to_us  # in place: as many as the paths
-    kids = _Children(parents, timed, total)
-    picked: list[tuple[TreeNode, int]] = []
+    total *= to_us
+    tops = total[(parents < 0) & timed]
+    out = TreeNode("all", "all", ROOT_ID, float(np.cumsum(tops)[-1]) if len(tops) else 0.0)
 
     def node(pid: int) -> TreeNode:
         name = _clean(texts[name_of[pid]])
-        if by_stack is None:
-            return TreeNode(name, name, pid, float(total[pid]), float(ticks[pid]) * to_us)
-        picked.append((TreeNode(name, name, pid, float(total[pid])), pid))
-        return picked[-1][0]
+        return TreeNode(name, name, int(pid), float(total[pid]), float(ticks[pid]) * to_us)
 
-    out = _prune(kids, max_nodes, min_fraction, node)
-    if picked:
-        self_ticks = by_stack.pick(2, np.array([pid for _, pid in picked], np.int64)).tolist()
-        for (n, _), t in zip(picked, self_ticks, strict=True):
-            n.self_us = t * to_us
-    for n in out.walk():
-        n.children.sort(key=lambda c: (-c.total_us, c.label))
-    return out
+    def totals(pids: np.ndarray) -> np.ndarray:
+        return total[pids]
+
+    kids = _Children(parents, timed, total)
+    return prune_by(out, -1, kids, totals, node, max_nodes, min_fraction)
 
 
 class _Children:
-    """The full tree's shape on path ids: each path's children with time, in the order
-    in which ``prune``'s heap would pop them (falling total, then path id)."""
+    """The paths' shape: a path's children with time (-1: the roots) in falling total,
+    then path id."""
 
-    def __init__(self, parents: np.ndarray, timed: np.ndarray, total_us: np.ndarray) -> None:
-        self.timed, self.total_us = timed, total_us
-        # The paths in parent order (None: in id order already, read in place), and
-        # their parents, sorted.
-        self.order: np.ndarray | None = None
-        self.parent = parents
-        if len(parents) > 1 and not bool(np.all(parents[1:] >= parents[:-1])):
-            self.order = np.argsort(parents, kind="stable").astype(np.int32)
-            self.parent = parents[self.order]
-        self._ends = np.empty(2, self.parent.dtype)  # searched for in its dtype: no copy
+    def __init__(self, parents: np.ndarray, timed: np.ndarray, total: np.ndarray) -> None:
+        self.order = np.argsort(parents, kind="stable").astype(np.int32)  # path ids
+        self.parent = parents[self.order]
+        self.timed, self.total = timed, total
 
-    def _timed(self, lo: int, hi: int) -> np.ndarray:
-        c = np.arange(lo, hi, dtype=np.int32) if self.order is None else self.order[lo:hi]
-        return c[self.timed[c]]
-
-    def roots(self) -> np.ndarray:
-        """The roots with time, in path-id order."""
-        return self._timed(0, int(np.searchsorted(self.parent, self.parent.dtype.type(0))))
-
-    def of(self, pid: int) -> np.ndarray:
-        """``pid``'s children (-1: the roots) in pop order."""
-        self._ends[0], self._ends[1] = pid, pid + 1
-        lo, hi = np.searchsorted(self.parent, self._ends)
-        c = self._timed(int(lo), int(hi))
-        return c[np.argsort(-self.total_us[c], kind="stable")]
-
-
-def _prune(
-    kids: _Children, max_nodes: int, min_fraction: float, node: Callable[[int], TreeNode]
-) -> TreeNode:
-    """prune (trees.py), step for step, on path ids; ``node`` makes a kept path's node.
-    Each parent has one entry in the heap, its next child, with the (time, push order)
-    key the full heap would give it: push order is the parent's pop order, then the
-    child's path-id order."""
-    tot_us = kids.total_us
-    tops = kids.roots()
-    root_total = float(np.cumsum(tot_us[tops])[-1]) if len(tops) else 0.0  # in id order
-    limit = max(2, max_nodes)
-    keep_limit = limit - max(1, limit // 10)
-    floor = root_total * min_fraction
-    out = TreeNode("all", "all", ROOT_ID, root_total)
-    kept = 1
-    lists: list[tuple[np.ndarray, TreeNode]] = []
-    heap: list[tuple[float, int, int, int]] = []
-
-    def push(c: np.ndarray, dst: TreeNode, seq: int) -> None:
-        if len(c):
-            lists.append((c, dst))
-            heapq.heappush(heap, (-float(tot_us[c[0]]), seq, 0, len(lists) - 1))
-
-    push(kids.of(-1), out, -1)
-    seq = 0
-    while heap:
-        entry = heapq.heappop(heap)
-        neg, pseq, i, li = entry
-        if kept >= keep_limit or -neg < floor:
-            _cut(tot_us, lists, [entry, *sorted(heap)], limit - kept)
-            break
-        c, dst = lists[li]
-        if i + 1 < len(c):
-            heapq.heappush(heap, (-float(tot_us[c[i + 1]]), pseq, i + 1, li))
-        src = int(c[i])
-        dst.children.append(child := node(src))
-        kept += 1
-        push(kids.of(src), child, seq)
-        seq += 1
-    return out
-
-
-def _cut(
-    tot_us: np.ndarray, lists: list[tuple[np.ndarray, TreeNode]], left: list, room: int
-) -> None:
-    """Everything left in the heap (``left``, in pop order) is cut: each parent's
-    remaining children become one "other" node, for the ``room`` parents that lose
-    the most."""
-    cut = [(lists[lj][1], lists[lj][0][j:]) for _, _, j, lj in left]
-    sums = [float(np.cumsum(tot_us[lost])[-1]) for _, lost in cut]
-    groups = sorted(range(len(cut)), key=lambda g: -sums[g])
-    for g in groups[:room]:
-        other = TreeNode("other", "other", OTHER_ID)
-        other.total_us = sums[g]
-        other.self_us = other.total_us
-        other.calls = 0  # this tree counts no calls
-        cut[g][0].children.append(other)
+    def __call__(self, pid: int) -> np.ndarray:
+        ends = np.array([pid, pid + 1], self.parent.dtype)  # in its dtype: no copy of it
+        lo, hi = np.searchsorted(self.parent, ends)
+        c = self.order[lo:hi]
+        c = c[self.timed[c]]
+        return c[np.argsort(-self.total[c], kind="stable")]
 
 
 def subtree_totals(
-    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64, copy: bool = True
+    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64
 ) -> np.ndarray:
     """Each path's self time plus its descendants', summed as the loop ``for p in
     reversed(range(n)): total[parent[p]] += total[p]`` sums them (same float rounding):
-    one level at a time from the deepest, each level's paths in falling id order."""
-    n = len(self_t)
-    own = not copy and self_t.dtype == np.float64  # ``copy`` False: summed in place
-    total = self_t if own else np.array(self_t, np.float64)
+    one level at a time from the deepest (roots are level 1), each level's paths in
+    falling id order, so that a path's total is whole before it is added to its parent.
+    Levels thinner than ``thin`` paths on average (a deep chain): the loop itself, which
+    then costs less than a numpy step per level."""
     top = int(levels.max(initial=0))
-    if top * thin > n:  # thin levels (a deep chain): the loop itself costs less
-        tot = total.tolist()
-        par = parents.tolist()
-        for pid in range(n - 1, -1, -1):
+    if top * thin > len(self_t):
+        total, par = self_t.tolist(), parents.tolist()
+        for pid in range(len(total) - 1, -1, -1):
             if par[pid] >= 0:
-                tot[par[pid]] += tot[pid]
-        return np.array(tot, np.float64)
-    ordered = n < 2 or bool(np.all(levels[1:] >= levels[:-1]))  # paths come by level
-    by_level = None if ordered else np.argsort(levels, kind="stable").astype(np.int32)
-    bounds = np.searchsorted(levels if ordered else levels[by_level], np.arange(1, top + 2))
-    for k in range(top - 1, 0, -1):  # levels top .. 2
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        if by_level is None:  # views, in falling id order: no index array
-            ps = slice(hi - 1, lo - 1 if lo else None, -1)
-            np.add.at(total, parents[ps], total[ps])
-        else:
-            ps = by_level[lo:hi][::-1]
-            np.add.at(total, parents[ps], total[ps])
+                total[par[pid]] += total[pid]
+        return np.array(total, np.float64)
+    total = np.array(self_t, np.float64)
+    by_level = np.argsort(levels, kind="stable").astype(np.int32)  # path ids
+    ends = np.cumsum(np.bincount(levels, minlength=top + 1))[1:]  # of levels 1, 2, ...
+    for lv in range(top, 1, -1):
+        ps = by_level[ends[lv - 2] : ends[lv - 1]][::-1]
+        np.add.at(total, parents[ps], total[ps])
     return total
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,18 +29,6 @@ class TreeNode:
     file: str | None = None
     line: int | None = None
     children: list[TreeNode] = field(default_factory=list)
-    _index: dict[int, TreeNode] | None = field(default=None, repr=False, compare=False)
-
-    def child(self, key: int, make: Any) -> TreeNode:
-        """The child with frame ``key``, made and appended if missing (O(1))."""
-        index = self._index
-        if index is None or len(index) != len(self.children):
-            index = self._index = {c.frame: c for c in self.children}
-        node = index.get(key)
-        if node is None:
-            node = index[key] = make()
-            self.children.append(node)
-        return node
 
     def walk(self) -> Any:
         stack = [self]
@@ -144,36 +133,86 @@ def prune(root: TreeNode, max_nodes: int = 3000, min_fraction: float = 0.0) -> T
     (by total) are kept, ancestors first; what is cut under a kept node is merged into one
     "other" child while the budget lasts (a tenth of it is reserved for them). Nodes below
     ``min_fraction`` of the root's total are cut too."""
+
+    def kids(node: TreeNode) -> list[TreeNode]:
+        return sorted(node.children, key=lambda c: -c.total_us)
+
+    def totals(nodes: list[TreeNode]) -> np.ndarray:
+        return np.array([n.total_us for n in nodes], np.float64)
+
+    def calls(lost: list[TreeNode]) -> int:
+        return sum(n.calls for n in lost)
+
+    return prune_by(_copy(root), root, kids, totals, _copy, max_nodes, min_fraction, calls)
+
+
+def prune_by(
+    out: TreeNode,
+    top: Any,
+    kids: Callable[[Any], Sequence[Any]],
+    totals: Callable[[Any], np.ndarray],
+    node: Callable[[Any], TreeNode],
+    max_nodes: int,
+    min_fraction: float,
+    calls: Callable[[Any], int] | None = None,
+) -> TreeNode:
+    """``prune`` of any tree: ``out`` is the root's copy and ``top`` its key;
+    ``kids(key)`` a node's children (keys) in falling total, ties in their order;
+    ``totals(keys)`` their totals; ``node(key)`` a kept node's copy and ``calls(keys)``
+    the calls of cut ones (0 when None). The heap holds each parent's next child, with
+    the key (falling total, then push order) that a heap of every child would give it:
+    push order is the parent's pop order, then the child's place. So only the children
+    of kept nodes are looked at."""
     limit = max(2, max_nodes)
     keep_limit = limit - max(1, limit // 10)
-    floor = root.total_us * min_fraction
-    out = _copy(root)
+    floor = out.total_us * min_fraction
     kept = 1
-    heap: list[tuple[float, int, TreeNode, TreeNode]] = []
-    order = 0
-    for c in root.children:
-        heapq.heappush(heap, (-c.total_us, order, c, out))
-        order += 1
-    cut: dict[int, tuple[TreeNode, list[TreeNode]]] = {}
+    lists: list[tuple[Sequence[Any], TreeNode]] = []
+    heap: list[tuple[float, int, int, int]] = []
+
+    def push(c: Sequence[Any], i: int, seq: int, li: int) -> None:
+        heapq.heappush(heap, (-float(totals(c[i : i + 1])[0]), seq, i, li))
+
+    def add(key: Any, dst: TreeNode, seq: int) -> None:
+        c = kids(key)
+        if len(c):
+            lists.append((c, dst))
+            push(c, 0, seq, len(lists) - 1)
+
+    add(top, out, -1)
+    seq = 0
     while heap:
-        neg, _, src, dst = heapq.heappop(heap)
-        if kept >= keep_limit or -neg < floor:
-            cut.setdefault(id(dst), (dst, []))[1].append(src)
-            continue
-        node = _copy(src)
-        dst.children.append(node)
+        entry = heapq.heappop(heap)
+        neg, pseq, i, li = entry
+        if kept >= keep_limit or -neg < floor:  # this and all that is left are cut
+            _cut(lists, [entry, *sorted(heap)], limit - kept, totals, calls)
+            break
+        c, dst = lists[li]
+        if i + 1 < len(c):
+            push(c, i + 1, pseq, li)
+        dst.children.append(child := node(c[i]))
         kept += 1
-        for c in src.children:
-            heapq.heappush(heap, (-c.total_us, order, c, node))
-            order += 1
-    groups = sorted(cut.values(), key=lambda g: -sum(n.total_us for n in g[1]))
-    for dst, lost in groups[: limit - kept]:
-        other = TreeNode("other", "other", OTHER_ID)
-        other.total_us = sum(n.total_us for n in lost)
-        other.self_us = other.total_us
-        other.calls = sum(n.calls for n in lost)
-        dst.children.append(other)
+        add(c[i], child, seq)
+        seq += 1
     return _sort(out)
+
+
+def _cut(
+    lists: list[tuple[Sequence[Any], TreeNode]],
+    left: list[tuple[float, int, int, int]],
+    room: int,
+    totals: Callable[[Any], np.ndarray],
+    calls: Callable[[Any], int] | None,
+) -> None:
+    """Everything ``left`` in the heap (in pop order) is cut: each parent's remaining
+    children become one "other" node (their totals summed in order), for the ``room``
+    parents that lose the most."""
+    cut = [(lists[li][1], lists[li][0][i:]) for _, _, i, li in left]
+    sums = [float(np.cumsum(totals(lost))[-1]) for _, lost in cut]
+    for g in sorted(range(len(cut)), key=lambda g: -sums[g])[:room]:
+        dst, lost = cut[g]
+        n_calls = calls(lost) if calls else 0
+        dst.children.append(TreeNode("other", "other", OTHER_ID, sums[g], sums[g], n_calls))
 
 
 def _copy(src: TreeNode) -> TreeNode:
