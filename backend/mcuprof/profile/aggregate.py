@@ -127,7 +127,7 @@ def stack_names(profile: Profile) -> StackNames:
 
 # The sums, declared once: (name, per stack (else per frame), dtype, value before any
 # call, how two sums of it combine).
-_SUMS = (
+SUMS = (
     ("calls", True, np.int64, 0, np.add),
     ("total", True, np.float64, 0, np.add),  # inclusive
     ("self_", True, np.float64, 0, np.add),
@@ -160,7 +160,7 @@ class Sums:
 
     def __init__(self, n_stacks: int, n_frames: int, start: Sums | None = None) -> None:
         """The sums of no calls, or a copy of ``start``'s grown to these sizes."""
-        for name, per_stack, dtype, empty, _ in _SUMS:
+        for name, per_stack, dtype, empty, _ in SUMS:
             a = np.full(n_stacks if per_stack else n_frames, empty, dtype)
             if start is not None:
                 old = getattr(start, name)
@@ -189,11 +189,6 @@ class Sums:
             np.add.at(self.f_total, frame[outermost], inclusive[outermost])
         np.minimum.at(self.f_min, frame, inclusive)
         np.maximum.at(self.f_max, frame, inclusive)
-
-    def merge(self, other: Sums) -> None:
-        """Add ``other``'s sums (of as many stacks and frames) to these."""
-        for name, _, _, _, combine in _SUMS:
-            combine(getattr(self, name), getattr(other, name), out=getattr(self, name))
 
     def _stack(self, k: int) -> np.ndarray:
         return (self.calls, self.total, self.self_)[k]

@@ -9,15 +9,21 @@ exit, so in a sane stream this happens a handful of times per capture at most.
 A whole capture loaded at once is the same: one update, its tail the calls near its end.
 Every time here is whole ticks, whose float64 sums are exact in any order, so the
 running sums plus the tail's equal one count over every call.
+
+One set of sums per update: the tail is added to the running sums in place and handed
+out, and taken back out at the next update (the values it changed were kept): per stack
+that costs the stacks the tail touches, not a copy of every stack's sums.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import UNKNOWN_ID, Stacks, Sums, depth_calls, mark_nested
+from .aggregate import SUMS, UNKNOWN_ID, Stacks, Sums, depth_calls, mark_nested
 from .columns import Column, Spill
 from .kernels import pair_keys, unique_pairs
 from .paths import DepthRuns, Grow, StackNames
@@ -53,14 +59,20 @@ class Aggregator:
         self.stack_of: dict[int, Column] = {}  # per depth, stack id per record
         # Per depth, interned (parent stack << 32 | frame) keys, sorted, with their stack
         # ids: a key only ever meets keys of its own depth, so a deep chain costs O(1) each.
-        self.keys: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # A depth's first stacks are kept as their id range: in id order their keys are
+        # sorted already, made from parent and frame only if the depth gets more.
+        self.keys: dict[int, tuple[np.ndarray, np.ndarray] | range] = {}
         self.parent = Grow(np.int32)
         self.frame = Grow(np.int32)
         self.nested = Grow(np.bool_)
         self.depth = DepthRuns()
         self._new_stacks(np.array([-1]), np.array([UNKNOWN_ID]), -1)  # 0: "[unknown]"
         self.names = StackNames()
-        self.running = Sums(0, 0)  # over committed records, in ticks
+        self.running = Sums(0, 0)  # over committed records, in ticks (and the last tail)
+        # The stacks the last tail added to and their sums before it, and the per-frame
+        # sums before it: what takes the tail back out.
+        self._untail: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
+        self._handed: Callable[[], Sums | None] = lambda: None  # the sums last handed out
         self.aggregated = 0  # the profile's n_records at the last update
         self.resets = getattr(self, "resets", -1) + 1
 
@@ -85,7 +97,11 @@ class Aggregator:
         as stacks in key order."""
         hi, lo, inv = _unique_keys(pst, frame)
         uniq = pair_keys(hi, lo)
-        keys, ids = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
+        known_keys = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
+        if isinstance(known_keys, range):
+            ids = np.arange(known_keys.start, known_keys.stop, dtype=np.int32)
+            known_keys = pair_keys(self.parent.a[ids], self.frame.a[ids]), ids
+        keys, ids = known_keys
         pos = np.searchsorted(keys, uniq)
         known = pos < len(keys)
         known[known] = keys[pos[known]] == uniq[known]
@@ -96,15 +112,18 @@ class Aggregator:
             first = self.parent.n
             got[new] = new_ids = np.arange(first, first + int(new.sum()), dtype=np.int32)
             self._new_stacks(hi[new], lo[new], depth)
-            # new keys are not among the old: insert them where they sort
-            at = np.searchsorted(keys, uniq[new])
-            self.keys[depth] = np.insert(keys, at, uniq[new]), np.insert(ids, at, new_ids)
+            if depth not in self.keys:
+                self.keys[depth] = range(first, self.parent.n)
+            else:  # new keys are not among the old: insert them where they sort
+                at = np.searchsorted(keys, uniq[new])
+                self.keys[depth] = np.insert(keys, at, uniq[new]), np.insert(ids, at, new_ids)
         return got[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
         """The stacks of the records added since the last update; the records that exit
         before the commit time folded into the running sums for good; and the sums of
         every record: the running ones plus the rest's (the tail)."""
+        self._take_back_tail()
         levels = profile.levels
         starts = {d: self.committed.get(d, 0) for d in sorted(levels)}
         first_new = self.parent.n
@@ -128,7 +147,8 @@ class Aggregator:
         sizes = (st.size, len(profile.frames))
         if sizes != (len(self.running.calls), len(self.running.f_calls)):
             self.running = Sums(*sizes, start=self.running)
-        tail = Sums(*sizes)
+        run = self.running
+        tail = []
         for d, c in starts.items():
             n = levels[d].n
             if n == c:
@@ -136,13 +156,41 @@ class Aggregator:
             late = levels[d].entry[c:] + levels[d].dur[c:] >= commit_t
             k = int(late.argmax()) if late.any() else n - c
             calls = depth_calls(profile, st, d, c, n)
-            self.running.add(*(a[:k] for a in calls))
-            tail.add(*(a[k:] for a in calls))
+            run.add(*(a[:k] for a in calls))
+            if k < n - c:  # copied when cut: a view would keep the depth's columns
+                tail.append(tuple(a[k:].copy() if k else a for a in calls))
             self.committed[d] = c + k
-        tail.merge(self.running)
+            del calls
+        touched = np.unique(np.concatenate([p[0] for p in tail])) if tail else _NO_IDS
+        self._untail = (
+            touched,
+            {
+                k: getattr(run, k)[touched] if per_stack else getattr(run, k).copy()
+                for k, per_stack, *_ in SUMS
+            },
+        )
+        for part in tail:
+            run.add(*part)
+        self._handed = weakref.ref(run)
         self.commit_t = commit_t
         self.aggregated = profile.n_records
-        return st, tail
+        return st, run
+
+    def _take_back_tail(self) -> None:
+        """The running sums without the last tail, as they were before it (per stack,
+        only the stacks it touched). Copied first when the sums handed out with the tail
+        are still held: they keep their numbers."""
+        if self._untail is None:
+            return
+        if self._handed() is not None:
+            self.running = Sums(len(self.running.calls), len(self.running.f_calls), self.running)
+        touched, was = self._untail
+        for k, per_stack, *_ in SUMS:
+            if per_stack:
+                getattr(self.running, k)[touched] = was[k]
+            else:
+                setattr(self.running, k, was[k])
+        self._untail = None
 
     def _stack_tail(self, lv: Level, d: int, c: int, frame_of: np.ndarray) -> None:
         """Intern the stack of each record of depth d from position ``c`` (the first not
