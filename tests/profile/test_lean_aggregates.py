@@ -134,3 +134,17 @@ def _check_held(recs: np.ndarray, cut: int) -> None:
     assert after is not fresh
     for k in _NAMES:
         assert getattr(after, k).tolist() == getattr(fresh, k).tolist(), k
+
+
+def test_sums_nobody_holds_are_not_copied() -> None:
+    """The tail is taken back out of the running sums in place when the sums handed out
+    with it are gone (the profile's cache dropped them at the add): no copy per update."""
+    recs = _recs([(0x100, 10 * i, 5, 0) for i in range(50)])
+    live = Profile()
+    live.add(recs[:30])
+    sums(live)
+    running = live.aggregator.running.calls
+    live.add(recs[30:])
+    after = sums(live)
+    assert live.aggregator.running.calls is running
+    assert after.calls.tolist() == sums(live, (live.t0_us, live.t1_us)).calls.tolist()

@@ -17,6 +17,7 @@ that costs the stacks the tail touches, not a copy of every stack's sums.
 
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -171,10 +172,11 @@ class Aggregator:
         )
         for part in tail:
             run.add(*part)
-        self._handed = weakref.ref(run)
+        out = copy.copy(run)  # the same arrays: alive only while someone holds it
+        self._handed = weakref.ref(out)
         self.commit_t = commit_t
         self.aggregated = profile.n_records
-        return st, run
+        return st, out
 
     def _take_back_tail(self) -> None:
         """The running sums without the last tail, as they were before it (per stack,
