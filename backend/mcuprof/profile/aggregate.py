@@ -17,6 +17,7 @@ import numpy as np
 from .frames import UNKNOWN_FRAME, Frame, where
 from .paths import Depths, StackNames
 from .shares import profiled_us, share_pct
+from .span import RECORD_PIECE
 from .tables import Depth, FrameId
 
 if TYPE_CHECKING:
@@ -125,18 +126,17 @@ def stack_names(profile: Profile) -> StackNames:
     return profile.cached("stack_names", build)
 
 
-# The sums, declared once: (name, per stack (else per frame), dtype, value before any
-# call, how two sums of it combine).
+# The sums, declared once: (name, per stack (else per frame), dtype, value before any call).
 SUMS = (
-    ("calls", True, np.int64, 0, np.add),
-    ("total", True, np.float64, 0, np.add),  # inclusive
-    ("self_", True, np.float64, 0, np.add),
-    ("f_calls", False, np.int64, 0, np.add),
-    ("f_total", False, np.float64, 0, np.add),  # outermost calls only (recursion once)
-    ("f_self", False, np.float64, 0, np.add),
-    ("f_sum", False, np.float64, 0, np.add),  # every call's inclusive time (for the mean)
-    ("f_min", False, np.float64, np.inf, np.minimum),  # per call, inclusive
-    ("f_max", False, np.float64, 0, np.maximum),
+    ("calls", True, np.int64, 0),
+    ("total", True, np.float64, 0),  # inclusive
+    ("self_", True, np.float64, 0),
+    ("f_calls", False, np.int64, 0),
+    ("f_total", False, np.float64, 0),  # outermost calls only (recursion once)
+    ("f_self", False, np.float64, 0),
+    ("f_sum", False, np.float64, 0),  # every call's inclusive time (for the mean)
+    ("f_min", False, np.float64, np.inf),  # per call, inclusive
+    ("f_max", False, np.float64, 0),
 )
 
 
@@ -160,7 +160,7 @@ class Sums:
 
     def __init__(self, n_stacks: int, n_frames: int, start: Sums | None = None) -> None:
         """The sums of no calls, or a copy of ``start``'s grown to these sizes."""
-        for name, per_stack, dtype, empty, _ in SUMS:
+        for name, per_stack, dtype, empty in SUMS:
             a = np.full(n_stacks if per_stack else n_frames, empty, dtype)
             if start is not None:
                 old = getattr(start, name)
@@ -206,9 +206,6 @@ class Sums:
         return np.add(self._stack(k)[ids], 0.0, dtype=np.float64)
 
 
-_PIECE = 1 << 16  # children summed at a time: their float copies stay small
-
-
 def _clip(lv: Level, lo: int, hi: int, win: tuple[float, float] | None) -> np.ndarray:
     """Inclusive ticks (float64) of a level's calls [lo, hi), cut to the window."""
     if win is None:
@@ -231,8 +228,8 @@ def call_times(
     child = np.zeros(hi - lo)
     first = int(np.searchsorted(below.entry, profile.levels[d].entry[lo], side="left"))
     end = below.n if win is None else _slice(below, win)[1]
-    for a in range(first, end, _PIECE):
-        b = min(a + _PIECE, end)
+    for a in range(first, end, RECORD_PIECE):  # the children's float copies stay small
+        b = min(a + RECORD_PIECE, end)
         p = below.parent[a:b]
         use = (p >= lo) & (p < hi)
         np.add.at(child, p[use] - np.int32(lo), _clip(below, a, b, win)[use])

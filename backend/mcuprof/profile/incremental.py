@@ -145,38 +145,42 @@ class Aggregator:
         commit_t = profile.t1_ticks - horizon
         if self.commit_t is not None:
             commit_t = max(commit_t, self.commit_t)
+        out = self._fold(profile, st, starts, commit_t)
+        self.commit_t = commit_t
+        self.aggregated = profile.n_records
+        return st, out
+
+    def _fold(self, profile: Profile, st: Stacks, starts: dict[int, int], commit_t: int) -> Sums:
+        """Each depth's calls not committed yet, cut where they start exiting at or after
+        ``commit_t``: those before go to the running sums for good, those after (the
+        tail) are added to them too, to be taken back at the next update."""
         sizes = (st.size, len(profile.frames))
         if sizes != (len(self.running.calls), len(self.running.f_calls)):
             self.running = Sums(*sizes, start=self.running)
         run = self.running
         tail = []
         for d, c in starts.items():
-            n = levels[d].n
-            if n == c:
+            lv = profile.levels[d]
+            if lv.n == c:
                 continue
-            late = levels[d].entry[c:] + levels[d].dur[c:] >= commit_t
-            k = int(late.argmax()) if late.any() else n - c
-            calls = depth_calls(profile, st, d, c, n)
+            late = lv.entry[c:] + lv.dur[c:] >= commit_t
+            k = int(late.argmax()) if late.any() else lv.n - c
+            calls = depth_calls(profile, st, d, c, lv.n)
             run.add(*(a[:k] for a in calls))
-            if k < n - c:  # copied when cut: a view would keep the depth's columns
+            if k < lv.n - c:  # copied when cut: a view would keep the depth's columns
                 tail.append(tuple(a[k:].copy() if k else a for a in calls))
             self.committed[d] = c + k
             del calls
         touched = np.unique(np.concatenate([p[0] for p in tail])) if tail else _NO_IDS
-        self._untail = (
-            touched,
-            {
-                k: getattr(run, k)[touched] if per_stack else getattr(run, k).copy()
-                for k, per_stack, *_ in SUMS
-            },
-        )
+        was = {
+            k: getattr(run, k)[touched] if per else getattr(run, k).copy() for k, per, *_ in SUMS
+        }
+        self._untail = touched, was
         for part in tail:
             run.add(*part)
         out = copy.copy(run)  # the same arrays: alive only while someone holds it
         self._handed = weakref.ref(out)
-        self.commit_t = commit_t
-        self.aggregated = profile.n_records
-        return st, out
+        return out
 
     def _take_back_tail(self) -> None:
         """The running sums without the last tail, as they were before it (per stack,
