@@ -224,7 +224,7 @@ def call_times(
     incl = _clip(profile.levels[d], lo, hi, win)
     below = profile.levels.get(d + 1)
     if below is None or hi <= lo:
-        return incl, incl
+        return incl, incl.copy()
     child = np.zeros(hi - lo)
     first = int(np.searchsorted(below.entry, profile.levels[d].entry[lo], side="left"))
     end = below.n if win is None else _slice(below, win)[1]
@@ -428,8 +428,8 @@ def call_spread(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             fid = profile.frame_ids(lv)
             np.maximum.at(self_max, fid, excl)
             np.maximum.at(incl_max, fid, incl)
-            self_sq += np.bincount(fid, weights=np.square(excl), minlength=n_frames)
-            incl_sq += np.bincount(fid, weights=np.square(incl), minlength=n_frames)
+            self_sq += np.bincount(fid, weights=np.square(excl, out=excl), minlength=n_frames)
+            incl_sq += np.bincount(fid, weights=np.square(incl, out=incl), minlength=n_frames)
         return self_sq, incl_sq, self_max, incl_max
 
     return profile.cached("call_spread", compute)
