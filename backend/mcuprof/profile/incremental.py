@@ -6,37 +6,33 @@ That is exact as long as no record arrives whose entry is before T: only such a
 record can contain (adopt) a committed record or be contained by one. When one does,
 everything is rebuilt, and T keeps twice the longest duration seen behind the newest
 exit, so in a sane stream this happens a handful of times per capture at most.
+A whole capture loaded at once is the same: one update, its tail the calls near its end.
+Every time here is whole ticks, whose float64 sums are exact in any order, so the
+running sums plus the tail's equal one count over every call.
+
+One set of sums per update: the tail is added to the running sums in place and handed
+out, and taken back out at the next update (the values it changed were kept): per stack
+that costs the stacks the tail touches, not a copy of every stack's sums.
 """
 
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import (
-    ALONE,
-    FRAME_SUMS,
-    STACK_SUMS,
-    UNKNOWN_ID,
-    StackNames,
-    Stacks,
-    Sums,
-    Tally,
-    mark_nested,
-)
+from .aggregate import SUMS, UNKNOWN_ID, Stacks, Sums, depth_calls, mark_nested
 from .columns import Column, Spill
-from .kernels import pair_keys, split_keys, unique_pairs
-from .paths import DepthRuns
-from .paths import Grow as _Grow
+from .kernels import pair_keys, unique_pairs
+from .paths import DepthRuns, Grow, StackNames
 
 if TYPE_CHECKING:
     from .levels import Level
     from .model import Profile
 
-_MASK32 = (1 << 32) - 1
 _NO_KEYS = np.empty(0, np.int64)
 _NO_IDS = np.empty(0, np.int32)
 
@@ -44,29 +40,16 @@ _NO_IDS = np.empty(0, np.int32)
 def _unique_keys(pst: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (parent stack, frame) pairs, sorted (int32 halves of
     np.unique((pst << 32) | frame)), and each row's pair number (int32): ``unique_pairs``
-    (a table lookup when the pairs span a range a few times their count, the usual case;
-    else one sort), in the stack tables' int32."""
+    in the stack tables' int32."""
     hi, lo, inv = unique_pairs(pst, frame)
     return hi.astype(np.int32), lo.astype(np.int32), inv
 
 
-_CHILDREN = 1 << 16  # children subtracted at a time
-
-
-def _subtract_children(self_t: np.ndarray, parent: np.ndarray, dur: np.ndarray, c: int) -> None:
-    """``self_t[p - c] -= dur`` for each child whose parent p is at least ``c``, a
-    piece at a time so that the float copies of the children's columns stay small.
-    Times are whole ticks, so the sums are exact in any order."""
-    for a in range(0, len(parent), _CHILDREN):
-        p = parent[a : a + _CHILDREN]
-        w = dur[a : a + _CHILDREN].astype(np.float64)
-        use = p >= c
-        if not use.all():
-            p, w = p[use], w[use]
-        np.subtract.at(self_t, p - np.int32(c), w)
-
-
 class Aggregator:
+    """A profile's StackTable, interned as records arrive (``parent``, ``frame``,
+    ``nested``, ``depth`` per stack; ``stack_of`` per record), and the running sums of
+    its committed calls. ``update`` hands both out as ``Stacks`` (views) and ``Sums``."""
+
     def __init__(self, spill: Spill | None = None) -> None:
         self.spill = spill  # the stack id per record lives with the profile's columns
         self.reset()
@@ -77,23 +60,22 @@ class Aggregator:
         self.stack_of: dict[int, Column] = {}  # per depth, stack id per record
         # Per depth, interned (parent stack << 32 | frame) keys, sorted, with their stack
         # ids: a key only ever meets keys of its own depth, so a deep chain costs O(1) each.
+        # A depth's first stacks are kept as their id range: in id order their keys are
+        # sorted already, made from parent and frame only if the depth gets more.
         self.keys: dict[int, tuple[np.ndarray, np.ndarray] | range] = {}
-        self.st_parent = _Grow(np.int32)
-        self.st_frame = _Grow(np.int32)
-        self.depth_runs = DepthRuns()  # depth per stack id, as runs
-        self.st_nested = _Grow(np.bool_)
-        for g, v in ((self.st_parent, -1), (self.st_frame, UNKNOWN_ID)):
-            g.resize(1)
-            g.a[0] = v  # stack 0: "[unknown]", the root of orphans
-        self.depth_runs.add(0, 1, -1)
+        self.parent = Grow(np.int32)
+        self.frame = Grow(np.int32)
+        self.nested = Grow(np.bool_)
+        self.depth = DepthRuns()
+        self._new_stacks(np.array([-1]), np.array([UNKNOWN_ID]), -1)  # 0: "[unknown]"
         self.names = StackNames()
-        # Running sums over committed records, in ticks (aggregate.Tally's).
-        self.stack_sums = {k: _Grow(t, v) for k, t, v in STACK_SUMS}
-        self.frame_sums = {k: _Grow(t, v) for k, t, v in FRAME_SUMS}
+        self.running = Sums(0, 0)  # over committed records, in ticks (and the last tail)
+        # The stacks the last tail added to and their sums before it, and the per-frame
+        # sums before it: what takes the tail back out.
+        self._untail: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
+        self._handed: Callable[[], Sums | None] = lambda: None  # the sums last handed out
         self.aggregated = 0  # the profile's n_records at the last update
         self.resets = getattr(self, "resets", -1) + 1
-        # The sums last handed out, which may read the running ones above (Sums.settle).
-        self._last_sums: Callable[[], Sums | None] = lambda: None
 
     @property
     def nbytes(self) -> int:
@@ -104,199 +86,134 @@ class Aggregator:
         if self.commit_t is not None and min_entry < self.commit_t:
             self.reset()
 
-    # -------------------------------------------------------------- stacks
-
-    def _keys_of(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """A depth's interned keys, sorted, and their stack ids. A depth's first stacks
-        are kept as their id range alone: their keys, in id order, are sorted already and
-        are those of st_parent and st_frame, made here only if the depth gets more."""
-        got = self.keys.get(depth)
-        if got is None:
-            return _NO_KEYS, _NO_IDS
-        if isinstance(got, range):
-            a, b = got.start, got.stop
-            got = self.keys[depth] = (
-                pair_keys(self.st_parent.a[a:b], self.st_frame.a[a:b]),
-                np.arange(a, b, dtype=np.int32),
-            )
-        return got
+    def _new_stacks(self, parent: np.ndarray, frame: np.ndarray, depth: int) -> None:
+        first = self.parent.n
+        self.parent.extend(parent)
+        self.frame.extend(frame)
+        self.nested.resize(self.parent.n)
+        self.depth.add(first, self.parent.n, depth)
 
     def _intern(self, pst: np.ndarray, frame: np.ndarray, depth: int) -> np.ndarray:
+        """The stack id of each (parent stack, frame) row at ``depth``, new pairs added
+        as stacks in key order."""
         hi, lo, inv = _unique_keys(pst, frame)
-        first = self.st_parent.n
-        if depth not in self.keys:  # a depth's first stacks: all new, and sorted already
-            end = first + len(hi)
-            for g in (self.st_parent, self.st_frame, self.st_nested):
-                g.resize(end)
-            self.st_parent.a[first:end], self.st_frame.a[first:end] = hi, lo
-            self.depth_runs.add(first, end, depth)
-            self.keys[depth] = range(first, end)
-            del hi, lo
-            inv += first  # ids[inv], in place
-            return inv
-        key_sorted, key_ids = self._keys_of(depth)
         uniq = pair_keys(hi, lo)
-        del hi, lo
-        pos = np.searchsorted(key_sorted, uniq)
-        known = pos < len(key_sorted)
-        known[known] = key_sorted[pos[known]] == uniq[known]
-        ids = np.empty(len(uniq), np.int32)
-        ids[known] = key_ids[pos[known]]
-        del pos
-        new = uniq[~known]
-        if len(new):
-            end = first + len(new)
-            new_ids = np.arange(first, end, dtype=np.int32)
-            ids[~known] = new_ids
-            for g in (self.st_parent, self.st_frame, self.st_nested):
-                g.resize(end)
-            self.st_parent.a[first:end], self.st_frame.a[first:end] = split_keys(new)
-            self.depth_runs.add(first, end, depth)
-            # new keys are not among the old: insert them where they sort
-            at = np.searchsorted(key_sorted, new)
-            self.keys[depth] = np.insert(key_sorted, at, new), np.insert(key_ids, at, new_ids)
-        del uniq
-        return ids[inv]
+        known_keys = self.keys.get(depth, (_NO_KEYS, _NO_IDS))
+        if isinstance(known_keys, range):
+            ids = np.arange(known_keys.start, known_keys.stop, dtype=np.int32)
+            known_keys = pair_keys(self.parent.a[ids], self.frame.a[ids]), ids
+        keys, ids = known_keys
+        pos = np.searchsorted(keys, uniq)
+        known = pos < len(keys)
+        known[known] = keys[pos[known]] == uniq[known]
+        got = np.empty(len(uniq), np.int32)
+        got[known] = ids[pos[known]]
+        new = ~known
+        if new.any():
+            first = self.parent.n
+            got[new] = new_ids = np.arange(first, first + int(new.sum()), dtype=np.int32)
+            self._new_stacks(hi[new], lo[new], depth)
+            if depth not in self.keys:
+                self.keys[depth] = range(first, self.parent.n)
+            else:  # new keys are not among the old: insert them where they sort
+                at = np.searchsorted(keys, uniq[new])
+                self.keys[depth] = np.insert(keys, at, uniq[new]), np.insert(ids, at, new_ids)
+        return got[inv]
 
     def update(self, profile: Profile) -> tuple[Stacks, Sums]:
         """The stacks of the records added since the last update; the records that exit
         before the commit time folded into the running sums for good; and the sums of
         every record: the running ones plus the rest's (the tail)."""
-        last = self._last_sums()
-        if last is not None:  # someone still holds the last sums: they keep their numbers
-            last.settle()
+        self._take_back_tail()
         levels = profile.levels
         starts = {d: self.committed.get(d, 0) for d in sorted(levels)}
-        tail_stack = self._stack_tail(levels, profile.frame_of, starts)
-        kept = self._running(self.st_parent.n, len(profile.frames))
+        first_new = self.parent.n
+        for d, c in starts.items():
+            self._stack_tail(levels[d], d, c, profile.frame_of)
+        if self.parent.n > first_new:
+            mark_nested(self.parent.v, self.frame.v, self.nested.v, first_new)
+        # Views, not copies: a stack's entries never change once written, and growing
+        # the arrays makes new ones.
+        st = Stacks(
+            parent=self.parent.v,
+            frame=self.frame.v,
+            depth=self.depth.upto(self.parent.n),
+            nested=self.nested.v,
+            per_level={d: self.stack_of[d].a[: levels[d].n] for d in starts},
+        )
         horizon = 2 * max((lv.max_dur for lv in levels.values()), default=0) + 1
         commit_t = profile.t1_ticks - horizon
         if self.commit_t is not None:
             commit_t = max(commit_t, self.commit_t)
-        by_stack = (self.st_frame.v, self.st_nested.v)
-        parts = self._fold(levels, profile.frame_of, starts, tail_stack, kept, commit_t)
-        # Whole ticks: durations, less the sum of the children's (exact in float64).
-        # The sums are the kept ones plus the tail's (with_tail): exact in any order.
-        kept.add_parts(parts[0], whole=True, by_stack=by_stack)
-        del parts[0]
-        sums = kept.with_tail(parts.pop(1), float(profile.t1_ticks - profile.t0_ticks))
-        self._last_sums = weakref.ref(sums)  # may read the running sums: see update's start
+        out = self._fold(profile, st, starts, commit_t)
         self.commit_t = commit_t
         self.aggregated = profile.n_records
-        # Views, not copies: a stack's entries never change once written, and growing
-        # the arrays makes new ones.
-        stacks = Stacks(
-            parent=self.st_parent.v,
-            frame=self.st_frame.v,
-            depth=self.depth_runs.upto(self.st_parent.n),
-            nested=self.st_nested.v,
-            per_level={d: self.stack_of[d].a[: levels[d].n] for d in starts},
-        )
-        return stacks, sums
+        return st, out
 
-    def _stack_tail(
-        self, levels: dict[int, Level], frame_of: np.ndarray, starts: dict[int, int]
-    ) -> dict[int, np.ndarray]:
-        """Intern the stack of every record not yet committed (``starts``: per depth,
-        the first), shallowest depth first, and mark the new stacks' recursion; per
-        depth, the stack ids of those records."""
-        tail_stack: dict[int, np.ndarray] = {}
-        first_new = self.st_parent.n
+    def _fold(self, profile: Profile, st: Stacks, starts: dict[int, int], commit_t: int) -> Sums:
+        """Each depth's calls not committed yet, cut where they start exiting at or after
+        ``commit_t``: those before go to the running sums for good, those after (the
+        tail) are added to them too, to be taken back at the next update."""
+        sizes = (st.size, len(profile.frames))
+        if sizes != (len(self.running.calls), len(self.running.f_calls)):
+            self.running = Sums(*sizes, start=self.running)
+        run = self.running
+        tail = []
         for d, c in starts.items():
-            lv = levels[d]
-            col = self.stack_of.get(d)
-            if col is None:
-                col = self.stack_of[d] = Column(np.int32, self.spill)
-            arr = col.reserve(lv.n, c)
-            frame = frame_of[lv.addr[c:]]  # int32, as the stack ids: 4 bytes a record
-            if d == 0:
-                pst = np.full(lv.n - c, -1, np.int32)
-            else:
-                p = lv.parent[c:]
-                pst = np.zeros(lv.n - c, np.int32)  # orphans: under "[unknown]" (stack 0)
-                up = self.stack_of.get(d - 1)
-                if up is not None:
-                    has = p >= 0
-                    if has.all():  # no orphans: a plain gather
-                        np.take(up.a, p, out=pst)
-                    else:
-                        pst[has] = up.a[p[has]]
-            ids = self._intern(pst, frame, d) if lv.n > c else np.empty(0, np.int32)
-            arr[c : lv.n] = ids
-            # In RAM the column is the copy to keep; on disk, ids stay the one read.
-            tail_stack[d] = arr[c : lv.n] if self.spill is None else ids
-            del ids, frame, pst
-        if self.st_parent.n > first_new:
-            mark_nested(self.st_parent.v, self.st_frame.v, self.st_nested.v, first_new)
-        return tail_stack
-
-    def _running(self, n_stacks: int, n_frames: int) -> Tally:
-        """The running sums, grown to ``n_stacks`` and ``n_frames``, as a Tally of them."""
-        for g in self.stack_sums.values():
-            g.resize(n_stacks)
-        for g in self.frame_sums.values():
-            g.resize(n_frames)
-        return Tally(
-            **{k: g.v for k, g in self.stack_sums.items()},
-            **{k: g.v for k, g in self.frame_sums.items()},
-        )
-
-    def _fold(
-        self,
-        levels: dict[int, Level],
-        frame_of: np.ndarray,
-        starts: dict[int, int],
-        tail_stack: dict[int, np.ndarray],
-        kept: Tally,
-        commit_t: int,
-    ) -> dict[int, list[tuple[np.ndarray, ...]]]:
-        """Each depth's uncommitted calls, cut where they start exiting at or after
-        ``commit_t``: the calls before go to ``kept`` for good (parts[0], or at once when
-        a depth's are many), those after stay the tail (parts[1]). Gathered over all
-        depths and counted once: a count per depth would cost O(stacks) each, quadratic
-        in a deep chain."""
-        parts: dict[int, list[tuple[np.ndarray, ...]]] = {0: [], 1: []}
-        size = len(kept.calls) + len(kept.f_calls)  # add_parts adds a group this long alone
-        by_stack = (self.st_frame.v, self.st_nested.v)
-        nested = self.st_nested.v
-        for d, c in starts.items():
-            lv = levels[d]
+            lv = profile.levels[d]
             if lv.n == c:
                 continue
             late = lv.entry[c:] + lv.dur[c:] >= commit_t
             k = int(late.argmax()) if late.any() else lv.n - c
-            del late
-            dur = lv.dur[c:].astype(np.float64)
-            self_t = _self_ticks(dur, levels.get(d + 1), int(lv.entry[c]), c)
-            sid = tail_stack[d]
-            fid = frame_of[lv.addr[c:]]
-            for i, part in enumerate((slice(0, k), slice(k, None))):
-                n_part = len(sid[part])
-                if i == 0 and n_part and ALONE * n_part >= size:
-                    # What add_parts would do with it (times here are whole ticks),
-                    # done now so one depth's columns are alive at a time, not all.
-                    kept.add(sid[part], fid[part], dur[part], self_t[part], None, by_stack)
-                elif n_part:
-                    outer = ~nested[sid[part]]
-                    cols = (sid[part], fid[part], dur[part], self_t[part], outer)
-                    # copied when short: a view would keep the depth's columns
-                    cut = n_part < len(sid)
-                    parts[i].append(tuple(a.copy() for a in cols) if cut else cols)
-                    del cols, outer
+            calls = depth_calls(profile, st, d, c, lv.n)
+            run.add(*(a[:k] for a in calls))
+            if k < lv.n - c:  # copied when cut: a view would keep the depth's columns
+                tail.append(tuple(a[k:].copy() if k else a for a in calls))
             self.committed[d] = c + k
-            del sid, fid, dur, self_t  # before the next depth's are made
-        return parts
+            del calls
+        touched = np.unique(np.concatenate([p[0] for p in tail])) if tail else _NO_IDS
+        was = {
+            k: getattr(run, k)[touched] if per else getattr(run, k).copy() for k, per, *_ in SUMS
+        }
+        self._untail = touched, was
+        for part in tail:
+            run.add(*part)
+        out = copy.copy(run)  # the same arrays: alive only while someone holds it
+        self._handed = weakref.ref(out)
+        return out
 
+    def _take_back_tail(self) -> None:
+        """The running sums without the last tail, as they were before it (per stack,
+        only the stacks it touched). Copied first when the sums handed out with the tail
+        are still held: they keep their numbers."""
+        if self._untail is None:
+            return
+        if self._handed() is not None:
+            self.running = Sums(len(self.running.calls), len(self.running.f_calls), self.running)
+        touched, was = self._untail
+        for k, per_stack, *_ in SUMS:
+            if per_stack:
+                getattr(self.running, k)[touched] = was[k]
+            else:
+                setattr(self.running, k, was[k])
+        self._untail = None
 
-def _self_ticks(dur: np.ndarray, below: Level | None, first_entry: int, c: int) -> np.ndarray:
-    """Self ticks of a depth's calls from position ``c`` on (their durations ``dur``,
-    float64): the durations less their children's in ``below``, at least 0."""
-    if below is None:  # no children: self time is the duration
-        return dur
-    self_t = dur.copy()
-    # A child enters no earlier than its parent: only this suffix can hold children of
-    # the tail.
-    lo = int(np.searchsorted(below.entry, first_entry, side="left"))
-    _subtract_children(self_t, below.parent[lo:], below.dur[lo:], c)
-    np.maximum(self_t, 0.0, out=self_t)
-    return self_t
+    def _stack_tail(self, lv: Level, d: int, c: int, frame_of: np.ndarray) -> None:
+        """Intern the stack of each record of depth d from position ``c`` (the first not
+        committed) on; the depth above is done already."""
+        col = self.stack_of.get(d)
+        if col is None:
+            col = self.stack_of[d] = Column(np.int32, self.spill)
+        arr = col.reserve(lv.n, c)
+        if lv.n == c:
+            return
+        if d == 0:
+            pst = np.full(lv.n - c, -1, np.int32)
+        else:
+            p = lv.parent[c:]
+            pst = np.zeros(lv.n - c, np.int32)  # orphans: under "[unknown]" (stack 0)
+            up = self.stack_of.get(d - 1)
+            if up is not None:
+                has = p >= 0
+                pst[has] = up.a[p[has]]
+        arr[c : lv.n] = self._intern(pst, frame_of[lv.addr[c:]], d)
