@@ -26,8 +26,8 @@ capture) or ``Profile.add`` (live, in any split: the tables are the same either 
 **StackTable** (``aggregate.Stacks``, made by ``incremental.Aggregator``). Per stack:
 ``parent`` (StackId, -1 at a root), ``frame`` (FrameId), ``depth`` and ``nested`` (its
 frame also appears further up: recursion, whose time counts once in a frame's total).
-Its sums per window (``aggregate.Sums``, counted by ``aggregate.Tally``, declared once in
-``aggregate.STACK_SUMS``/``FRAME_SUMS``): ``calls``, ``total`` (inclusive ticks) and
+Its sums per window (``aggregate.Sums``, declared once in ``aggregate.SUMS`` and counted
+one way, ``aggregate.depth_calls`` into ``Sums.add``): ``calls``, ``total`` (inclusive ticks) and
 ``self_`` per stack, and per frame ``f_calls``, ``f_total``, ``f_self``, ``f_sum``,
 ``f_min``, ``f_max``. Folded paths (``paths.StackNames``) are the stacks merged by name,
 as flamegraph.pl merges them.
