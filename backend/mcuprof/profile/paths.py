@@ -366,10 +366,9 @@ def tree_order(
     start[inner] = offset[n:]
     for ids in levels[1:]:  # from offsets below the parent to places
         start[ids] += start[parent[ids]]
-    place = offset[:n]
-    place += start[parent]
+    offset[:n] += start[parent]  # each path's place
     order = np.empty(n, np.int32)
-    order[place] = np.arange(n, dtype=np.int32)
+    order[offset[:n]] = np.arange(n, dtype=np.int32)
     return order
 
 
@@ -379,16 +378,18 @@ def _inner(
     """The paths with paths under them, a level at a time and all, how many paths each
     has under it, and how many entries (a child, or the block under a child) each path
     that has some holds, in path id order (the roots' first)."""
-    kids = np.bincount(parent + 1, minlength=len(parent) + 1)  # path p's children at p + 1
-    below = kids[1:].astype(np.int32)
-    inner = np.flatnonzero(below).astype(np.int32)
-    np.add.at(kids, parent[inner] + 1, 1)
+    owners, groups = np.unique(parent, return_counts=True)  # their children; -1: roots
+    inner = owners[owners >= 0]
+    below = np.zeros(len(parent), np.int32)
+    below[inner] = groups[len(owners) - len(inner) :]
+    up, blocks = np.unique(parent[inner], return_counts=True)
+    groups[np.searchsorted(owners, up)] += blocks  # and the blocks under those with some
     inner = inner[np.argsort(level[inner], kind="stable")]
     top = int(level.max(initial=0)) + 1
     levels = np.split(inner, np.searchsorted(level[inner], np.arange(2, top)))
     for ids in reversed(levels[1:]):  # from children to all paths below, deepest first
         np.add.at(below, parent[ids], below[ids])
-    return levels, inner, below[inner], kids[kids > 0]
+    return levels, inner, below[inner], groups
 
 
 def _ranks(names: list[bytes]) -> np.ndarray:
@@ -421,10 +422,9 @@ def _entry_keys(
     parent: np.ndarray, name: np.ndarray, inner: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
     """The entries' sort keys: (parent + 1, the name's byte rank as the entry's kind)."""
-    n = len(parent)
     key = np.concatenate([parent, parent[inner]]).astype(np.int64)
     key += 1
     key *= rank.size
-    key[:n] += rank[0, name]
-    key[n:] += rank[1, name[inner]]
+    key[: len(parent)] += rank[0, name]
+    key[len(parent) :] += rank[1, name[inner]]
     return key
