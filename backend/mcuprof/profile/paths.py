@@ -140,7 +140,7 @@ class StackNames:
         self._same = True  # every stack a path of its own so far: path id = stack id
         self._distinct = True  # no two frames share a name, and none is "[unknown]"
         self._order = np.empty(0, np.int32)
-        self._table: tuple[int, StringTable | None] | None = None  # (names, their table)
+        self._table: tuple[int, StringTable | None, int] = (0, None, 0)  # _name_table
 
     def __len__(self) -> int:
         return self._parent.n
@@ -257,14 +257,15 @@ class StackNames:
             pid = int(par[pid])
         return ";".join(reversed(out))
 
-    def _name_table(self) -> StringTable | None:
-        """The names as UTF-8 (the last row empty, for "no name"); None when a name
-        holds NUL or the table would be huge."""
-        if self._table is None or self._table[0] != len(self.names):
+    def _name_table(self) -> tuple[StringTable | None, int]:
+        """The names as UTF-8 (the last row empty, for "no name"), or None when a name
+        holds NUL or the table would be huge; and the longest name's length."""
+        if self._table[0] != len(self.names):
             raw = [n.encode("utf-8") for n in self.names]
-            ok = (len(raw) + 1) * max(map(len, raw)) <= _TABLE_BYTES and b"\0" not in b"".join(raw)
-            self._table = (len(self.names), StringTable([*raw, b""]) if ok else None)
-        return self._table[1]
+            widest = max(map(len, raw))
+            ok = (len(raw) + 1) * widest <= _TABLE_BYTES and b"\0" not in b"".join(raw)
+            self._table = (len(raw), StringTable([*raw, b""]) if ok else None, widest)
+        return self._table[1], self._table[2]
 
     def lines(self, pids: np.ndarray, values: np.ndarray | None = None) -> Iterator[str]:
         """The strings of ``pids``, each followed by " value" (when given) and a newline,
@@ -278,16 +279,15 @@ class StackNames:
         NUL or are too many and long for a table."""
         pids = np.asarray(pids)
         values = None if values is None else np.asarray(values)  # integers
-        table = self._name_table()
+        table, widest = self._name_table()
         at = 0
         while at < len(pids):
+            # as many lines as fit _CHUNK_BYTES, each as wide as the deepest so far
             part = pids[at : at + _CHUNK_ROWS]
-            end = at + len(part)
-            if table is not None:  # as many lines as fit _CHUNK_BYTES, each as the deepest
-                deepest = np.maximum.accumulate(self._level.a[part].astype(np.int64))
-                width = deepest * (table.width + 1) + 24
-                width *= np.arange(1, len(part) + 1)
-                end = at + max(1, int(np.searchsorted(width, _CHUNK_BYTES, side="right")))
+            deepest = np.maximum.accumulate(self._level.a[part].astype(np.int64))
+            width = deepest * (widest + 1) + 24
+            width *= np.arange(1, len(part) + 1)
+            end = at + max(1, int(np.searchsorted(width, _CHUNK_BYTES, side="right")))
             vals = None if values is None else values[at:end]
             if table is None:
                 yield self._strings(pids[at:end], vals).encode("utf-8")
