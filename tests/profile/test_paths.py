@@ -115,15 +115,14 @@ def test_names_with_separators_newlines_or_nul(tree, cuts) -> None:
 @given(
     tree=stack_trees(),
     cuts=st.lists(st.integers(1, 60), max_size=3),
-    vec=st.sampled_from([1, 2, 3]),
     chunk=st.sampled_from([1, 64, 1 << 21]),
+    rows=st.sampled_from([1, 3, 1 << 16]),
 )
-def test_lines_in_pieces_deep_and_shallow(tree, cuts, vec, chunk) -> None:
-    """Lines deeper than _VEC_LEVELS one by one, the others as arrays, in pieces of any
-    size: the same text."""
+def test_lines_in_pieces_deep_and_shallow(tree, cuts, chunk, rows) -> None:
+    """Lines made as arrays in chunks of any size and depth: the same text."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(paths, "_VEC_LEVELS", vec)
         mp.setattr(paths, "_CHUNK_BYTES", chunk)
+        mp.setattr(paths, "_CHUNK_ROWS", rows)
         _check(tree, cuts)
 
 
@@ -203,3 +202,23 @@ def test_depth_runs_equal_the_depth_array(runs, data) -> None:
     assert np.asarray(view).tolist() == arr.tolist()
     assert view[first:n].tolist() == arr[first:n].tolist()
     assert depth_cuts(view, first, n) == depth_cuts(arr, first, n)
+
+
+def test_stacks_are_their_own_paths_until_two_may_share_one() -> None:
+    """While names are distinct and no stack is an orphan, path ids are stack ids and no
+    ids are kept (``ids_or_none`` None); an orphan, or a root frame named "[unknown]",
+    switches to interning by key, with the same paths as the reference."""
+    for names, parent, frame, depth in (
+        (["a", "b", "c"], [-1, -1, 1, 1, 0, 4], [UNKNOWN_ID, 0, 0, 2, 0, 2], [-1, 0, 1, 1, 3, 4]),
+        (["a", UNKNOWN], [-1, -1, 1, -1], [UNKNOWN_ID, 0, 0, 1], [-1, 0, 1, 0]),
+    ):
+        profile = SimpleNamespace(frames=[SimpleNamespace(name=n) for n in names[:1]])
+        sn = StackNames()
+        sn.update(profile, _stacks(parent, frame, depth, 3))  # frames seen so far: 0 only
+        profile.frames = [SimpleNamespace(name=n) for n in names]
+        assert sn.ids_or_none is None and sn.ids.tolist() == [0, 1, 2]
+        sn.update(profile, _stacks(parent, frame, depth, len(parent)))
+        ids, p_parent, p_string = _reference(names, parent, frame)
+        assert sn.ids_or_none is not None and sn.ids.tolist() == ids
+        assert sn.parents.tolist() == p_parent
+        assert sn.texts(sn.order()) == sorted(p_string, key=lambda s: s.encode("utf-8"))
