@@ -37,9 +37,11 @@ class Level:
         self._cols = {name: Column(dtype, spill) for name, dtype in self._NAMES}
         self._entry, self._dur, self._addr, self._parent = (c.a for c in self._cols.values())
         self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
-        # The timeline's levels of detail; None until first asked for (an export never
-        # draws a timeline), then kept up to date by each insert.
-        self._lod: Pyramid | None = None
+        # The timeline's levels of detail, kept up to date by each insert (a spilled
+        # level's timeline then reads its column files only near pixel edges); in a
+        # level made whole (Level.of) None until first asked for: an export never
+        # draws a timeline.
+        self._lod: Pyramid | None = Pyramid()
 
     @property
     def block_max(self) -> np.ndarray:
@@ -118,6 +120,7 @@ class Level:
         out._entry, out._dur, out._addr, out._parent = entry, dur, addr, parent
         out.n = n
         out.max_dur = int(dur.max()) if n else 0
+        out._lod = None  # built on first use
         out._update_block_max(0)
         return out
 

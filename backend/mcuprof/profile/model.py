@@ -212,8 +212,9 @@ class Profile:
 
         Time and addresses are taken in at once, into the staging columns; the records
         are merged into the levels (with their parents) at the next read of ``levels``,
-        or once _STAGE records wait: a reconstruction does not depend on how the records
-        were split into adds, so one merge of many adds equals the adds one by one."""
+        or once _STAGE records (or those ``reserve``d) wait: a reconstruction does not
+        depend on how the records were split into merges, so one merge of many adds
+        equals the adds merged one by one."""
         parts = [np.asarray(r) for r in (records if isinstance(records, list) else [records])]
         at = first = self._n_staged
         self._grow(at + sum(len(r) for r in parts))
