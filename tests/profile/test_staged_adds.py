@@ -15,7 +15,7 @@ from mcuprof.profile.model import Profile
 from mcuprof.profile.timebase import unwrap_exits
 from mcuprof.protocol import RECORD_DTYPE
 from tests.profile.helpers import reference_parents, stream_parents
-from tests.profile.test_builder import _state
+from tests.profile.test_whole_merge import _state
 
 # (address, step of the entry from the previous record: back by any amount, forward, or
 # none; duration, depth). Few addresses at several depths: recursion; depths skipped or

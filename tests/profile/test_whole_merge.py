@@ -44,7 +44,7 @@ def _state(p: Profile) -> tuple:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=60),
     data=st.data(),
