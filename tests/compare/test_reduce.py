@@ -40,3 +40,25 @@ def test_equal_entries_keep_stream_order():
     assert got.stats == reduce_profile(profile, folded=False).stats
     self_us = {s.name: s.self_us for s in got.stats}
     assert self_us["f1"] == 30 and self_us["f0"] == 50  # f2 counted under f1
+
+
+def test_a_resolved_file_holds_no_bytes_until_reduced(tmp_path):
+    """compare resolves both captures first (errors before any work) and reduces one at
+    a time: a resolved file keeps neither an open file nor its first chunk (4 MB), which
+    would sit on the first capture's memory peak. Its bytes are read when reduced."""
+    import os
+
+    from mcuprof.diff.sources import StoreOpener, resolve_source
+
+    f0, f1 = FUNCS[0].start, FUNCS[1].start
+    rec = _rec([(f1, 110, 10, 1), (f0, 100, 50, 0)])
+    path = tmp_path / "cap.bin"
+    path.write_bytes(
+        encode_metadata(Metadata(1_000_000, 1_000_000, 0, "t")) + encode_profile_data(rec)
+    )
+    fds = len(os.listdir("/proc/self/fd"))
+    src = resolve_source(str(path), StoreOpener(tmp_path / "data"))
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert src.data is None and src.size == path.stat().st_size
+    got, _ = reduce_source(src, SYMS)
+    assert got.n_records == 2 and [s.name for s in got.stats] == ["f0", "f1"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import kernels
-from mcuprof.profile.levels import Level, confirm_parents, find_parents
+from mcuprof.profile.levels import Level, find_parents
 
 
 def _reference(up_entry: np.ndarray, up_exit: np.ndarray, ce: np.ndarray, cx: np.ndarray) -> list:
@@ -55,21 +55,6 @@ def test_find_parents_is_the_rule(case) -> None:
     # Not sorted by entry (the live path's re-parenting gives them in any order).
     rev = slice(None, None, -1)
     assert find_parents(up, ce[rev], cx[rev]).tolist() == want[rev]
-
-
-@settings(max_examples=60, deadline=None)
-@given(cases, st.sampled_from([0.0, 0.5, 1.0]))
-def test_confirm_parents_is_find_parents(case, right) -> None:
-    """Guesses right, off by one, out of range or none: the answers are the rule's."""
-    up, ce, cx = _case(*case)
-    want = find_parents(up, ce, cx)
-    rng = np.random.default_rng(case[0])
-    guess = np.where(want >= 0, want, up.n).astype(np.int32)
-    wrong = rng.random(len(ce)) >= right
-    guess[wrong] = rng.integers(0, up.n + 1, int(wrong.sum()))
-    out = np.full(len(ce), 7, np.int32)
-    confirm_parents(up, ce, cx, guess, out)
-    assert out.tolist() == want.tolist()
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from mcuprof.profile import model
 from mcuprof.profile.columns import Spill
-from mcuprof.profile.model import Builder, Profile
+from mcuprof.profile.model import Profile
 from mcuprof.profile.timebase import unwrap_exits
 from mcuprof.protocol import RECORD_DTYPE
 from tests.profile.helpers import reference_parents, stream_parents
-from tests.profile.test_builder import _state
+from tests.profile.test_whole_merge import _state
 
 # (address, step of the entry from the previous record: back by any amount, forward, or
 # none; duration, depth). Few addresses at several depths: recursion; depths skipped or
@@ -139,12 +139,12 @@ def test_merges_anywhere_equal_adds_read_one_by_one(rows, data, stage, spill) ->
     entry = unwrap_exits(recs["entry_time"], recs["duration"]) - dur
     depth = recs["depth"].astype(np.int64)
     assert stream_parents(got, n, depth, entry) == reference_parents(depth, entry, dur)
-    # The whole-capture builder, one batch per add, gives the same profile.
-    built = Builder(Profile())
+    # Merged whole (as load_capture does), the same profile.
+    whole = Profile()
+    whole.reserve(n)
     for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-        built.add(recs[a:b])
-        built.end_batch()
-    assert _state(built.finish()) == _state(eager)
+        whole.add(recs[a:b])
+    assert _state(whole) == _state(eager)
 
 
 @pytest.mark.parametrize("spill", [False, True])

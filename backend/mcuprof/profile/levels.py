@@ -16,7 +16,9 @@ from .lod import Pyramid
 _BLOCK = 256
 _STEPS = 16
 _FAR_CHUNK = 4096  # children searched far at a time (see the loop in find_parents)
-_BUILD_PIECE = 1 << 18  # records per step when a level is built whole (a multiple of _BLOCK)
+_BUILD_PIECE = (
+    1 << 18
+)  # records per step of the block maxima and levels of detail (a multiple of _BLOCK)
 
 
 class Level:
@@ -35,8 +37,10 @@ class Level:
         self._cols = {name: Column(dtype, spill) for name, dtype in self._NAMES}
         self._entry, self._dur, self._addr, self._parent = (c.a for c in self._cols.values())
         self._bmax = np.empty(0, np.int64)  # max exit per block of _BLOCK records
-        # The timeline's levels of detail; None until first asked for in a level built
-        # whole (Level.of): an export never draws a timeline.
+        # The timeline's levels of detail, kept up to date by each insert (a spilled
+        # level's timeline then reads its column files only near pixel edges); in a
+        # level made whole (Level.of) None until first asked for: an export never
+        # draws a timeline.
         self._lod: Pyramid | None = Pyramid()
 
     @property
@@ -44,17 +48,18 @@ class Level:
         return self._bmax
 
     def _update_block_max(self, start: int) -> None:
-        """Recompute the block maxima from the block holding position ``start`` on."""
-        first = start // _BLOCK
-        n_blocks = -(-self.n // _BLOCK)
-        lo = first * _BLOCK
-        exits = self._entry[lo : self.n] + self._dur[lo : self.n]
-        tail = np.empty(n_blocks - first, np.int64)
-        full = len(exits) // _BLOCK  # whole blocks at once, the partial last one apart
-        tail[:full] = exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1)
-        if full < len(tail):
-            tail[full] = exits[full * _BLOCK :].max()
-        self._bmax = np.concatenate([self._bmax[:first], tail])
+        """Recompute the block maxima from the block holding position ``start`` on, a
+        piece at a time (temporaries of a few MB whatever the level's size), and the
+        levels of detail once they were asked for."""
+        maxima = [self._bmax[: start // _BLOCK]]
+        for lo in range(start // _BLOCK * _BLOCK, self.n, _BUILD_PIECE):
+            hi = min(self.n, lo + _BUILD_PIECE)
+            exits = self._entry[lo:hi] + self._dur[lo:hi]
+            full = (hi - lo) // _BLOCK  # whole blocks at once, the partial last one apart
+            maxima.append(exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1))
+            if full * _BLOCK < hi - lo:
+                maxima.append(exits[full * _BLOCK :].max(keepdims=True))
+        self._bmax = np.concatenate(maxima)
         if self._lod is not None:
             self._lod.update(self.entry, self.dur, start)
 
@@ -105,9 +110,8 @@ class Level:
     @classmethod
     def of(cls, entry: np.ndarray, dur: np.ndarray, addr: np.ndarray) -> Level:
         """A level (in RAM) holding these records, already sorted by (entry, stream
-        order), parents -1: what ``insert`` into an empty level gives. The arrays become
-        its columns; block maxima are built a piece at a time (temporaries of a few MB
-        whatever the level's size), levels of detail on first use (``lod``)."""
+        order), parents -1: what ``insert`` into an empty level gives, without copying
+        the arrays (they become its columns)."""
         out = cls()
         n = len(entry)
         parent = np.full(n, -1, np.int32)
@@ -116,17 +120,8 @@ class Level:
         out._entry, out._dur, out._addr, out._parent = entry, dur, addr, parent
         out.n = n
         out.max_dur = int(dur.max()) if n else 0
-        maxima = []
-        for lo in range(0, n, _BUILD_PIECE):
-            hi = min(n, lo + _BUILD_PIECE)
-            exits = entry[lo:hi] + dur[lo:hi]
-            full = (hi - lo) // _BLOCK
-            maxima.append(exits[: full * _BLOCK].reshape(-1, _BLOCK).max(axis=1))
-            if full * _BLOCK < hi - lo:
-                maxima.append(exits[full * _BLOCK :].max(keepdims=True))
-        if maxima:
-            out._bmax = np.concatenate(maxima)
         out._lod = None  # built on first use
+        out._update_block_max(0)
         return out
 
     @property
@@ -247,44 +242,6 @@ def find_parents(up: Level, c_entry: np.ndarray, c_exit: np.ndarray) -> np.ndarr
     for k in range(0, len(pending), _FAR_CHUNK):
         _far_search(up, c_exit, pending[k : k + _FAR_CHUNK], jj[k : k + _FAR_CHUNK], result)
     return result
-
-
-def confirm_parents(
-    up: Level, c_entry: np.ndarray, c_exit: np.ndarray, guess: np.ndarray, out: np.ndarray
-) -> bool:
-    """``find_parents`` into ``out``, given a guess per child (a position in ``up``; up.n
-    for none): a guess is the answer when it contains the child and is the last record
-    of ``up`` entered at or before it (then no later record can be the answer, and every
-    earlier one loses to it). The children it is not for are searched. Returns whether
-    most guesses were right (the caller may stop guessing when they are not)."""
-    m = len(c_entry)
-    if m == 0:
-        return True
-    n = up.n
-    if n == 0:
-        out[:] = -1
-        return True
-    entry = up.entry
-    q = guess.astype(np.intp)  # once, not at each of the gathers below
-    none = q >= n  # no record of ``up`` after the child: the guess is no answer
-    some_none = bool(none.any())
-    if some_none:
-        q[none] = n - 1
-    at = entry[q]
-    ok = at <= c_entry
-    at += up.dur[q]
-    ok &= at >= c_exit
-    if some_none:
-        ok &= ~none
-    np.copyto(out, q, casting="unsafe")  # positions in a level fit int32
-    q += 1
-    last = q == n
-    q[last] = n - 1
-    ok &= (entry[q] > c_entry) | last
-    miss = np.flatnonzero(~ok)
-    if len(miss):
-        out[miss] = find_parents(up, c_entry[miss], c_exit[miss])
-    return len(miss) * 2 <= m
 
 
 def _far_search(

@@ -1,4 +1,11 @@
-"""The profile: a columnar record store with incremental call-tree reconstruction."""
+"""The profile: a columnar record store with incremental call-tree reconstruction.
+
+One loader for every consumer: ``Profile.add`` stages records (time unwrapped, addresses
+interned per add) and ``_settle`` merges them into the per-depth levels at the next read.
+A whole capture (``load_capture``: ``reserve``, then adds) is one merge whose levels are
+made whole; a live tail merges into the same levels, re-parenting only the records the
+newcomers may contain. Either way the levels equal those of merging each add at once.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
 from .kernels import depth_groups, distinct, is_sorted, sort_entries
-from .levels import Level, confirm_parents, find_parents
+from .levels import Level, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
 
@@ -26,6 +33,7 @@ _CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least 
 # what it may contain, work that grows with the records held; staged, that work is done
 # once per read (or per this many records), not once per add.
 _STAGE = 1 << 18
+_EMPTY_STAGE = tuple(np.empty(0, t) for t in (np.int64, np.uint32, np.int32, np.uint16))
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,9 +82,11 @@ class Profile:
         self._addrs = AddressTable(symbols)
         self.timer_freq = int(timer_freq) if timer_freq else DEFAULT_TIMER_FREQ
         self._levels: dict[int, Level] = {}
-        # Added but not yet in the levels: (entry, duration, address id, depth) per add.
-        self._staged: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        # Added but not yet in the levels: entry, duration, address id and depth columns
+        # (``add``), the first _n_staged rows used; merged at reads or _stage_limit rows.
+        self._stage = _EMPTY_STAGE
         self._n_staged = 0
+        self._stage_limit = _STAGE
         self.n_records = 0
         self.generation = 0
         self._last_exit: int | None = None
@@ -172,36 +182,66 @@ class Profile:
         table and the aggregator's stack id per record (columns on disk excluded), and
         the records staged by ``add`` and not yet merged."""
         store = sum(lv.nbytes for lv in self._levels.values())
-        staged = sum(a.nbytes for batch in self._staged for a in batch)
+        staged = sum(a.nbytes for a in self._stage)
         return store + staged + self._addrs.nbytes + self.aggregator.nbytes
 
     # ------------------------------------------------------------------ ingest
 
     @_locked
-    def add(self, records: np.ndarray) -> None:
-        """Append records (RECORD_DTYPE or any array with its fields), in stream order.
+    def reserve(self, records: int) -> None:
+        """Size the staging columns for ``records`` at once and merge them only at the
+        next read (a whole capture: one merge, its levels made whole).
+        np.empty: pages the records never reach cost address space, not RSS."""
+        self._stage_limit = max(_STAGE, records)
+        self._grow(records)
 
-        Time and addresses are taken in at once; the records themselves are staged and
-        merged into the levels (with their parents) at the next read of ``levels``, or
-        once _STAGE records wait: a reconstruction does not depend on how the records
-        were split into adds, so one merge of many adds equals the adds one by one."""
-        recs = np.asarray(records)
-        if recs.dtype != RECORD_DTYPE:
-            recs = recs.astype(RECORD_DTYPE)
-        k = len(recs)
-        if k == 0:
+    def _grow(self, need: int) -> None:
+        if need <= len(self._stage[0]):
             return
-        entry, dur, self._last_exit, lo, hi = place(recs, self._last_exit)
-        self.aggregator.check(lo)
-        self._t0 = lo if self._t0 is None else min(self._t0, lo)
-        self._t1 = hi if self._t1 is None else max(self._t1, hi)
-        # Interned now, per add, so frame ids come in the order of the adds.
-        addr = self._addrs.ids(recs["func_addr"])
-        self._staged.append((entry, dur, addr, recs["depth"].copy()))
-        self._n_staged += k
-        self.n_records += k
+        cap = max(need, int(len(self._stage[0]) * 1.5) + 1024)
+        if self._n_staged == 0:
+            self._stage = tuple(np.empty(cap, a.dtype) for a in self._stage)
+        else:
+            for a in self._stage:
+                a.resize(cap, refcheck=False)  # nothing else refers to these arrays
+
+    @_locked
+    def add(self, records: np.ndarray | list[np.ndarray]) -> None:
+        """Append records (RECORD_DTYPE or any array with its fields, or a list of such
+        arrays: one add of them all), in stream order.
+
+        Time and addresses are taken in at once, into the staging columns; the records
+        are merged into the levels (with their parents) at the next read of ``levels``,
+        or once _STAGE records (or those ``reserve``d) wait: a reconstruction does not
+        depend on how the records were split into merges, so one merge of many adds
+        equals the adds merged one by one."""
+        parts = [np.asarray(r) for r in (records if isinstance(records, list) else [records])]
+        at = first = self._n_staged
+        self._grow(at + sum(len(r) for r in parts))
+        entry, dur, ids, depth = self._stage
+        for recs in parts:
+            if recs.dtype != RECORD_DTYPE:
+                recs = recs.astype(RECORD_DTYPE)
+            for start in range(0, len(recs), RECORD_PIECE):
+                piece = recs[start : start + RECORD_PIECE]
+                k = len(piece)
+                _, _, self._last_exit, lo, hi = place(
+                    piece, self._last_exit, entry[at : at + k], dur[at : at + k]
+                )
+                self.aggregator.check(lo)
+                self._t0 = lo if self._t0 is None else min(self._t0, lo)
+                self._t1 = hi if self._t1 is None else max(self._t1, hi)
+                ids[at : at + k].view(np.uint32)[:] = piece["func_addr"]
+                depth[at : at + k] = piece["depth"]
+                at += k
+        if at == first:
+            return
+        # Interned per add, so frame ids come in the order of the adds.
+        self._intern(ids[first:at].view(np.uint32))
+        self._n_staged = at
+        self.n_records += at - first
         self._changed()
-        if self._n_staged >= _STAGE:
+        if self._n_staged >= self._stage_limit:
             self._settle()
         if self.spill is not None and self.n_records - self.aggregator.aggregated >= _CATCH_UP:
             # Keep the aggregates' tail short even when nobody asks (a page with no
@@ -212,94 +252,88 @@ class Profile:
             stacks(self)
             release_free_memory()
 
+    def _intern(self, raw: np.ndarray) -> None:
+        """Replace raw addresses (u32) with their address ids in place, new ones interned
+        in ascending order. A big add in pieces, once its addresses are interned: through
+        a table over their range when it is small, else by AddressTable's search."""
+        ids = raw.view(np.int32)
+        if len(raw) <= kernels.ID_PIECE:
+            ids[:] = self._addrs.ids(raw)
+            return
+        present = distinct(raw)
+        known = self._addrs.ids(present)
+        lo, hi = int(present[0]), int(present[-1])
+        table = None
+        if hi - lo < 2 * len(raw) + 4096:
+            table = np.empty(hi - lo + 1, np.int32)
+            table[present - np.uint32(lo)] = known
+        for a in range(0, len(raw), kernels.ID_PIECE):
+            piece = raw[a : a + kernels.ID_PIECE]
+            if table is None:
+                ids[a : a + kernels.ID_PIECE] = self._addrs.ids(piece)
+            else:
+                ids[a : a + kernels.ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
+
     def address_ids(self, raw: np.ndarray) -> np.ndarray:
         """The address id of each raw address (u32), new ones interned in ascending order."""
         return self._addrs.ids(raw)
 
-    @_locked
-    def adopt(
-        self,
-        levels: dict[int, Level],
-        span: tuple[int | None, int | None],
-        last_exit: int | None,
-        n_records: int,
-    ) -> None:
-        """Take ``levels`` (parented; their address ids from ``address_ids``) as this
-        empty profile's records: what Builder makes. ``span``: first entry and last exit
-        (ticks), ``last_exit`` as timebase.place leaves it."""
-        if self.n_records:
-            raise ValueError("adopt fills an empty profile")
-        self._levels = levels
-        self._t0, self._t1 = span
-        self._last_exit = last_exit
-        self.n_records = n_records
-        if n_records:
-            self.aggregator.check(self.t0_ticks)
-        self._changed()
-
     def settle(self) -> None:
         """Merge what ``add`` staged into the levels now (reads of ``levels`` do it)."""
-        if self._staged:
+        if self._n_staged:
             self._settle()
 
     @_locked
     def _settle(self) -> None:
-        """Merge the staged records into the levels and re-parent what they may change."""
-        staged, self._staged, self._n_staged = self._staged, [], 0
-        if not staged:
-            return
-        if len(staged) == 1:
-            entry, dur, addr, depth = staged[0]
-        else:
-            entry, dur, addr, depth = (np.concatenate(c) for c in zip(*staged, strict=True))
-        del staged
+        """Merge the staged records into the levels: split by depth, each depth sorted by
+        entry where time went back, then made a level of its own, appended or merged
+        into its level; then the parents of every record whose answer may have changed.
+        One column at a time, each gathered for every depth before its staging column
+        goes: the temporaries stay one column's worth."""
+        n, self._n_staged = self._n_staged, 0
+        entry, dur, ids, depth = (a[:n] for a in self._stage)
+        self._stage, self._stage_limit = _EMPTY_STAGE, _STAGE
+        groups = {int(depth[idx[0]]): idx for idx in depth_groups(depth)}
+        del depth
+        entries: dict[int, np.ndarray] = {}
+        for d, idx in groups.items():
+            e = entry[idx]
+            if not is_sorted(e):  # by entry, equal entries in stream order
+                e, perm = sort_entries(e)
+                groups[d] = idx[perm]
+            entries[d] = e
+        del entry
+        durs = {d: dur[idx] for d, idx in groups.items()}
+        del dur
+        addrs = {d: ids[idx] for d, idx in groups.items()}
+        del ids, groups
         levels = self._levels
+        built = {d for d in entries if d not in levels}  # levels whose records are all new
         new_pos: dict[int, np.ndarray] = {}
         span: dict[int, tuple[int, int]] = {}
-        for idx in depth_groups(depth):
-            d = int(depth[idx[0]])
-            level = levels.get(d)
-            if level is None:
-                level = levels[d] = Level(self.spill)
-            e = entry[idx]
-            du = dur[idx]
-            pos, points = level.insert(e, du, addr[idx])
+        for d in sorted(entries):
+            e, du, a = entries.pop(d), durs.pop(d), addrs.pop(d)
+            span[d] = int(e[0]), int((e + du).max())
+            if d in built and self.spill is None:
+                levels[d] = Level.of(e, du, a)  # the arrays become its columns
+                continue
+            if d in built:
+                levels[d] = Level(self.spill)
+            new_pos[d], points = levels[d].insert(e, du, a)
             below = levels.get(d + 1)
             if points is not None and below is not None:
                 below.shift_parents(points)
-            new_pos[d] = pos
-            span[d] = int(e.min()), int((e + du).max())
-        todo = {d for d in new_pos if d > 0} | {d + 1 for d in span if d + 1 in levels}
-        for d in sorted(todo):
-            self._reparent(d, new_pos.get(d), span.get(d - 1))
-
-    def _reparent(self, d: int, fresh: np.ndarray | None, up_span: tuple[int, int] | None) -> None:
-        """Recompute parents at depth d for every record whose answer may have changed:
-        the new ones, and (when depth d-1 got records entered from E, exiting by X)
-        those entered in [E, X], since only they can be contained by the newcomers."""
-        level = self._levels[d]
-        if up_span is None:
-            targets = fresh
-        else:
-            entries = level.entry
-            start = int(np.searchsorted(entries, up_span[0], side="left"))
-            stop = int(np.searchsorted(entries, up_span[1], side="right"))
-            targets = np.arange(start, stop)
-            if fresh is not None and len(fresh):
-                # ``fresh`` is ascending: the new records outside [start, stop) go either side.
-                a, b = np.searchsorted(fresh, (start, stop))
-                if a or b < len(fresh):
-                    targets = np.concatenate([fresh[:a], targets, fresh[b:]])
-        if targets is None or len(targets) == 0:
-            return
-        up = self._levels.get(d - 1)
-        parent = level.parent
-        if up is None:
-            parent[targets] = -1
-            return
-        c_entry = level.entry[targets]
-        c_exit = c_entry + level.dur[targets]
-        parent[targets] = find_parents(up, c_entry, c_exit)
+        for d in sorted({d for d in span if d > 0} | {d + 1 for d in span if d + 1 in levels}):
+            level, up = levels[d], levels.get(d - 1)
+            if up is None:  # no level above, ever: every parent stays -1
+                continue
+            if d in built:
+                set_parents(up, level.entry, level.dur, level.parent)
+                continue
+            targets = _changed_parents(level, new_pos.get(d), span.get(d - 1))
+            found = np.empty(len(targets), np.int32)
+            set_parents(up, level.entry[targets], level.dur[targets], found)
+            level.parent[targets] = found
 
     @_locked
     def snapshot(self) -> Profile:
@@ -397,206 +431,32 @@ class Profile:
         return self._cache[key]
 
 
-class Builder:
-    """A new in-RAM Profile from records in stream order, built as one ``Profile.add`` of
-    them all would build it, but without holding the records twice or re-parenting: the
-    records are unwrapped into whole-capture columns as they come (sized once from
-    ``capacity``, the most records expected, when known), then at ``finish`` split by
-    depth with one stable radix sort of the depths, each depth sorted by entry when time
-    went back, and parented a piece at a time.
-
-    ``end_batch`` marks where ``Profile.add`` would have been called: addresses are
-    interned per batch, so frame ids come out in the same order as with those adds."""
-
-    def __init__(self, profile: Profile, capacity: int = 0) -> None:
-        if profile.n_records or profile.spill is not None:
-            raise ValueError("Builder fills an empty in-RAM profile")
-        self.profile = profile
-        self.n_records = 0
-        self._last_exit: int | None = None  # as Profile's: see timebase.place
-        self._t0: int | None = None
-        self._t1: int | None = None
-        self._mark = 0  # records whose addresses are interned
-        self._cap = 0
-        self._entry = np.empty(0, np.int64)
-        self._dur = np.empty(0, np.uint32)
-        self._raw = np.empty(0, np.uint32)
-        self._depth = np.empty(0, np.uint16)
-        self._reserve(capacity)
-
-    def _reserve(self, need: int) -> None:
-        if need <= self._cap:
-            return
-        cap = max(need, int(self._cap * 1.5) + 1024)
-        if self._cap == 0:
-            # np.empty: pages the records never reach cost address space, not RSS.
-            self._entry = np.empty(cap, np.int64)
-            self._dur = np.empty(cap, np.uint32)
-            self._raw = np.empty(cap, np.uint32)
-            self._depth = np.empty(cap, np.uint16)
-        else:
-            for a in (self._entry, self._dur, self._raw, self._depth):
-                a.resize(cap, refcheck=False)  # nothing else refers to these arrays
-        self._cap = cap
-
-    def add(self, records: np.ndarray) -> None:
-        recs = np.asarray(records)
-        if recs.dtype != RECORD_DTYPE:
-            recs = recs.astype(RECORD_DTYPE)
-        self._reserve(self.n_records + len(recs))
-        at = self.n_records
-        for start in range(0, len(recs), RECORD_PIECE):
-            piece = recs[start : start + RECORD_PIECE]
-            k = len(piece)
-            _, _, self._last_exit, lo, hi = place(
-                piece, self._last_exit, self._entry[at : at + k], self._dur[at : at + k]
-            )
-            self._t0 = lo if self._t0 is None else min(self._t0, lo)
-            self._t1 = hi if self._t1 is None else max(self._t1, hi)
-            self._raw[at : at + k] = piece["func_addr"]
-            self._depth[at : at + k] = piece["depth"]
-            at += k
-        self.n_records = at
-
-    def end_batch(self) -> None:
-        """Intern the addresses added since the last call, as one ``add`` would (the
-        batch's new addresses get ids in ascending order), and replace them with their
-        ids in place while the batch is fresh in the cache."""
-        n = self.n_records
-        if n <= self._mark:
-            return
-        intern = self.profile.address_ids
-        raw = self._raw[self._mark : n]
-        ids = raw.view(np.int32)
-        self._mark = n
-        if len(raw) <= kernels.ID_PIECE:
-            ids[:] = intern(raw)
-            return
-        # In pieces, once the batch's addresses are interned: through a table over their
-        # range when it is small, else by AddressTable's search.
-        present = distinct(raw)
-        known = intern(present)
-        lo, hi = int(present[0]), int(present[-1])
-        table = None
-        if hi - lo < 2 * len(raw) + 4096:
-            table = np.empty(hi - lo + 1, np.int32)
-            table[present - np.uint32(lo)] = known
-        for a in range(0, len(raw), kernels.ID_PIECE):
-            piece = raw[a : a + kernels.ID_PIECE]
-            if table is None:
-                ids[a : a + kernels.ID_PIECE] = intern(piece)
-            else:
-                ids[a : a + kernels.ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
-
-    def finish(self) -> Profile:
-        self.end_batch()
-        n = self.n_records
-        entry, dur, raw, depth = (a[:n] for a in (self._entry, self._dur, self._raw, self._depth))
-        self._entry = self._dur = self._raw = self._depth = np.empty(0)
-        self._cap = 0
-        ids = raw.view(np.int32)  # end_batch replaced every address with its id
-        del raw
-        groups = {int(depth[idx[0]]): idx for idx in depth_groups(depth)} if n else {}
-        # Each depth's records in stream order, then by entry where time went back.
-        # One column at a time, each gathered for every depth before its whole-capture
-        # array goes: the temporaries stay one column's worth.
-        entries: dict[int, np.ndarray] = {}
-        in_order: set[int] = set()
-        present = sorted(groups)
-        for d in present:
-            idx = groups[d]
-            e = entry[idx]
-            if is_sorted(e):
-                in_order.add(d)
-            else:
-                e, perm = sort_entries(e)
-                groups[d] = idx[perm]
-                del idx, perm
-            entries[d] = e
-        del entry
-        # Parent guesses from the stream (see stream_candidates) where a depth and the one
-        # above stayed in stream order (positions are then stream ranks); made once the
-        # entry column is gone, so they add nothing to the peak.
-        cands = {
-            d: stream_candidates(depth, d - 1, groups[d])
-            for d in present
-            if d in in_order and d - 1 in in_order and worth_guessing(len(groups[d]), n)
-        }
-        del depth
-        durs = {d: dur[groups[d]] for d in present}
-        del dur
-        addrs = {d: ids[groups.pop(d)] for d in present}
-        del ids
-        levels: dict[int, Level] = {}
-        for d in present:
-            level = levels[d] = Level.of(entries.pop(d), durs.pop(d), addrs.pop(d))
-            up = levels.get(d - 1)
-            if d > 0 and up is not None:
-                set_parents(up, level.entry, level.dur, cands.pop(d, None), level.parent)
-        self.profile.adopt(levels, (self._t0, self._t1), self._last_exit, n)
-        self.n_records = 0
-        return self.profile
+def _changed_parents(
+    level: Level, fresh: np.ndarray | None, up_span: tuple[int, int] | None
+) -> np.ndarray:
+    """Positions in ``level`` whose parent may have changed in a merge: the new records
+    (``fresh``, ascending), and (when the level above got records entered from E,
+    exiting by X) those entered in [E, X], since only they can be contained by the
+    newcomers."""
+    if up_span is None:
+        return np.empty(0, np.intp) if fresh is None else fresh
+    start = int(np.searchsorted(level.entry, up_span[0], side="left"))
+    stop = int(np.searchsorted(level.entry, up_span[1], side="right"))
+    targets = np.arange(start, stop)
+    if fresh is not None and len(fresh):
+        # The new records outside [start, stop) go either side.
+        a, b = np.searchsorted(fresh, (start, stop))
+        if a or b < len(fresh):
+            targets = np.concatenate([fresh[:a], targets, fresh[b:]])
+    return targets
 
 
-def set_parents(
-    up: Level, entry: np.ndarray, dur: np.ndarray, guess: np.ndarray | None, out: np.ndarray
-) -> None:
-    """``out``: the parent in ``up`` of each record (``entry``, ``dur``), sorted by entry.
-    ``guess`` (``stream_candidates``, or None) is confirmed while most guesses are right,
-    and searched past where they stop being (time that keeps going back). RECORD_PIECE records
-    at a time: the exits are made a piece at a time."""
+def set_parents(up: Level, entry: np.ndarray, dur: np.ndarray, out: np.ndarray) -> None:
+    """``out``: the parent in ``up`` of each record (``entry``, ``dur``), by find_parents,
+    RECORD_PIECE records at a time: the exits and the search's temporaries are made a
+    piece at a time."""
     for lo in range(0, len(entry), RECORD_PIECE):
         c_entry = entry[lo : lo + RECORD_PIECE]
-        c_exit = c_entry + dur[lo : lo + RECORD_PIECE]
-        if guess is None:
-            out[lo : lo + RECORD_PIECE] = find_parents(up, c_entry, c_exit)
-        elif not confirm_parents(
-            up, c_entry, c_exit, guess[lo : lo + RECORD_PIECE], out[lo : lo + RECORD_PIECE]
-        ):
-            guess = None
-
-
-# A depth's records have their parents guessed from the stream when the depth holds at
-# least 1/_WORTH of the records (a guess costs a pass over every record's depth; a
-# binary search per record costs ~20 steps).
-_WORTH = 16
-_COUNT = 1 << 16  # records counted at a time
-
-
-def worth_guessing(at_depth: int, records: int) -> bool:
-    """Whether ``stream_candidates`` pays for a depth holding ``at_depth`` of ``records``."""
-    return at_depth * _WORTH >= records
-
-
-def stream_candidates(depth: np.ndarray, up: int, idx: np.ndarray) -> np.ndarray:
-    """For the records at stream positions ``idx`` (ascending), how many records of depth
-    ``up`` come before each in the stream: the stream rank of the first ``up`` record
-    after it, which in a sane trace is its caller (a call is recorded when it returns,
-    so the caller's record is the next one shallower). As int32; the count of ``up``
-    records means none follows. Counted a piece of the stream at a time, in buffers
-    that stay in the cache."""
-    out = np.empty(len(idx), np.int32)
-    n = len(depth)
-    step = min(n, _COUNT)
-    counts = np.empty(step, np.int32)
-    hit = np.empty(step, bool)
-    at = np.empty(step, np.intp)
-    carry = 0
-    k0 = 0
-    for a in range(0, n, _COUNT):
-        b = min(n, a + _COUNT)
-        c, h = counts[: b - a], hit[: b - a]
-        # Widened, then summed in place: a cumsum that casts (dtype=) is ~5x slower.
-        np.equal(depth[a:b], up, out=h)
-        np.copyto(c, h)
-        np.cumsum(c, out=c)
-        k1 = k0 + int(np.searchsorted(idx[k0 : k0 + (b - a)], b))
-        if k1 > k0:
-            where = at[: k1 - k0]
-            np.subtract(idx[k0:k1], a, out=where)
-            got = out[k0:k1]
-            np.take(c, where, out=got)
-            got += carry  # the records of depth ``up`` in the pieces before
-        carry += int(c[-1])
-        k0 = k1
-    return out
+        out[lo : lo + RECORD_PIECE] = find_parents(
+            up, c_entry, c_entry + dur[lo : lo + RECORD_PIECE]
+        )

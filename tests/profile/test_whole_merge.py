@@ -1,14 +1,15 @@
-"""The whole-capture Builder against the reference it replaces: Profile.add per batch."""
+"""A whole capture merged at once (``Profile.reserve``: one merge, levels made whole,
+parents guessed from the stream) against the live reference: each add merged as it
+comes (a read after each)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.profile import kernels, levels, model
-from mcuprof.profile.model import Builder, Profile
+from mcuprof.profile.model import Profile
 from mcuprof.protocol import RECORD_DTYPE
 
 record_st = st.tuples(
@@ -43,46 +44,43 @@ def _state(p: Profile) -> tuple:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=60),
     data=st.data(),
     piece=st.integers(1, 9),
     level_piece=st.sampled_from([256, 512, 1 << 18]),
 )
-def test_builder_equals_one_add_per_batch(rows, data, piece, level_piece) -> None:
-    """Batches (where load_chunks ends one) and the calls inside them cut anywhere; the
-    pieces the builder works in as small as one record: the same profile as adding
-    each batch, in every column, the levels of detail and the interning order."""
+def test_whole_merge_equals_adds_merged_one_by_one(rows, data, piece, level_piece) -> None:
+    """Adds (where load_chunks flushes a batch) cut anywhere; the pieces the merge works
+    in as small as one record: the same profile as merging each add, in every column,
+    the levels of detail and the interning order."""
     recs = np.array(rows, RECORD_DTYPE)
     n = len(recs)
-    batch_cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=6))))
-    call_cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=10))))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, n), max_size=6))))
     want = Profile()
-    for a, b in zip([0, *batch_cuts], [*batch_cuts, n], strict=True):
+    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
         want.add(recs[a:b])
+        want.settle()
     saved = model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE
     model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE = piece, level_piece, piece
     try:
-        built = Builder(Profile())
-        ends = set(batch_cuts)
-        cuts = sorted(ends | set(call_cuts))
+        got = Profile()
+        got.reserve(data.draw(st.sampled_from([0, n // 2, n, 2 * n])))
         for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-            built.add(recs[a:b])
-            if b in ends:
-                built.end_batch()
-        got = built.finish()
+            got.add(recs[a:b])
+        got.settle()
     finally:
         model.RECORD_PIECE, levels._BUILD_PIECE, kernels.ID_PIECE = saved
     assert _state(got) == _state(want)
-    # A built profile takes later adds as any other (its levels of detail still unbuilt).
+    # A profile merged whole takes later adds as any other (its levels of detail unbuilt).
     more = np.array(data.draw(st.lists(record_st, max_size=20)), RECORD_DTYPE)
     got.add(more)
     want.add(more)
     assert _state(got) == _state(want)
 
 
-def test_builder_levels_larger_than_a_piece() -> None:
+def test_whole_merge_of_levels_larger_than_a_piece() -> None:
     """Levels of several pieces (block maxima and levels of detail built piecewise),
     in order and with time going back, then one more add, against the adds."""
     rng = np.random.default_rng(3)
@@ -93,25 +91,21 @@ def test_builder_levels_larger_than_a_piece() -> None:
     recs["duration"] = rng.integers(0, 50, n)
     recs["entry_time"] = np.cumsum(rng.integers(0, 40, n)) % 7000  # goes back now and then
     want = Profile()
-    want.add(recs[:4000])
-    want.add(recs[4000:])
+    for a in range(0, n, 1000):
+        want.add(recs[a : a + 1000])
+        want.settle()
     saved = model.RECORD_PIECE, levels._BUILD_PIECE
     model.RECORD_PIECE, levels._BUILD_PIECE = 700, 512
     try:
-        built = Builder(Profile())
-        built.add(recs[:4000])
-        got = built.finish()
+        got = Profile()
+        got.reserve(n)
+        for a in range(0, 4000, 1000):
+            got.add(recs[a : a + 1000])
+        got.settle()
         got.add(recs[4000:])  # before its levels of detail were ever asked for
     finally:
         model.RECORD_PIECE, levels._BUILD_PIECE = saved
     assert _state(got) == _state(want)
-
-
-def test_builder_refuses_a_profile_with_records() -> None:
-    p = Profile()
-    p.add(np.zeros(1, RECORD_DTYPE))
-    with pytest.raises(ValueError, match="empty"):
-        Builder(p)
 
 
 def _call_trees(seed: int, roots: int, resets: int, drop: float) -> np.ndarray:
@@ -148,29 +142,28 @@ def _call_trees(seed: int, roots: int, resets: int, drop: float) -> np.ndarray:
     roots=st.integers(1, 40),
     resets=st.integers(0, 3),
     drop=st.sampled_from([0.0, 0.0, 0.05, 0.3]),
-    worth=st.sampled_from([1, 16, 1 << 30]),
-    pieces=st.sampled_from([(3, 5, 2), (1 << 16, 1 << 20, 1 << 20)]),
+    pieces=st.sampled_from([(3, 2), (1 << 16, 1 << 20)]),
 )
-def test_builder_on_call_trees(seed, roots, resets, drop, worth, pieces) -> None:
-    """Sane call trees (where the builder's guesses from the stream hold), with the
-    clock restarting and records lost (where they fail): the same profile as the adds,
-    guessing or not, in pieces as small as a few records."""
+def test_whole_merge_on_call_trees(seed, roots, resets, drop, pieces) -> None:
+    """Sane call trees, with the clock restarting and records lost: the same profile as
+    the adds merged one by one, in pieces as small as a few records."""
     recs = _call_trees(seed, roots, resets, drop)
     if len(recs) == 0:
         return
     cut = len(recs) // 2
     want = Profile()
     want.add(recs[:cut])
+    want.settle()
     want.add(recs[cut:])
-    saved = model._WORTH, model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE
-    model._WORTH = worth
-    model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE = pieces
+    want.settle()
+    saved = model.RECORD_PIECE, kernels.ID_PIECE
+    model.RECORD_PIECE, kernels.ID_PIECE = pieces
     try:
-        built = Builder(Profile())
-        built.add(recs[:cut])
-        built.end_batch()
-        built.add(recs[cut:])
-        got = built.finish()
+        got = Profile()
+        got.reserve(len(recs))
+        got.add(recs[:cut])
+        got.add(recs[cut:])
+        got.settle()
     finally:
-        model._WORTH, model.RECORD_PIECE, model._COUNT, kernels.ID_PIECE = saved
+        model.RECORD_PIECE, kernels.ID_PIECE = saved
     assert _state(got) == _state(want)
