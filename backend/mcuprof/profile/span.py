@@ -10,7 +10,7 @@ from ..protocol import Metadata, ProfileData
 from .timebase import concat_records, place, timer_freq_or_default
 
 _ALONE = 1 << 12  # records: an array this long is unwrapped alone
-# Records unwrapped (here and in model.py's Builder) or parented (model.set_parents) at
+# Records unwrapped (here and in Profile.add) or parented (model.set_parents) at
 # a time: bounded temporaries. Defined here: ``mcuprof info`` needs the span, not the model.
 RECORD_PIECE = 1 << 16
 

@@ -20,8 +20,9 @@ uint32), ``addr`` (AddressId; its frame via ``Profile.frame_of``), ``parent`` (t
 CallIndex of its caller in the depth above, -1 for a root or an orphan: the call of the
 depth above that contains it and was entered last, ``levels.find_parents``), and its
 ``stack`` (StackId, ``StackTable.per_level[depth]``). ``Profile.table()`` is the same
-calls as one depth-major table, parents as rows of it. Built by ``Builder`` (a whole
-capture) or ``Profile.add`` (live, in any split: the tables are the same either way).
+calls as one depth-major table, parents as rows of it. Built one way: ``Profile.add``
+stages records (a whole capture in a few adds, a live one in many), and ``Profile._settle``
+alone turns them into levels, so any split gives the same tables.
 
 **StackTable** (``aggregate.Stacks``, made by ``incremental.Aggregator``). Per stack:
 ``parent`` (StackId, -1 at a root), ``frame`` (FrameId), ``depth`` and ``nested`` (its
