@@ -48,6 +48,8 @@ export function initFlame(ctx, live) {
     main.flip = flip;
     const height = main.fit(room);
     main.draw(width, height);
+    // "match k of N" counts the frames on screen: read after the draw that put them there.
+    matchesEl.textContent = main.matchSummary();
     if (flip && height > room) area.scrollTop = area.scrollHeight;
   }
 
