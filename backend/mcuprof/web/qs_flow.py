@@ -231,14 +231,22 @@ def _stored_items(request: Request, session: int) -> Iterator[FlowItem]:
     yield from flow_items(decoder.close(), clock)
 
 
-def _export_items(
-    request: Request, monitor: Any, session: int | None
-) -> tuple[Iterable[FlowItem], int]:
-    """The items an export draws, and how many older ones the live monitor let go."""
-    if session is not None:
-        return _stored_items(request, session), 0
+def _export_rows(
+    request: Request,
+    monitor: Any,
+    window: tuple[float, float] | None,
+    session: int | None,
+    g: list[str] | None,
+) -> tuple[list[str], Iterator[FlowItem], int]:
+    """What an export draws: the lanes, the window's items (lazy: a stored session is
+    read as they are drawn) and how many older ones the live monitor let go."""
     snap, _first, _last, _version = monitor.flow_snapshot()
-    return snap.items, snap.items_dropped
+    names = lane_names(g, snap.items)
+    items: Iterable[FlowItem] = snap.items
+    dropped = snap.items_dropped
+    if session is not None:
+        items, dropped = _stored_items(request, session), 0
+    return names, in_window(items, _ticks(window, _hz(request))), dropped
 
 
 def _seq_body(names: list[str], g: str, items: Iterable[FlowItem], dropped: int) -> Iterator[bytes]:
@@ -268,10 +276,7 @@ async def export_seq(
 ) -> StreamingResponse:
     """QSPY's -g text of the window, byte for byte what `mcuprof qs seq -g` writes for
     the same capture (QSPY 7.4's layout), sent as it is drawn."""
-    snap, _first, _last, _version = monitor.flow_snapshot()
-    names = lane_names(g, snap.items)
-    items, dropped = _export_items(request, monitor, session)
-    chosen = in_window(items, _ticks(window, _hz(request)))
+    names, chosen, dropped = _export_rows(request, monitor, window, session, g)
     body = _seq_body(names, g if g is not None else ",".join(names), chosen, dropped)
     name = _file_name(request, session, window, ".seq")
     return StreamingResponse(
@@ -288,13 +293,11 @@ async def export_svg(
     g: ListParam = None,
 ) -> Response:
     """The same rows as SVG (at most SVG_ROWS_MAX rows; more are counted at its foot)."""
-    snap, _first, _last, _version = monitor.flow_snapshot()
-    names = lane_names(g, snap.items)
-    items, _dropped = _export_items(request, monitor, session)
+    names, chosen, _dropped = _export_rows(request, monitor, window, session, g)
 
     def build() -> str:
         svg = SeqSvg(names)
-        for item in in_window(items, _ticks(window, _hz(request))):
+        for item in chosen:
             svg.feed(item)
         return svg.finish()
 
