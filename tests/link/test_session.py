@@ -173,6 +173,9 @@ def test_unsolicited_boot_metadata_is_accepted() -> None:
         rec = Recorder()
         session = _session(server.url, rec)
         meta = session.connect()
+        # connect() returns on the boot announcement, which may come before the
+        # server's thread has read the request: wait for it before hanging up.
+        wait_until(lambda: Command.GET_METADATA in server.device.commands, "the request")
         session.close()
     assert meta == server.device.metadata
     assert rec.metadata == [meta]
