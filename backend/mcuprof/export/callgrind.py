@@ -197,7 +197,8 @@ def _mentions(
     fn_at = np.zeros(len(fr.rank), np.int64)
     fn_at[ids] = starts + np.arange(len(ids))  # the heads' places
     first = np.full(len(fr.rank), len(callees))
-    np.minimum.at(first, callees, np.arange(len(callees), dtype=np.int32))
+    # The values in first's dtype: ufunc.at casting them takes a loop about 15x slower.
+    np.minimum.at(first, callees, np.arange(len(callees), dtype=first.dtype))
     k = np.flatnonzero(first < len(callees))
     edge_at = first[k] + np.searchsorted(starts + per_block, first[k], side="right") + 1
     fn_at[k] = np.minimum(fn_at[k], edge_at)
