@@ -320,6 +320,8 @@ def test_lists_qspy_cannot_draw_are_refused():
         parse_seq_list("é" * 512)  # 512 characters, 1024 bytes
     assert len(parse_seq_list("é" * 511 + "x")) == 1
     assert parse_seq_list("a,,?") == ["a", "", "?"]
+    # Lone surrogates (a hostile query, or bytes the command line could not decode) split too.
+    assert parse_seq_list("\ud800,\udcff") == ["\ud800", "\udcff"]
 
 
 @given(st.lists(st.text(st.characters(exclude_characters=","), max_size=30), min_size=1,

@@ -139,7 +139,9 @@ def parse_seq_list(text: str) -> list[str]:
     """The names of a -g list, as QSPY splits it (on every comma, empty names kept)."""
     if not text:
         raise SeqError("the object list is empty")
-    size = len(text.encode("utf-8", "surrogateescape"))
+    # surrogatepass: any str has a size (a lone surrogate counts its 3 bytes; the
+    # diagram prints it escaped).
+    size = len(text.encode("utf-8", "surrogatepass"))
     if size > SEQ_LIST_MAX:
         raise SeqError(f"the object list has {size} bytes, at most {SEQ_LIST_MAX}")
     names = text.split(",")
