@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import kernels
 from .kernels import distinct
 
 UNKNOWN = "[unknown]"
@@ -68,13 +69,16 @@ class AddressTable:
         out._frame_key = dict(self._frame_key)
         return out
 
-    def ids(self, raw: np.ndarray) -> np.ndarray:
-        """The id of each raw address, new ones interned in ascending order. Firmware
-        addresses span a range about their count: looked up through a table over it
-        rather than by a binary search each."""
+    def ids(self, raw: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The id of each raw address (int32, into ``out`` when given, which may be
+        ``raw``'s own memory), new ones interned in ascending order. Firmware addresses
+        span a range about their count: looked up through a table over it rather than by
+        a binary search each, kernels.ID_PIECE addresses at a time (bounded temporaries)."""
         raw = np.asarray(raw, np.uint32)
+        if out is None:
+            out = np.empty(len(raw), np.int32)
         if len(raw) == 0:
-            return np.empty(0, np.int32)
+            return out
         present = distinct(raw)
         pos = np.searchsorted(self._sorted, present)
         known = pos < len(self._sorted)
@@ -82,11 +86,19 @@ class AddressTable:
         if not known.all():
             self._grow(present[~known])
         lo, hi = int(present[0]), int(present[-1])
-        if hi - lo >= 2 * len(raw) + 4096:
-            return self._sorted_ids[np.searchsorted(self._sorted, raw)]
-        table = np.empty(hi - lo + 1, np.int32)
-        table[present - np.uint32(lo)] = self._sorted_ids[np.searchsorted(self._sorted, present)]
-        return table[np.subtract(raw, lo, dtype=np.intp)]
+        table = None
+        if hi - lo < 2 * len(raw) + 4096:
+            table = np.empty(hi - lo + 1, np.int32)
+            present_ids = self._sorted_ids[np.searchsorted(self._sorted, present)]
+            table[present - np.uint32(lo)] = present_ids
+        step = kernels.ID_PIECE
+        for a in range(0, len(raw), step):
+            piece = raw[a : a + step]
+            if table is None:
+                out[a : a + step] = self._sorted_ids[np.searchsorted(self._sorted, piece)]
+            else:
+                out[a : a + step] = table[np.subtract(piece, lo, dtype=np.intp)]
+        return out
 
     def _grow(self, new: np.ndarray) -> None:
         first = len(self.addrs)

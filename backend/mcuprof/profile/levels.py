@@ -16,9 +16,8 @@ from .lod import Pyramid
 _BLOCK = 256
 _STEPS = 16
 _FAR_CHUNK = 4096  # children searched far at a time (see the loop in find_parents)
-_BUILD_PIECE = (
-    1 << 18
-)  # records per step of the block maxima and levels of detail (a multiple of _BLOCK)
+# Records per step of the block maxima and levels of detail (a multiple of _BLOCK).
+_BUILD_PIECE = 1 << 18
 
 
 class Level:

@@ -17,11 +17,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
-from . import kernels
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
-from .kernels import depth_groups, distinct, is_sorted, sort_entries
+from .kernels import depth_groups, is_sorted, sort_entries
 from .levels import Level, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
@@ -254,25 +253,8 @@ class Profile:
 
     def _intern(self, raw: np.ndarray) -> None:
         """Replace raw addresses (u32) with their address ids in place, new ones interned
-        in ascending order. A big add in pieces, once its addresses are interned: through
-        a table over their range when it is small, else by AddressTable's search."""
-        ids = raw.view(np.int32)
-        if len(raw) <= kernels.ID_PIECE:
-            ids[:] = self._addrs.ids(raw)
-            return
-        present = distinct(raw)
-        known = self._addrs.ids(present)
-        lo, hi = int(present[0]), int(present[-1])
-        table = None
-        if hi - lo < 2 * len(raw) + 4096:
-            table = np.empty(hi - lo + 1, np.int32)
-            table[present - np.uint32(lo)] = known
-        for a in range(0, len(raw), kernels.ID_PIECE):
-            piece = raw[a : a + kernels.ID_PIECE]
-            if table is None:
-                ids[a : a + kernels.ID_PIECE] = self._addrs.ids(piece)
-            else:
-                ids[a : a + kernels.ID_PIECE] = table[np.subtract(piece, lo, dtype=np.intp)]
+        in ascending order."""
+        self._addrs.ids(raw, out=raw.view(np.int32))
 
     def address_ids(self, raw: np.ndarray) -> np.ndarray:
         """The address id of each raw address (u32), new ones interned in ascending order."""
