@@ -413,23 +413,22 @@ def function_stats(profile: Profile, window: Window = None) -> list[FunctionStat
     ]
 
 
-def call_spread(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def call_spread(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per frame, over every call: the sums of squared self and inclusive ticks, and the
-    largest self and inclusive ticks of one call. With the counts and sums they give each
-    function's spread per call, which ``compare`` needs to tell a change from noise (and
-    to set aside one call that alone holds most of it)."""
+    largest self ticks of one call (the largest inclusive is ``Sums.f_max``, the stats'
+    ``max_us``). With the counts and sums they give each function's spread per call,
+    which ``compare`` needs to tell a change from noise (and to set aside one call that
+    alone holds most of it)."""
 
-    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n_frames = len(profile.frames)
-        self_sq, incl_sq = np.zeros(n_frames), np.zeros(n_frames)
-        self_max, incl_max = np.zeros(n_frames), np.zeros(n_frames)
+        self_sq, incl_sq, self_max = np.zeros(n_frames), np.zeros(n_frames), np.zeros(n_frames)
         for d, lv in profile.levels.items():  # in this order: squares may round when summed
             incl, excl = call_times(profile, d, 0, lv.n)
             fid = profile.frame_ids(lv)
             np.maximum.at(self_max, fid, excl)
-            np.maximum.at(incl_max, fid, incl)
             self_sq += np.bincount(fid, weights=np.square(excl, out=excl), minlength=n_frames)
             incl_sq += np.bincount(fid, weights=np.square(incl, out=incl), minlength=n_frames)
-        return self_sq, incl_sq, self_max, incl_max
+        return self_sq, incl_sq, self_max
 
     return profile.cached("call_spread", compute)
