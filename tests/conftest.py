@@ -7,11 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from playwright.sync_api import Browser, sync_playwright
 
 from tests.helpers import CHROMIUM, CHROMIUM_ARGS, built_once
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Tests time nothing (bench/ does): no per-example deadline, which a busy machine (four
+# workers, a Chromium) trips on an example that takes 0.2 ms when rerun.
+settings.register_profile("mcuprof", deadline=None)
+settings.load_profile("mcuprof")
 
 
 @pytest.fixture(scope="module")

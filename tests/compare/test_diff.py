@@ -211,7 +211,7 @@ stacks = st.dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(base=stacks, new=stacks)
 def test_tree_totals_and_folded2_roundtrip(base, new):
     root = build_tree(base, new)

@@ -142,7 +142,7 @@ probs = st.one_of(
 
 
 @given(st.lists(st.tuples(positive, positive, unit), min_size=1, max_size=80))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 def test_incomplete_beta_vectorised_equals_the_scalar_reference(rows):
     a, b, x = (np.array(c, np.float64) for c in zip(*rows, strict=True))
     lnorm = np.array([stats._lnorm(ai, bi) for ai, bi in zip(a, b, strict=True)])
@@ -154,7 +154,7 @@ def test_incomplete_beta_vectorised_equals_the_scalar_reference(rows):
 
 
 @given(probs, st.lists(dfs, min_size=1, max_size=70))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_t_quantiles_equal_the_scalar_reference(p, df_list):
     # both sides of the numpy threshold, repeated dfs included
     got = stats.t_quantiles(p, df_list)
@@ -170,7 +170,7 @@ def test_t_quantiles_equal_the_scalar_reference(p, df_list):
     probs,
     st.lists(st.tuples(dfs, st.integers(-60, 60), st.floats(-50.0, 50.0)), min_size=1, max_size=90),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 def test_t_below_is_the_scalar_comparison(p, rows):
     # points at and a few ulps around each df's quantile (where numpy's exp and logs can
     # not tell the side of p), and anywhere: as many as the numpy path takes, and fewer
@@ -186,7 +186,7 @@ def test_t_below_is_the_scalar_comparison(p, rows):
 
 
 @given(st.floats(-50.0, 50.0), dfs)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 def test_t_cdf_equals_the_scalar_reference(t, df):
     df = min(df, 1e7)
     assert same(stats.t_cdf(t, df), ref_t_cdf(t, df))
@@ -229,7 +229,7 @@ sides = st.builds(
     st.one_of(st.floats(0.0, 0.999999), st.sampled_from([0.95, 1.0 - 1e-9])),
     st.integers(1, 5),
 )
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_function_intervals_equal_one_at_a_time_reference(pairs, metric, basis, conf, min_calls):
     deltas = [FunctionDelta(f"f{i}", f"f{i}", b, n) for i, (b, n) in enumerate(pairs)]
     got = function_intervals(deltas, metric, basis, conf, min_calls)

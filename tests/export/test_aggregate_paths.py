@@ -68,7 +68,7 @@ def _record_edges(p: Profile, window: tuple[float, float] | None) -> dict:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows_st, cuts=st.lists(st.integers(0, 60), max_size=3), window=window_st)
 def test_edges_equal_record_edges(rows, cuts, window) -> None:
     p = _profile(rows, cuts)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcuprof.export import frames
 
 
-@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
 @given(
     st.integers(1, 40).flatmap(
         lambda n: st.tuples(st.just(n), st.lists(st.integers(-1, n - 1), max_size=80))

@@ -189,7 +189,7 @@ def test_nesting_is_repaired_for_corrupt_streams() -> None:
     json.loads(chrome.render(p))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=st.text(alphabet=st.sampled_from(list("ab&<>\"'\n\r\t ;é\x01")), max_size=30))
 def test_svg_escapes_equal_saxutils(text) -> None:
     """svg.py's own escape and quoteattr (spared the import of xml.sax.saxutils) make

@@ -39,7 +39,7 @@ def _same(p: Profile, window=None) -> None:
     assert fast.end_max == (max(walk.end) if walk.end else 0.0)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(record_st, min_size=1, max_size=60))
 def test_array_nesting_equals_the_repair_walk(rows) -> None:
     p = Profile()
@@ -47,7 +47,7 @@ def test_array_nesting_equals_the_repair_walk(rows) -> None:
     _same(p)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(record_st, min_size=1, max_size=20), repeats=st.integers(2, 30))
 def test_a_target_that_resets_every_packet(rows, repeats) -> None:
     p = Profile()
@@ -55,7 +55,7 @@ def test_a_target_that_resets_every_packet(rows, repeats) -> None:
     _same(p)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=40),
     repeats=st.integers(1, 3),
@@ -72,7 +72,7 @@ def test_windows_equal_the_repair_walk(rows, repeats, cut, freq) -> None:
     _same(p, (p.t0_us + cut[0] * span, p.t0_us + cut[1] * span))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=40),
     repeats=st.integers(1, 4),
@@ -97,7 +97,7 @@ def test_an_empty_profile() -> None:
     assert len(calls(Profile())) == 0
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**6),
     n=st.integers(1, 300),

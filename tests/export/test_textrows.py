@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcuprof.textrows import (
@@ -29,14 +29,12 @@ floats = st.lists(
 )
 
 
-@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
 @given(ints)
 def test_ints_as_str(values: list[int]) -> None:
     x = np.array(values, np.int64)
     assert join_rows(len(x), [b"<", Ints(x), b">"]) == "".join(f"<{v}>" for v in values)
 
 
-@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
 @given(floats)
 def test_whole_floats_as_repr_or_refused(values: list[float]) -> None:
     v = np.array(values, np.float64)
@@ -47,7 +45,6 @@ def test_whole_floats_as_repr_or_refused(values: list[float]) -> None:
         assert join_rows(len(v), [Ints(got), b".0,"]) == "".join(f"{f!r}," for f in values)
 
 
-@settings(deadline=None)  # no timing in tests: a busy machine failed them on time
 @given(
     st.lists(
         st.tuples(

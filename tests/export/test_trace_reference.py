@@ -126,7 +126,7 @@ def _profile(rows, freq, resets) -> Profile:
     return p
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=0, max_size=50),
     freq=freq_st,
@@ -164,7 +164,7 @@ def test_many_chunks_deep_nesting_and_wide_numbers(monkeypatch) -> None:
     assert chrome.render(p) == chrome_reference(p)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=40),
     resets=st.integers(1, 3),
@@ -191,7 +191,7 @@ def _written(module, p: Profile, window=None) -> str:
     return b"".join(got).decode("ascii")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=0, max_size=40),
     freq=freq_st,

@@ -344,7 +344,7 @@ noise = st.binary(max_size=14)
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(parts=st.lists(st.one_of(command_bytes, noise), max_size=12))
 def test_device_parser_agrees_with_the_host_codec(device: Device, parts: list[bytes]) -> None:

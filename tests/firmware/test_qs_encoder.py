@@ -36,7 +36,7 @@ MAX_DATA = 64  # MCUQS_MAX_DATA
 RX_INFO, RX_RESET, RX_TICK, RX_GLB_FILTER = 0, 2, 3, 10
 RX_STATUS, TARGET_DONE, TARGET_INFO = 66, 65, 64
 HYPO = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

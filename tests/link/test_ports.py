@@ -200,7 +200,7 @@ def test_connection_refused_is_one_clear_line() -> None:
     assert "\n" not in str(info.value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=60))
 def test_validation_never_crashes_and_accepts_only_allowed_forms(text: str) -> None:
     try:
@@ -211,7 +211,7 @@ def test_validation_never_crashes_and_accepts_only_allowed_forms(text: str) -> N
     assert got.startswith(("socket://", "sim://", "/"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.sampled_from(["rate", "seed", "ber", "drop", "unplug", "buffer", "packet", "timer", "wrap"]),
     st.text(alphabet="0123456789.e-+x", max_size=12),

@@ -243,7 +243,7 @@ def test_synthetic_firmware_when_asked() -> None:
     assert fw.source == "synthetic" and any(f.name == "main" for f in fw.functions)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     st.lists(
         st.tuples(st.integers(0, 0x0FFF_0000), st.integers(1, 2000)),

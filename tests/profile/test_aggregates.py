@@ -97,7 +97,7 @@ def _brute_window_folded(trace, names, freq, a, b):
     return {k: res[k] for k in sorted(res, key=str.encode) if res[k]}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(0, 1000), f0=st.floats(0, 1), f1=st.floats(0, 1))
 def test_window_matches_brute_force(seed: int, f0: float, f1: float) -> None:
     trace, records, table, names = scenario(seed, n=150, isr=True)

@@ -149,7 +149,7 @@ record_st = st.tuples(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(record_st, min_size=1, max_size=60), data=st.data())
 def test_arbitrary_streams_in_any_split_agree(rows, data) -> None:
     """Streams out of order (merges into the middle of a level, re-parenting) on disk."""

@@ -46,7 +46,7 @@ cases = st.tuples(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(cases)
 def test_find_parents_is_the_rule(case) -> None:
     up, ce, cx = _case(*case)
@@ -57,7 +57,7 @@ def test_find_parents_is_the_rule(case) -> None:
     assert find_parents(up, ce[rev], cx[rev]).tolist() == want[rev]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(cases)
 def test_last_at_or_before_is_searchsorted(case) -> None:
     up, ce, _ = _case(*case)

@@ -16,7 +16,7 @@ addr_st = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.lists(addr_st, max_size=40), max_size=5))
 def test_ids_are_first_seen_then_ascending(batches: list[list[int]]) -> None:
     table = AddressTable()

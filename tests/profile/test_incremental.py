@@ -37,7 +37,7 @@ def _fresh(recs: np.ndarray, **kw) -> Profile:
     return p
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(record_st, min_size=1, max_size=40), data=st.data())
 def test_queries_between_adds_on_arbitrary_streams(rows, data) -> None:
     recs = np.array(rows, RECORD_DTYPE)
@@ -48,7 +48,7 @@ def test_queries_between_adds_on_arbitrary_streams(rows, data) -> None:
         assert _view(live) == _view(_fresh(recs[:b]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), data=st.data())
 def test_queries_between_adds_on_simulated_captures(seed, data) -> None:
     _, recs, table, _ = scenario(seed, n=400, isr=True, recursive_rate=0.2)

@@ -25,14 +25,14 @@ from mcuprof.profile.kernels import (
 ids_st = st.lists(st.integers(-1, 70), min_size=0, max_size=60)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.integers(-5, 5), max_size=30))
 def test_is_sorted_is_the_pairwise_check(values) -> None:
     a = np.array(values, np.int64)
     assert is_sorted(a) == bool(np.all(a[1:] >= a[:-1]))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.integers(0, 40), max_size=200), st.sampled_from([1, 30]))
 def test_depth_groups_are_the_positions_of_each_depth(depths, scale) -> None:
     """A few depths (a scan each) or many (one stable sort)."""
@@ -42,7 +42,7 @@ def test_depth_groups_are_the_positions_of_each_depth(depths, scale) -> None:
     assert [g.tolist() for g in got] == [w.tolist() for w in want]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=100), st.booleans())
 def test_distinct_is_np_unique(values, dense) -> None:
     """By a table over a small range of addresses, or np.unique over a wide one."""
@@ -54,7 +54,7 @@ def test_distinct_is_np_unique(values, dense) -> None:
     assert got.tolist() == np.unique(raw).tolist()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**31 - 1)), max_size=50)
 )
@@ -67,7 +67,7 @@ def test_pair_keys_and_split_keys_are_shifts(pairs) -> None:
     assert (h.tolist(), v.tolist()) == (hi.tolist(), lo.tolist())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(pst=ids_st, data=st.data())
 def test_unique_keys_equal_numpy_unique(pst, data) -> None:
     frame = data.draw(st.lists(st.integers(0, 5000), min_size=len(pst), max_size=len(pst)))
@@ -79,7 +79,7 @@ def test_unique_keys_equal_numpy_unique(pst, data) -> None:
     assert inv.reshape(-1).tolist() == want_inv.reshape(-1).tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(keys=st.lists(st.integers(-(2**40), 2**40), max_size=80))
 def test_unique_inverse_is_np_unique(keys) -> None:
     k = np.array(keys, np.int64)
@@ -89,7 +89,7 @@ def test_unique_inverse_is_np_unique(keys) -> None:
     assert inv.tolist() == want_inv.reshape(-1).tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     keys=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60),
     small=st.lists(st.integers(-50, 50), max_size=60),
@@ -105,7 +105,7 @@ def test_sort_with_order_is_a_stable_argsort(keys, small) -> None:
             assert got.tolist() == want.tolist()  # packed: stable
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     pairs=st.lists(st.tuples(st.integers(-3, 2**31 - 1), st.integers(-3, 2**31 - 1)), max_size=60)
 )
@@ -120,7 +120,7 @@ def test_unique_pairs_equals_numpy(pairs) -> None:
     assert inv.tolist() == want_inv.reshape(-1).tolist()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     hi=st.lists(st.integers(-3, 10**6), min_size=0, max_size=80).map(lambda v: v * 2),
     data=st.data(),
@@ -159,7 +159,7 @@ entries_st = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(entries_st, st.integers(0, 1 << 40))
 def test_sort_entries_is_the_stable_sort(values: list[int], shift: int) -> None:
     entry = np.array(values, np.int64)

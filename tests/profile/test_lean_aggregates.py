@@ -27,7 +27,7 @@ def trees(draw):
     return np.array(parent, np.int32), np.array(frame, np.int32)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(tree=trees(), data=st.data())
 def test_mark_nested_equals_the_ancestor_walk(tree, data) -> None:
     parent, frame = tree
@@ -43,7 +43,7 @@ def test_mark_nested_equals_the_ancestor_walk(tree, data) -> None:
         assert nested[s] == want, s
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     n_st=st.integers(1, 12),
     n_fr=st.integers(1, 6),
@@ -82,7 +82,7 @@ def _recs(rows: list[tuple[int, int, int, int]]) -> np.ndarray:
     return np.array(rows, RECORD_DTYPE)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(
         st.tuples(

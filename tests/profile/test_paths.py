@@ -99,19 +99,19 @@ def _check(tree, cuts: list[int]) -> None:
     assert sn.texts(np.array(kept, np.int64)) == [p_string[p] for p in kept]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=stack_trees(), cuts=st.lists(st.integers(1, 60), max_size=4))
 def test_paths_equal_the_per_stack_reference(tree, cuts) -> None:
     _check(tree, cuts)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=stack_trees(st.one_of(plain, odd)), cuts=st.lists(st.integers(1, 60), max_size=3))
 def test_names_with_separators_newlines_or_nul(tree, cuts) -> None:
     _check(tree, cuts)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(
     tree=stack_trees(),
     cuts=st.lists(st.integers(1, 60), max_size=3),
@@ -150,7 +150,7 @@ def test_a_big_update_and_a_deep_chain() -> None:
     _check(([*names[:50], "chain"], parent, frame, depth), [51, 3001])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     data=st.data(),
     self_t=st.lists(
@@ -180,7 +180,7 @@ def test_only_the_unknown_root_with_no_frames() -> None:
     assert (sn.ids.tolist(), sn.texts(sn.order())) == ([0], [UNKNOWN])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     runs=st.lists(st.tuples(st.integers(0, 4), st.integers(-1, 3)), max_size=12),
     data=st.data(),

@@ -39,7 +39,7 @@ def _state(p: Profile) -> tuple:
     return tuple(v.tobytes() for v in t.values()), names, p.folded(), p.n_orphans, stats
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(record_st, min_size=1, max_size=40), data=st.data())
 def test_rule_and_incremental_on_arbitrary_records(rows, data) -> None:
     """Any stream, even one whose same-depth calls overlap, follows the literal rule,
@@ -79,7 +79,7 @@ def test_block_search_for_far_back_parent() -> None:
     assert want[-1] == 600
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     n_parents=st.integers(1, 30),
     data=st.data(),

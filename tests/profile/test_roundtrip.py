@@ -113,7 +113,7 @@ def test_every_split_of_a_small_trace() -> None:
         assert profile.folded() == want
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), data=st.data())
 def test_any_packet_and_byte_split(seed: int, data: st.DataObject) -> None:
     trace, records, table, names = scenario(seed, n=60, isr=True, style="mixed", thumb=True)

@@ -19,7 +19,7 @@ record_st = st.tuples(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     rows=st.lists(record_st, min_size=1, max_size=80),
     data=st.data(),

@@ -73,7 +73,7 @@ def _tree_rows(roots: list, backs: list[int]) -> list[tuple[int, int, int, int]]
     return rows
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
 @given(
     roots=st.lists(call_st, min_size=1, max_size=8),
     backs=st.lists(st.one_of(st.just(0), st.integers(0, 60)), max_size=8),
@@ -107,7 +107,7 @@ def _cuts(data: st.DataObject, n: int, most: int) -> list[int]:
     return sorted(set(data.draw(st.lists(st.integers(1, n), max_size=most))))
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(row_st, min_size=1, max_size=60),
     data=st.data(),

@@ -25,7 +25,7 @@ def _reference(entry: list[int], dur: list[int], last: int | None) -> list[int]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     rows=st.lists(st.tuples(u32, u32), max_size=60),
     last=st.one_of(st.none(), st.integers(-(1 << 40), 1 << 40)),

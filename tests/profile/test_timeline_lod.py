@@ -106,7 +106,7 @@ _window = st.tuples(
 )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_levels_equal_the_direct_merge(data) -> None:
     if data.draw(st.booleans()):
@@ -129,7 +129,7 @@ def test_levels_equal_the_direct_merge(data) -> None:
     assert drawn(whole) == reference(p, p.t0_us, p.t1_us, whole["width_px"])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.composite(_nested)(), data=st.data())
 def test_incremental_levels_equal_batch(rows, data) -> None:
     recs = _capture(rows)

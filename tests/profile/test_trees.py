@@ -67,7 +67,7 @@ def trees(draw: st.DrawFn) -> TreeNode:
     return root
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(tree=trees(), max_nodes=st.integers(0, 30), min_fraction=st.sampled_from([0, 0.05, 0.3]))
 def test_prune_equals_the_plain_heap(tree, max_nodes, min_fraction) -> None:
     want = _plain_prune(tree, max_nodes, min_fraction)
@@ -102,7 +102,7 @@ def _path_tree(p: Profile, window) -> TreeNode:
     return root
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=rows_st,
     window=st.none() | st.tuples(st.floats(0, 250), st.floats(0, 250)),

@@ -44,7 +44,7 @@ def _state(p: Profile) -> tuple:
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(record_st, min_size=1, max_size=60),
     data=st.data(),
@@ -136,7 +136,7 @@ def _call_trees(seed: int, roots: int, resets: int, drop: float) -> np.ndarray:
     return recs[rng.random(len(recs)) >= drop]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     roots=st.integers(1, 40),

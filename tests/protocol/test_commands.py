@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcuprof.protocol import (
@@ -16,7 +16,6 @@ from mcuprof.protocol import (
 commands_st = st.builds(lambda c, p: (c, p), st.sampled_from(list(Command)), st.binary(max_size=8))
 
 
-@settings(deadline=None)
 @given(st.lists(commands_st, max_size=10), st.data())
 def test_commands_round_trip_in_any_chunking(cmds, data) -> None:
     stream = b"".join(encode_command(c, p) for c, p in cmds)

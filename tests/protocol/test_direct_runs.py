@@ -12,7 +12,7 @@ from mcuprof.protocol import responses as R
 from mcuprof.protocol.responses import encode_event
 from tests.protocol.conftest import events_st
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _decode(

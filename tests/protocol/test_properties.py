@@ -17,7 +17,7 @@ from mcuprof.protocol import (
 )
 from tests.protocol.conftest import events_st
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 
 def feed_in_pieces(stream: bytes, cuts: list[int]) -> tuple[list[ResponseEvent], dict]:
@@ -97,7 +97,7 @@ def test_random_bytes_raise_nothing_and_stay_bounded(chunks: list[bytes]) -> Non
     assert decoder.stats.bytes == sum(map(len, chunks))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(1, 5), st.integers(1, 200_000))
 def test_headers_claiming_huge_lengths_never_grow_the_buffer(repeat: int, chunk: int) -> None:
     # A PROFILE_DATA header with a plausible maximal length and an unsupported

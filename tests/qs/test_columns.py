@@ -19,7 +19,7 @@ from mcuprof.sources.qs import QSSource
 
 from .test_properties import split
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}
 
 

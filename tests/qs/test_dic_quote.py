@@ -26,7 +26,7 @@ def test_a_huge_bad_line_is_quoted_truncated_with_its_length(make) -> None:
     assert "x" * (QUOTED_CHARS - 2) in msg and "characters)" in msg
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=300))
 def test_any_dic_text_is_read_or_refused_in_one_short_line(text: str) -> None:
     try:

@@ -178,7 +178,7 @@ _piece = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(_piece, max_size=12), cuts=st.lists(st.integers(0, 20_000), max_size=10))
 def test_framer_on_floods_and_long_frames_matches_the_byte_parser(pieces, cuts):
     """Frames past MAX_FRAME and floods of escapes and flags, cut anywhere: the same
@@ -230,7 +230,7 @@ _puts = st.lists(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(puts=_puts)
 def test_dictionary_snapshots_behave_as_copied_dicts(puts):
     """Every snapshot reads as a plain dict filled in the same order, and later
@@ -294,7 +294,7 @@ def test_steps_on_new_objects_share_an_other_function_past_the_bound(events):
 _nibbles = st.integers(0, 15)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sizes=st.lists(st.sampled_from([1, 2, 4, 8, 0, 3, 9, 15]), min_size=9, max_size=9),
     rest=st.binary(min_size=8, max_size=8),

@@ -137,7 +137,7 @@ def test_paging_back_and_following_cover_every_line(capture):
     assert followed == every
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
 def test_any_split_of_the_stream_gives_the_same_views(capture, cuts):
     whole = monitor_of(decode_capture(capture)[0])
@@ -152,7 +152,7 @@ def test_any_split_of_the_stream_gives_the_same_views(capture, cuts):
     assert m.app_series()["records"] == whole.app_series()["records"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.integers(min_value=-1000, max_value=1000), max_size=400), st.integers(4, 32))
 def test_series_stay_bounded_and_keep_extremes(values, cap):
     s = Series(cap)
@@ -317,7 +317,7 @@ def test_summary_lists_the_most_frequent_names_and_counts_all():
     assert list(listed.values()) == sorted(listed.values(), reverse=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.lists(st.tuples(st.integers(0, 60_000), st.integers(0, 7)), max_size=20),
     st.lists(st.tuples(st.integers(0, 60_000), st.binary(max_size=40)), max_size=5),

@@ -155,9 +155,7 @@ _VALUES = st.one_of(
 )
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     group=st.lists(_VALUES, max_size=3),
     obj=st.lists(_VALUES, max_size=3),

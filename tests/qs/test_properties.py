@@ -18,7 +18,7 @@ from mcuprof.protocol.qs import (
     encode_frame,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 # Bytes that matter to the framing, and others.
 special = st.sampled_from([0x7E, 0x7D, 0x5E, 0x5D, 0x00, 0xFF, 0x01, 0x64])

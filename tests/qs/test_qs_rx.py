@@ -92,7 +92,7 @@ def test_datagrams_by_name_become_target_records():
         parse_datagram(b"\x00\x89\x00" + bytes(8) + b"Table_inst", c)  # no terminator
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.binary(max_size=80))
 def test_any_datagram_is_refused_or_forwarded_unchanged(data):
     c = commands()
@@ -105,7 +105,7 @@ def test_any_datagram_is_refused_or_forwarded_unchanged(data):
         assert (packet.command.rec, packet.command.payload) == (data[1], data[2:])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.sampled_from(sorted(RX.values())), st.binary(max_size=40))
 def test_target_records_are_refused_or_forwarded_unchanged(rec, payload):
     try:

@@ -67,7 +67,7 @@ lines = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(lines, max_size=6))
 def test_any_text_is_steps_or_one_line_error(script: list[str]) -> None:
     text = "\n".join(script)

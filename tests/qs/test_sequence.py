@@ -121,7 +121,7 @@ def _made_up(draw):
 
 
 @given(_made_up())
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 def test_made_up_captures_match_real_qspy(tmp_path_factory, case):
     """Random names (1-22 characters, not only ASCII), lists (with '?', NULL, unknown
     names, repeats) and steps of every kind drawn: ours equals what the real QSPY writes."""
@@ -239,7 +239,7 @@ def _state_changes(draw):
 
 
 @given(_state_changes())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 def test_state_intervals_properties(items):
     intervals = list(state_intervals(items))
     changes = [i for i in items if i.kind in ("tran", "init")]
@@ -289,7 +289,7 @@ def _diagram(draw):
 
 
 @given(_diagram())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 def test_any_items_make_whole_lines(diagram):
     names, items = diagram
     seq = SeqText(names)

@@ -134,9 +134,7 @@ def test_filters_really_filter(board: Board) -> None:
     assert _has(board.run(3.0), r"Table_inst")
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rec=st.integers(0, 20), payload=st.binary(max_size=40))
 def test_any_command_bytes_are_answered_and_the_board_goes_on(board, rec, payload) -> None:
     """Whatever frame reaches the simulated target, it answers or ignores it as a QP

@@ -38,7 +38,7 @@ def test_bad_lines_past_the_cap_are_counted_not_kept() -> None:
     assert good["offset"].tolist() == [n] and good["address"].tolist() == [0x332211]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.binary(max_size=4000), st.integers(0, 8), st.lists(st.integers(1, 4000), max_size=6))
 def test_capped_decoder_keeps_every_good_line_and_count(data: bytes, cap: int, cuts) -> None:
     """Whatever the cap and the feed split, the good lines and the counts are those of a

@@ -64,7 +64,7 @@ def lines_of(events: list) -> list:
     return [x for e in events for x in (e if isinstance(e, Lines) else [e])]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(flows(), st.lists(st.integers(0, 10_000), max_size=12))
 def test_flow_round_trips_for_any_split(steps: list[Step], cuts: list[int]) -> None:
     data = encode_flow(steps)
@@ -96,7 +96,7 @@ def reference_lines(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.binary(max_size=3000), st.lists(st.integers(0, 5000), max_size=10))
 def test_any_bytes_any_split_same_lines_every_byte_accounted(data: bytes, cuts: list[int]) -> None:
     whole, stats = decode_trace(data)

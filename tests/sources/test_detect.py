@@ -37,7 +37,7 @@ piece = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(piece, max_size=40))
 def test_detect_kind_equals_the_full_scores(pieces: list[bytes]) -> None:
     data = b"".join(pieces)

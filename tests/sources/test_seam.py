@@ -74,7 +74,7 @@ def test_tick_rate_scales_time(sim) -> None:
     assert two.folded() == pytest.approx(halves, abs=1)  # folded values are in µs
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(cuts=st.lists(st.integers(min_value=0, max_value=40_000), max_size=12))
 def test_any_split_gives_the_same_records(sim, cuts) -> None:
     whole = QSSource()

@@ -299,7 +299,7 @@ def test_close_interrupts_open_writers(tmp_path):
     again.close()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(chunks=st.lists(st.binary(max_size=300), max_size=20))
 def test_any_chunking_stores_the_exact_stream(tmp_path_factory, chunks):
     store = open_store(tmp_path_factory.mktemp("s"))

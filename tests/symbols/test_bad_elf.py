@@ -52,13 +52,13 @@ def arm_bytes(elfs: Any) -> bytes:
     return elfs.arm.read_bytes()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.binary(max_size=2048))
 def test_random_bytes_are_refused(data: bytes) -> None:
     assert isinstance(outcome(data), str)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     elf_class=st.sampled_from([1, 2]),
     order=st.sampled_from([1, 2]),
@@ -110,7 +110,7 @@ def mutations(draw: st.DrawFn, data: bytes) -> bytes:
     return bytes(out[: len(data)])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_headers_never_escape(arm_bytes: bytes, data: st.DataObject) -> None:
     outcome(data.draw(mutations(arm_bytes)))

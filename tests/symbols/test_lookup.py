@@ -110,7 +110,7 @@ def test_x86_does_not_clear_bit_zero(host_table: SymbolTable) -> None:
             assert host_table.name_of(f.start - 1) != f.name
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.integers(min_value=0x07FFFF00, max_value=0x08000200), min_size=0, max_size=64))
 def test_vector_lookup_equals_scalar_for_any_dtype(arm_table: SymbolTable, addrs: list) -> None:
     expected = []
@@ -181,7 +181,7 @@ candidate = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(candidate, max_size=20), st.randoms(use_true_random=False))
 def test_ranges_are_deterministic_sorted_and_disjoint(cands: list, rnd: Any) -> None:
     bounds = [c.start for c in cands]

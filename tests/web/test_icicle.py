@@ -40,7 +40,7 @@ def check(payload: dict, budget: int) -> None:
         assert total <= values[index[p]]  # Plotly's branchvalues="total" rule, exactly
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(tree=trees(), budget=st.integers(2, 60))
 def test_pruned_icicle_respects_budget_and_sums(tree: Frame, budget: int) -> None:
     payload = icicle_payload(tree, budget)
@@ -50,7 +50,7 @@ def test_pruned_icicle_respects_budget_and_sums(tree: Frame, budget: int) -> Non
     assert abs(total / 1000 - payload["total_us"]) < 1e-6
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(tree=trees(max_nodes=100))
 def test_unpruned_icicle_keeps_every_nonempty_frame(tree: Frame) -> None:
     payload = icicle_payload(tree, 100_000)

@@ -280,7 +280,7 @@ SCALARS = (
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4), max_leaves=8)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @example(name="glb_filter", body={"groups": [[]]})  # was TypeError: unhashable (HTTP 500)
 @example(name="loc_filter", body={"groups": [["AO"]]})
 @given(

@@ -113,9 +113,7 @@ def test_bad_elfs_give_one_line_errors_and_change_nothing(idle_client: TestClien
     assert uploads(idle_client) == []  # rejected files are not kept
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(min_size=1, max_size=2048))
 def test_any_bytes_give_a_clean_answer(idle_client: TestClient, data: bytes) -> None:
     r = idle_client.post(
