@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 
 import serial
 
@@ -15,12 +16,22 @@ from mcuprof.qs.text import render_lines
 
 from .cli import mcuprof
 
+HANG_S = 20.0  # bounds a hung target only
 
-def read_socket(sock: socket.socket, decoder: QSDecoder, seconds: float) -> list:
-    events = []
+
+def read_socket(
+    sock: socket.socket,
+    decoder: QSDecoder,
+    seconds: float,
+    until: Callable[[list], bool] | None = None,
+) -> list:
+    """What arrives in ``seconds``; with ``until``, then on until it holds of the events
+    (a busy machine may take longer than ``seconds`` to answer)."""
+    events: list = []
     end = time.monotonic() + seconds
     sock.settimeout(0.05)
-    while time.monotonic() < end:
+    while time.monotonic() < end or (until is not None and not until(events)):
+        assert time.monotonic() < end + HANG_S, "gave up waiting for the target"
         try:
             data = sock.recv(65536)
         except TimeoutError:
@@ -30,13 +41,17 @@ def read_socket(sock: socket.socket, decoder: QSDecoder, seconds: float) -> list
     return events
 
 
+def _acked(events: list) -> bool:
+    return any(isinstance(e, Record) and e.name == "QS_RX_STATUS" for e in events)
+
+
 def test_qs_target_over_tcp_reads_like_a_qp_application():
     server = TcpSimServer(SimOptions(proto="qs", seed=3), baud=921_600)
     with server, socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
         decoder = QSDecoder()
         events = read_socket(sock, decoder, 2.5)
         sock.sendall(encode_frame(1, 0, b""))  # QS-RX INFO
-        events += read_socket(sock, decoder, 0.3)
+        events += read_socket(sock, decoder, 0.3, until=_acked)
     records = [e for e in events if isinstance(e, Record)]
     names = [r.name for r in records]
     assert names[:2] == ["QS_EMPTY", "QS_TARGET_INFO"]
