@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.helpers import CHROMIUM, CHROMIUM_ARGS, built_once
 
@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # workers, a Chromium) trips on an example that takes 0.2 ms when rerun.
 settings.register_profile("mcuprof", deadline=None)
 settings.load_profile("mcuprof")
+# Nor are pages timed: an assertion on what a page shows waits up to 15 s, not
+# Playwright's 5 s, which a loaded CI host once ran out on a 250 ms debounce.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="module")

@@ -201,8 +201,16 @@ export async function mount(container, ctx) {
     el("td", {}, fmtBytes(s.raw_bytes)),
     el("td", { class: "where" }, s.elf_name || "—"),
     el("td", {}, exportMenu(s))));
+    // A refresh (a capture starting or stopping) must not shut an Export menu the user
+    // has open: the rebuilt row's menu opens again.
+    const open = listBox.querySelector("details.sess-export[open]");
+    const openId = open ? open.closest("tr").dataset.id : null;
     listBox.replaceChildren(el("table", { class: "grid", id: "sessions-table" },
       el("thead", {}, head), el("tbody", {}, rows)));
+    if (openId !== null) {
+      const again = listBox.querySelector(`tr[data-id="${openId}"] details.sess-export`);
+      if (again) again.open = true;
+    }
   }
 
   // Every format of the Export menu, for this session without opening it. An S12Z trace

@@ -176,6 +176,28 @@ def test_each_session_row_offers_every_export(served: Server, pg: Page, tmp_path
     assert all(path.stat().st_size > 0 for path in files.values())
 
 
+def test_an_open_session_export_menu_survives_a_refresh(served: Server, pg: Page) -> None:
+    """The sessions table is rebuilt when a capture starts or stops: a row's Export menu
+    the user has open stays open, on the same session."""
+    before = {s["id"] for s in _get(f"{served.url}api/sessions")["sessions"]}
+    sid = min(before)
+    pg.goto(f"{served.url}#sessions")
+    rows = pg.locator("#sessions-table tbody tr")
+    expect(rows).to_have_count(2)
+    pg.locator(f"#sessions-table tr[data-id='{sid}'] summary").click()
+    item = pg.locator(f"#sessions-table tr[data-id='{sid}'] [data-session-export=raw]")
+    expect(item).to_be_visible()
+    _record(served.url, 50)  # Start and Stop: a third session, and the table rebuilt
+    try:
+        expect(rows).to_have_count(3)
+        expect(item).to_be_visible()
+        assert pg.locator("details.sess-export[open]").count() == 1
+    finally:
+        for s in _get(f"{served.url}api/sessions")["sessions"]:
+            if s["id"] not in before:
+                _post_delete(served.url, s["id"])  # the other tests see the two captures only
+
+
 def test_html_export_has_a_search(served: Server, pg: Page, tmp_path: Path) -> None:
     """Item 4: the standalone HTML export, opened from a file, searches as the page does:
     a regex over function names, the match count, the rest dimmed, next / previous."""

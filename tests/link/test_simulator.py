@@ -262,9 +262,9 @@ def test_workload_records_are_well_formed(spans, rate, seed) -> None:
         funcs.append(FunctionSpec(addr, size * 2, "main" if i == 0 else f"f{i}"))
         addr += size * 2
     wl = Workload(funcs, rate=rate, seed=seed, start_tick=2**32 - 1000)
-    # Long enough for ~50 records at any rate (1 MHz timer): at 10 records/s a 0.2 s window
-    # may rightly hold none.
-    end = 2**32 + max(200_000, int(50e6 / rate))
+    # Long enough for ~50 records at any rate (1 MHz timer): at 10 records/s a 20 ms window
+    # may rightly hold none. (At 200,000 records/s it holds 4,000, past the timer's wrap.)
+    end = 2**32 + max(20_000, int(50e6 / rate))
     recs = wl.take_until(end)
     if len(funcs) == 1:
         return  # only main, which never returns: nothing to record is right
