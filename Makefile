@@ -36,7 +36,10 @@ sysdeps:
 test: $(VENV)/.test-stamp sysdeps
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/ruff format --check backend tests bench
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	# The suite starts hundreds of Python processes (servers, CLI commands, ELF readers):
+	# bytecode is written once, even where PYTHONDONTWRITEBYTECODE is set, not compiled
+	# again by every one of them.
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.test-stamp
 	$(BIN)/ruff check backend tests bench
