@@ -33,12 +33,12 @@ run: $(VENV)/.run-stamp
 sysdeps:
 	bash scripts/install-sysdeps.sh
 
+# The suite starts hundreds of Python processes (servers, CLI commands, ELF readers): its
+# bytecode is written once, even where PYTHONDONTWRITEBYTECODE is set, rather than compiled
+# again by each of them.
 test: $(VENV)/.test-stamp sysdeps
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/ruff format --check backend tests bench
-	# The suite starts hundreds of Python processes (servers, CLI commands, ELF readers):
-	# bytecode is written once, even where PYTHONDONTWRITEBYTECODE is set, not compiled
-	# again by every one of them.
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.test-stamp

@@ -174,7 +174,9 @@ export async function mount(container, ctx) {
   function fillSelects(preferBase) {
     const keepBase = baseSel.value;
     const keepNew = newSel.value;
-    const opts = () => comparable(sessions).map((s) => el("option", { value: String(s.id) }, `#${s.id} ${s.name}`));
+    // The session being recorded compares what is stored of it so far: its label says so.
+    const label = (s) => `#${s.id} ${s.name}${s.status === "recording" ? " (recording)" : ""}`;
+    const opts = () => comparable(sessions).map((s) => el("option", { value: String(s.id) }, label(s)));
     baseSel.replaceChildren(...opts());
     newSel.replaceChildren(el("option", { value: "live" }, "Live capture"), ...opts());
     const pick = defaults(preferBase);

@@ -119,8 +119,12 @@ export function initFlame(ctx, live) {
   swBody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-fid]");
     if (!tr) return;
-    const row = swRows.find((r) => r.fid === Number(tr.dataset.fid));
-    ctx.emit("select-function", { fid: Number(tr.dataset.fid), name: row?.name, from: "sandwich" });
+    // New data (a version, a window) drops swRows before the refetched table replaces the
+    // rows on screen: a click in between still picks the row's function.
+    const fid = Number(tr.dataset.fid);
+    const row = swRows?.find((r) => r.fid === fid);
+    const name = row ? row.name : tr.querySelector("td.name")?.title;
+    ctx.emit("select-function", { fid, name, from: "sandwich" });
   });
   ctx.on("version", () => { swRows = null; });
   ctx.on("window", () => { swRows = null; });

@@ -362,8 +362,17 @@ def test_sandwich_has_a_table_and_shows_the_function_row(server, page) -> None:
     fns = _get(f"{server.url}api/functions")["functions"]
     assert rows.count() == len(fns)
     target = next(f for f in fns if f["name"] == "filter_window")
+    # New data drops the table's rows before the refetched ones are drawn: a click in
+    # between (CI once made one) still picks the function, and nothing throws. Held
+    # here: the refetch of the table waits until after the click.
+    held: list = []
+    pg.route("**/api/functions*", lambda route: held.append(route))
+    pg.evaluate("() => window.mcuprof.emit('version', window.mcuprof.version)")
+    pg.wait_for_timeout(1200)  # past the refetch's throttle
+    assert held, "the table was not refetched"
     pg.locator(f"#sw-table tr[data-fid='{target['fid']}']").click()
     expect(pg.locator("#sw-name")).to_have_text("filter_window")
+    pg.unroute("**/api/functions*")
     pg.wait_for_function("() => window.mcuprof.sandwich.callers.rects.length > 1")
     geo = pg.evaluate(SW_CALLERS)
     own = next(r for r in geo["rects"] if r["i"] == 0)
