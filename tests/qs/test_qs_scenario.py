@@ -3,18 +3,29 @@ target (listen://, the target connects as to QSPY) that stores one session."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import signal
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcuprof.cli import main
+from mcuprof.commands import qs_scenario
 from mcuprof.commands.qs_scenario import MAX_SCRIPT_LINES, OPTIONS, parse_script
 from mcuprof.errors import UserError
+from mcuprof.link.qs_sim import target_info
+from mcuprof.protocol.qs import Framer, encode_frame
+from mcuprof.protocol.qs.framing import Frame
+from mcuprof.qs.rx import RX
 from mcuprof.store import SessionStore
 
 from .qsfe import REAL, Process, start_target
@@ -114,3 +125,68 @@ def test_a_scenario_against_the_real_target_stores_a_session(tmp_path: Path) -> 
     finally:
         store.close()
     assert b"Philo_inst" in raw  # the dictionaries the target sent when it connected
+
+
+class BootingTarget(threading.Thread):
+    """A QS target that boots as the host connects, as QEMU's does: its reset sequence
+    (target info, QS_QF_RUN) comes BOOT_S later, and only then does it read commands. A
+    RESET reboots it, and what the host sent during the reboot is lost (UART reset)."""
+
+    BOOT_S = 0.3
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.seq = 0
+
+    def emit(self, conn: socket.socket, rec: int, payload: bytes) -> None:
+        self.seq = (self.seq + 1) & 0xFF
+        conn.sendall(encode_frame(self.seq, rec, payload))
+
+    def boot(self, conn: socket.socket) -> None:
+        time.sleep(self.BOOT_S)
+        self.seq = 0
+        self.emit(conn, 64, target_info(reset=True))
+        self.emit(conn, 70, b"")  # QS_QF_RUN
+
+    def run(self) -> None:
+        conn, _ = self.listener.accept()
+        self.listener.close()
+        with conn:
+            self.boot(conn)
+            framer = Framer()
+            while data := conn.recv(4096):
+                for frame in framer.feed(data):
+                    if not isinstance(frame, Frame):
+                        continue
+                    if frame.rec == RX["RESET"]:
+                        self.boot(conn)
+                        conn.setblocking(False)
+                        with contextlib.suppress(BlockingIOError):
+                            while conn.recv(4096):  # sent during the reboot: lost
+                                pass
+                        conn.setblocking(True)
+                        framer = Framer()
+                        break
+                    self.emit(conn, 66, bytes([frame.rec]))  # Trg-Ack
+
+
+def test_a_target_booting_as_the_port_opens_gets_every_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The RESET is answered by the reset's target info, not by the boot's: CI once saw
+    the QEMU demo reset after it, losing the glb_filter that followed (no answer in 30 s)."""
+    monkeypatch.setattr(qs_scenario, "ANSWER_TIMEOUT_S", 3.0)
+    target = BootingTarget()
+    target.start()
+    script = tmp_path / "boot.jsonl"
+    script.write_text('{"reset": true}\n{"glb_filter": "on"}\n{"loc_filter": "on"}\n')
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(
+            ["qs", "scenario", str(script), "--data-dir", str(tmp_path / "data"),
+             "--port", f"socket://127.0.0.1:{target.port}"]
+        )  # fmt: skip
+    assert code == 0, err.getvalue()
+    assert "interrupted" not in err.getvalue()

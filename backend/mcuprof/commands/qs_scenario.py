@@ -34,6 +34,7 @@ MAX_TICKS = 10_000  # ticks of one tick command
 ANSWER_TIMEOUT_S = 30.0  # for the target's answer to one command (a loaded host is slow)
 CONNECT_TIMEOUT_S = 60.0  # for a listen:// target to connect (and send its target info)
 WAIT_STEPS_TIMEOUT_S = 60.0  # default timeout of wait_steps
+BOOT_QUIET_S = 1.0  # a port's target that starts no reset sequence in this long is running
 RX_STATUS, TARGET_DONE, QF_RUN = 66, 65, 70
 # Commands and the keys each may have beside its own.
 OPTIONS: dict[str, tuple[str, ...]] = {
@@ -151,6 +152,7 @@ class Target:
         self.host: Any = None
         self.port: Any = None
         self.seq = 0
+        self.booted = False  # a reset target's info arrived
         self.running = False  # the target's QS_QF_RUN arrived
         if url.strip().lower().startswith(LISTEN_SCHEME):
             at = validate_listen(url)
@@ -165,6 +167,19 @@ class Target:
             self.port = open_transport(url, baud)
             self.port.timeout = 0.05
             self.rx = RxCommands(lambda: (self.decoder.config, self.decoder.dicts))
+            self._settle()
+
+    def _settle(self) -> None:
+        """A target may boot as the port opens (QEMU waits for its first client; a board
+        may reset on DTR): it sends its reset sequence, then reads commands. A RESET sent
+        meanwhile was answered by the boot's target info, and the reset that followed lost
+        the next command. So the first command waits for the sequence to end (QS_QF_RUN),
+        or for BOOT_QUIET_S without one beginning."""
+        quiet = time.monotonic() + BOOT_QUIET_S
+        while not self.booted and time.monotonic() < quiet:
+            self.pump()
+        if self.booted:
+            self.wait(lambda: self.running, CONNECT_TIMEOUT_S, "the target's reset sequence")
 
     def close(self) -> None:
         if self.host is not None:
@@ -178,6 +193,8 @@ class Target:
                 self.running = True
             if e.__class__ is Record and 64 <= e.rec <= 68:  # target info .. peek data
                 self.answers.append(e)  # type: ignore[arg-type]
+                if e.rec == TARGET_INFO and e.values[0]:
+                    self.booted = True
                 if self.port is not None and e.rec == TARGET_INFO and e.values[0]:
                     self.seq = 0  # a reset target: the host's sequence restarts
                     self.rx.target_reset()
