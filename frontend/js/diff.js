@@ -174,8 +174,9 @@ export async function mount(container, ctx) {
   function fillSelects(preferBase) {
     const keepBase = baseSel.value;
     const keepNew = newSel.value;
-    // The session being recorded compares what is stored of it so far: its label says so.
-    const label = (s) => `#${s.id} ${s.name}${s.status === "recording" ? " (recording)" : ""}`;
+    // The session being recorded compares what is stored of it so far: its label says so,
+    // first, as a narrow picker cuts a long name.
+    const label = (s) => `#${s.id} ${s.status === "recording" ? "(recording) " : ""}${s.name}`;
     const opts = () => comparable(sessions).map((s) => el("option", { value: String(s.id) }, label(s)));
     baseSel.replaceChildren(...opts());
     newSel.replaceChildren(el("option", { value: "live" }, "Live capture"), ...opts());
