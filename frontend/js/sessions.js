@@ -40,7 +40,7 @@ const STYLE = `
 .sess-export summary { list-style: none; cursor: pointer; }
 .sess-export summary::-webkit-details-marker { display: none; }
 .sess-export .menu-list { position: absolute; right: 0; z-index: 20; }
-@media (max-width: 1400px) { .sess-detail { width: 290px; } }
+@media (max-width: 1600px) { .sess-detail { width: 280px; } }
 `;
 
 // PATCH/DELETE with the same error contract as api.js: the server's one line, or a plain one.
@@ -103,7 +103,8 @@ export async function mount(container, ctx) {
     stopBtn, replayNote,
     el("button", { type: "button", class: "btn small secondary", id: "sess-refresh", onclick: () => refresh() }, "Refresh"),
   );
-  const listBox = el("div", { class: "sess-list table-wrap" });
+  const listBox = el("div", { class: "sess-list table-wrap" },
+    el("div", { class: "muted sess-loading" }, "Loading sessions…"));
   const detail = el("aside", { class: "sess-detail", id: "sess-detail" },
     el("div", { class: "muted" }, "Select a session to see its details."));
   // Progress of the long work this tab starts: an import's upload, an open (replay).

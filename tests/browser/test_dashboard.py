@@ -136,6 +136,11 @@ def test_start_watch_every_tab_stop_and_export(server, page, names, tmp_path) ->
     pg.get_by_role("tab", name="Sessions").click()
     expect(pg.locator("#sessions-mount")).not_to_be_empty()
     expect(pg.locator("#sessions-mount")).not_to_contain_text("not available")
+    # The capture being recorded is listed (the shot once caught the list still loading).
+    expect(pg.locator("#sessions-table tbody tr")).to_have_count(1)
+    # Every column, Export too, fits beside the details at 1440 px: no sideways scroll.
+    fits = "(e => e.scrollWidth <= e.clientWidth)(document.querySelector('.sess-list'))"
+    assert pg.evaluate(fits)
     shot(pg, "07-sessions")
 
     pg.get_by_role("tab", name="Compare").click()
