@@ -173,13 +173,12 @@ def test_unsolicited_boot_metadata_is_accepted() -> None:
         rec = Recorder()
         session = _session(server.url, rec)
         meta = session.connect()
-        # connect() returns on the boot announcement, which may come before the
-        # server's thread has read the request: wait for it before hanging up.
-        wait_until(lambda: Command.GET_METADATA in server.device.commands, "the request")
         session.close()
     assert meta == server.device.metadata
     assert rec.metadata == [meta]
-    assert Command.GET_METADATA in server.device.commands  # asked, never answered
+    # Whether GET_METADATA went out at all depends on whether the announcement came
+    # first (connect() then does not ask); asked or not, it was never answered.
+    assert server.device.commands.count(Command.GET_METADATA) <= 1
 
 
 def test_unplug_mid_capture_keeps_records_and_reconnects(sim_server) -> None:

@@ -66,7 +66,9 @@ class Script(QView):
         QView.loc_filter(QView.IDS_ALL)
         QView.current_obj(QView.OBJ_AP, "Table_inst")
         QView.peek(0, 1, 16)
-        QView.poke(NMIN, 2, 0x1234)
+        # 1, below the queue's free count: the target's own update of its low-water mark
+        # (nMin = min(nMin, nFree) on every post) keeps it. 0x1234 came back as 5 once.
+        QView.poke(NMIN, 2, 1)
         QView.peek(NMIN, 2, 1)
         QView.current_obj(QView.OBJ_SM, "Table_inst")
         QView.query_curr(QView.OBJ_SM)

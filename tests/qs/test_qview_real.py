@@ -133,7 +133,7 @@ def _check_answers(out: Path) -> None:
     # 4-byte timestamp: offset, size, count, data).
     first, second = (bytes.fromhex(v) for v in data["QS_PEEK_DATA"])
     assert first[4:8] == bytes([0, 0, 1, 16]) and len(first) == 8 + 16
-    assert second[4:] == NMIN_OFFSET[TARGET].to_bytes(2, "little") + b"\x02\x01\x34\x12"
+    assert second[4:] == NMIN_OFFSET[TARGET].to_bytes(2, "little") + b"\x02\x01\x01\x00"
     # The query of the current state machine, and its line on QView's text channel.
     assert len(data["QS_QUERY_DATA"]) == 1
     assert any("Query-SM Obj=Table_inst,State=Table_serving" in t for t in data["TEXT"])
