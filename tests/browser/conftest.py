@@ -70,3 +70,18 @@ def capture(pg: Page, ms: int) -> None:
     pg.wait_for_timeout(ms)
     pg.get_by_role("button", name="Stop", exact=True).click()
     expect(pg.locator("#h-state")).to_have_text("ready")
+
+
+def flame_settled(pg: Page, looks_ms: int = 300) -> None:
+    """Wait until two looks at the flame graph ``looks_ms`` apart agree. After Stop the
+    in-flight records arrive and redraw it: a click aimed from an earlier look may land
+    on another frame (a CI try once zoomed into the wrong one)."""
+    rects = "() => JSON.stringify(window.mcuprof.flame.rects.map(r => [r.i, r.x, r.y, r.w]))"
+    last = None
+    for _ in range(60):
+        now = pg.evaluate(rects)
+        if now == last:
+            return
+        last = now
+        pg.wait_for_timeout(looks_ms)
+    raise AssertionError("the flame graph kept changing after Stop")

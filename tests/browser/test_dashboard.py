@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from mcuprof.paths import default_elf
 from mcuprof.symbols import SymbolTable
 
-from .conftest import shot
+from .conftest import flame_settled, shot
 
 pytestmark = pytest.mark.browser
 
@@ -260,6 +260,7 @@ def test_timeline_drag_selects_a_window_and_flame_click_zooms(server, page, name
 
     # Click zoom: the clicked frame spans the width, its ancestors stay drawn above it,
     # the path bar names them and Esc goes back.
+    flame_settled(pg)
     target = pg.evaluate(
         "() => window.mcuprof.flame.rects.filter(r => r.y > 0 && r.w > 20 && r.w < 600)"
         ".sort((a, b) => b.y - a.y)[0]"
