@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import FLAME_READY, capture
+from .conftest import FLAME_READY, capture, flame_settled
 
 pytestmark = pytest.mark.browser
 
@@ -185,6 +185,7 @@ def test_flame_rows_are_compact_and_labels_keep_both_ends(server, page) -> None:
     assert fit == "TIMER1…ndler", fit
     # Root at the bottom, zoom: the clicked frame stays under the pointer.
     pg.get_by_role("button", name="Root to bottom").click()
+    flame_settled(pg)
     target = max(
         (r for r in pg.evaluate("window.mcuprof.flame.rects") if r["fid"] >= 0 and r["w"] < 300),
         key=lambda r: r["w"],
