@@ -193,11 +193,11 @@ class Target:
                 self.running = True
             if e.__class__ is Record and 64 <= e.rec <= 68:  # target info .. peek data
                 self.answers.append(e)  # type: ignore[arg-type]
-                if e.rec == TARGET_INFO and e.values[0]:
+                if e.rec == TARGET_INFO and e.values[0]:  # a reset target
                     self.booted = True
-                if self.port is not None and e.rec == TARGET_INFO and e.values[0]:
-                    self.seq = 0  # a reset target: the host's sequence restarts
-                    self.rx.target_reset()
+                    if self.port is not None:
+                        self.seq = 0  # the host's sequence restarts
+                        self.rx.target_reset()
         self.steps += self.tracker.feed(events)
 
     def pump(self) -> None:
