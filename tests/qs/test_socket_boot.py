@@ -4,18 +4,20 @@ reset sequence, held by a bridge and sent as the connection opens, is kept whole
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from mcuprof.protocol.qs import QSDecoder, Record
 from mcuprof.protocol.qs.records import ENUM_DICT, FUN_DICT, OBJ_DICT, QF_RUN, SIG_DICT, USR_DICT
 
-from .qsfe import REAL, start_target
+from .qsfe import REAL, start_target, wait_for
 
 TARGET = "dpp-posix64"
 DICTS = {OBJ_DICT, FUN_DICT, SIG_DICT, USR_DICT, ENUM_DICT}
@@ -76,3 +78,51 @@ def test_socket_keeps_the_boot_a_bridge_sends_on_connect():
     assert sum(e["rec"] in DICTS for e in records) == 42
     assert [e["rec"] for e in records[:2]] == [0, 64] and records[-1]["rec"] == QF_RUN
     assert not [e for e in got if e["type"] != "record"]
+
+
+def test_the_dashboard_link_keeps_the_boot_a_bridge_sends_on_connect(ref_dir, monkeypatch):
+    """The same through the dashboard's QSLink: the reference capture's reset sequence
+    (42 dictionary records) sent the moment socket:// connects names the target. The
+    port's open waits (in pyserial's step between connecting and its discard) until the
+    bytes are sent, so they are surely there when the old open threw them away."""
+    from serial.urlhandler import protocol_socket
+
+    from mcuprof.link.qs_link import QSLink
+
+    capture = (ref_dir / "dpp-posix64.bin").read_bytes()
+    sent = threading.Event()
+    configure = protocol_socket.Serial._reconfigure_port
+
+    def slow_open(self, *args, **kwargs):
+        sent.wait(10)
+        time.sleep(0.2)  # the bytes cross loopback
+        return configure(self, *args, **kwargs)
+
+    monkeypatch.setattr(protocol_socket.Serial, "_reconfigure_port", slow_open)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def bridge() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(capture)  # at once, as a bridge sends what it buffered
+                sent.set()
+                conn.settimeout(10)
+                with contextlib.suppress(OSError):
+                    while conn.recv(4096):  # until the link hangs up
+                        pass
+
+        thread = threading.Thread(target=bridge, daemon=True)
+        thread.start()
+        link = QSLink(f"socket://127.0.0.1:{port}", 115_200, info_wait_s=10.0)
+        try:
+            meta = link.connect()
+            assert meta.fw_version == "QP 7.4.0"  # from the kept target info
+            decoder = link.source.decoder
+            wait_for(lambda: decoder.frame_stats.frames >= 938, "the capture decoded")
+            assert decoder.stats.dictionary_entries >= 42
+            assert decoder.dicts.obj and decoder.dicts.fun and decoder.dicts.sig
+            assert decoder.stats.malformed == 0
+        finally:
+            link.close()
+        thread.join(10)
