@@ -51,7 +51,7 @@ _piece = st.one_of(
 )
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_piece, max_size=10), st.lists(st.integers(0, 8000), max_size=8))
 def test_streamed_figures_are_the_whole_traces_for_any_split(pieces, cuts):
     data = b"".join(pieces)
