@@ -1,0 +1,239 @@
+"""Per-call timing distributions: the one definition of every percentile, spread,
+histogram and call period that a view, an export or ``mcuprof check`` shows.
+
+The durations are the calls' inclusive ticks, the ones ``mean_us`` averages
+(``aggregate.depth_calls``): every call of a function, at any depth, recursion included;
+in a window, the calls that overlap it, each with its time inside the window.
+
+- **Percentiles** are order statistics, the nearest rank (numpy's ``inverted_cdf``):
+  the q-th percentile of n calls is the k-th smallest duration, k = ceil(q n), at least 1.
+  Ranks are integers, so a budget's confidence interval (``budget.py``) uses the same
+  order statistics.
+- **Standard deviation**: of the per-call durations, n in the denominator (numpy's std).
+- **Histogram**: log buckets, bucket k holding durations in [R^k, R^(k+1)) ticks with
+  R = ``BUCKET_RATIO``; its middle R^(k+1/2) is within ``BUCKET_ERROR`` (under 1%) of
+  every duration in it. Zero-tick calls have a bucket of their own.
+- **Period**: the entry-to-entry interval of a function's calls, in entry order. The period
+  is the intervals' median (nearest rank); a call *breaks the period* when its interval
+  from the call before differs from the period by more than ``PERIOD_TOLERANCE`` of it (a
+  missed or doubled call); the **jitter** is the largest difference from the period among
+  the calls that keep it. A function is periodic when at least ``PERIODIC_SHARE`` of its
+  intervals keep the period; otherwise it has no period.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .aggregate import _clip, _slice, stack_names, stacks, window_ticks
+
+if TYPE_CHECKING:
+    from .model import Profile, Window
+
+# Percentiles in parts per thousand: integer ranks, no float rounding at ceil(q n).
+PERCENTILES = {"p50": 500, "p90": 900, "p99": 990, "p999": 999}
+BUCKET_RATIO = 1.02  # log buckets 2% wide: their middle is within 1% of each value
+BUCKET_ERROR = math.sqrt(BUCKET_RATIO) - 1.0  # 0.995%
+PERIOD_TOLERANCE = 0.5  # an interval off the period by more than half of it breaks it
+PERIODIC_SHARE = 0.9  # share of intervals that keep the period for a function to have one
+_LOG_RATIO = math.log(BUCKET_RATIO)
+
+
+def rank(n: int | np.ndarray, milli: int) -> int | np.ndarray:
+    """The 1-based rank of the ``milli``/1000 percentile among n values: ceil(q n), at
+    least 1 (numpy's ``inverted_cdf``)."""
+    return np.maximum((np.asarray(n, np.int64) * milli + 999) // 1000, 1)
+
+
+@dataclass
+class Grouped:
+    """Per-call durations (ticks, float64) sorted by group, then by duration.
+    ``group[i]``'s calls are ``dur[start[i]:start[i + 1]]``."""
+
+    group: np.ndarray  # group ids present, ascending (int64)
+    start: np.ndarray  # offsets into dur, len(group) + 1
+    dur: np.ndarray
+
+    def of(self, g: int) -> np.ndarray:
+        """Group g's durations, ascending (empty when it has no calls)."""
+        i = int(np.searchsorted(self.group, g))
+        if i == len(self.group) or self.group[i] != g:
+            return np.empty(0)
+        return self.dur[self.start[i] : self.start[i + 1]]
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.start)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One group's distribution, in µs."""
+
+    calls: int
+    p50_us: float
+    p90_us: float
+    p99_us: float
+    p999_us: float
+    max_us: float
+    std_us: float
+
+
+def calls(
+    profile: Profile, window: Window = None, by: str = "frame"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every call's group (its frame, or with ``by="path"`` its folded path: a QS step's
+    object;state;signal), inclusive ticks and entry tick: the calls ``mean_us`` counts."""
+    win = window_ticks(profile, window)
+    path_of = stack_names(profile).ids if by == "path" else None
+    st = stacks(profile) if by == "path" else None
+    groups, durs, entries = [], [], []
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        lo, hi = (0, lv.n) if win is None else _slice(lv, win)
+        if st is not None and path_of is not None:
+            g = path_of[st.per_level[d][lo:hi]].astype(np.int64)
+        else:
+            g = profile.frame_ids(lv, lo, hi).astype(np.int64)
+        dur, entry = _clip(lv, lo, hi, win), lv.entry[lo:hi]
+        if win is not None:  # the calls aggregate.depth_calls keeps
+            e = entry.astype(np.float64)
+            m = (e <= win[1]) & (e + lv.dur[lo:hi] >= win[0])
+            g, dur, entry = g[m], dur[m], entry[m]
+        groups.append(g)
+        durs.append(dur)
+        entries.append(entry)
+    if not groups:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    return np.concatenate(groups), np.concatenate(durs), np.concatenate(entries)
+
+
+def grouped(profile: Profile, window: Window = None, by: str = "frame") -> Grouped:
+    """The calls' durations sorted by group then duration, cached until the profile
+    changes."""
+
+    def build() -> Grouped:
+        g, dur, _ = calls(profile, window, by)
+        return group_sorted(g, dur)
+
+    key = ("distribution", by, None if window is None else tuple(map(float, window)))
+    return profile.cached(key, build)
+
+
+def group_sorted(g: np.ndarray, dur: np.ndarray) -> Grouped:
+    """Sort (group, duration) pairs. Whole ticks in 32 bits (a whole capture's) sort as
+    one int64 key, group above duration: one np.sort, no argsort."""
+    if len(dur) == 0:
+        return Grouped(np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0))
+    whole = bool(dur.max() < 2**32) and bool(np.all(dur == np.floor(dur)))
+    if whole and int(g.min()) >= 0 and int(g.max()) < 2**30:
+        key = np.sort((g << 32) | dur.astype(np.int64))
+        sg, sd = key >> 32, (key & 0xFFFFFFFF).astype(np.float64)
+    else:
+        order = np.lexsort((dur, g))
+        sg, sd = g[order], dur[order]
+    cut = np.flatnonzero(sg[1:] != sg[:-1]) + 1
+    start = np.concatenate(([0], cut, [len(sg)])).astype(np.int64)
+    return Grouped(sg[start[:-1]], start, sd)
+
+
+def percentiles(gr: Grouped, milli: int) -> np.ndarray:
+    """Each group's ``milli``/1000 percentile (ticks): its rank's duration."""
+    return gr.dur[gr.start[:-1] + rank(gr.counts, milli) - 1]
+
+
+def std(gr: Grouped) -> np.ndarray:
+    """Each group's standard deviation (ticks, n in the denominator)."""
+    if len(gr.group) == 0:
+        return np.empty(0)
+    n = gr.counts
+    mean = np.add.reduceat(gr.dur, gr.start[:-1]) / n
+    dev = gr.dur - np.repeat(mean, n)
+    return np.sqrt(np.add.reduceat(dev * dev, gr.start[:-1]) / n)
+
+
+def summaries(profile: Profile, window: Window = None, by: str = "frame") -> dict[int, Summary]:
+    """Group id -> its distribution in µs."""
+
+    def build() -> dict[int, Summary]:
+        gr = grouped(profile, window, by)
+        us = 1e6 / profile.timer_freq
+        cols = [percentiles(gr, m) * us for m in PERCENTILES.values()]
+        top = gr.dur[gr.start[1:] - 1] * us if len(gr.group) else np.empty(0)
+        rows = zip(gr.group.tolist(), gr.counts.tolist(), *(c.tolist() for c in cols),
+                   top.tolist(), (std(gr) * us).tolist(), strict=True)  # fmt: skip
+        return {g: Summary(*rest) for g, *rest in rows}
+
+    key = ("summaries", by, None if window is None else tuple(map(float, window)))
+    return profile.cached(key, build)
+
+
+def bucket(ticks: np.ndarray) -> np.ndarray:
+    """Each duration's log bucket: k for [R^k, R^(k+1)) ticks, -10**6 for 0."""
+    t = np.asarray(ticks, np.float64)
+    out = np.full(t.shape, -(10**6), np.int64)
+    pos = t > 0
+    out[pos] = np.floor(np.log(t[pos]) / _LOG_RATIO).astype(np.int64)
+    return out
+
+
+def bucket_middle(k: np.ndarray) -> np.ndarray:
+    """The middle (ticks) of buckets k: R^(k+1/2); 0 for the zero bucket."""
+    k = np.asarray(k)
+    return np.where(k <= -(10**6), 0.0, np.exp((k + 0.5) * _LOG_RATIO))
+
+
+def histogram(sorted_ticks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-empty buckets of ascending durations and their counts."""
+    k = bucket(sorted_ticks)
+    if len(k) == 0:
+        return k, np.empty(0, np.int64)
+    cut = np.flatnonzero(k[1:] != k[:-1]) + 1
+    start = np.concatenate(([0], cut))
+    return k[start], np.diff(np.concatenate((start, [len(k)])))
+
+
+def bucket_bounds(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Buckets' lower and upper bounds in ticks ([0, 0] for the zero bucket)."""
+    k = np.asarray(k)
+    zero = k <= -(10**6)
+    lo = np.where(zero, 0.0, np.exp(k * _LOG_RATIO))
+    hi = np.where(zero, 0.0, np.exp((k + 1) * _LOG_RATIO))
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class Period:
+    """A periodic function's call period (ticks) and which calls broke it."""
+
+    period: float  # the intervals' median
+    jitter: float  # largest difference from the period among the calls that keep it
+    broke: np.ndarray  # entry ticks of the calls whose interval broke the period
+    intervals: int
+
+
+def period(entries: np.ndarray) -> Period | None:
+    """The period of calls entered at ``entries`` (any order); None when they are not
+    periodic (fewer than 3 calls, or under PERIODIC_SHARE of intervals keep it)."""
+    e = np.sort(np.asarray(entries, np.int64))
+    if len(e) < 3:
+        return None
+    gaps = np.diff(e).astype(np.float64)
+    p = float(np.sort(gaps)[int(rank(len(gaps), 500)) - 1])
+    if p <= 0:
+        return None
+    off = np.abs(gaps - p)
+    keep = off <= PERIOD_TOLERANCE * p
+    if keep.mean() < PERIODIC_SHARE:
+        return None
+    return Period(p, float(off[keep].max()), e[1:][~keep], len(gaps))
+
+
+def entries_of(profile: Profile, g: int, window: Window = None, by: str = "frame") -> np.ndarray:
+    """Entry ticks of group g's calls (those ``calls`` counts), ascending."""
+    groups, _, entry = calls(profile, window, by)
+    return np.sort(entry[groups == g])
