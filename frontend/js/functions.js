@@ -1,5 +1,7 @@
-// Functions: a sortable table of per-function statistics.
+// Functions: a sortable table of per-function statistics, and the selected function's
+// distribution of call durations under it (distribution.js).
 
+import { initDistribution } from "./distribution.js";
 import { esc, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 const TEXT_KEYS = new Set(["label", "where"]);
@@ -39,7 +41,7 @@ export function initFunctions(ctx) {
         `<td class="name" title="${esc(r.label)}">${esc(shortName(r.label))}</td>` +
         `<td class="where" title="${esc(r.where)}">${esc(r.where)}</td>` +
         `<td>${fmtInt(r.calls)}</td><td>${fmtTime(r.total_us)}</td><td>${fmtTime(r.self_us)}</td>` +
-        `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.max_us)}</td>` +
+        `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.p99_us)}</td><td>${fmtTime(r.max_us)}</td>` +
         `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, (100 * r.pct) / maxPct).toFixed(1)}%"></div>` +
         `<span>${fmtPct(r.pct)}</span></td><td>${fmtPct(r.self_pct)}</td></tr>`,
       );
@@ -52,8 +54,11 @@ export function initFunctions(ctx) {
       : "";
   }
 
+  const dist = initDistribution(ctx);
+
   async function load() {
     stale = false;
+    dist.load();
     const d = await ctx.run(() => ctx.api.getJSON("/api/functions", ctx.windowParams()));
     if (!d) return;
     span = { profiled_us: d.profiled_us, wall_us: d.wall_us, coverage_pct: d.coverage_pct };
