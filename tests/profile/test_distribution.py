@@ -37,9 +37,11 @@ groups = st.lists(st.integers(0, 5), min_size=1, max_size=300)
 @given(durations, groups, st.booleans())
 def test_percentiles_are_numpy_exact_ones(durs, gs, fractional):
     n = min(len(durs), len(gs))
-    d = np.array(durs[:n], np.float64) + (0.25 if fractional else 0.0)  # a window's cut
     g = np.array(gs[:n], np.int64)
-    gr = dist.group_sorted(g, d)
+    # a whole capture's uint32 ticks (one int64 key sort), or a window's cut float ticks
+    ticks = np.array(durs[:n], np.uint32)
+    d = ticks + 0.25 if fractional else ticks.astype(np.float64)
+    gr = dist.group_sorted(g, d if fractional else ticks)
     assert gr.group.tolist() == sorted(set(g.tolist()))
     for k, milli in dist.PERCENTILES.items():
         got = dist.percentiles(gr, milli)
@@ -48,8 +50,8 @@ def test_percentiles_are_numpy_exact_ones(durs, gs, fractional):
             assert got[i] == exact(x, milli), (k, grp)
             # numpy's own, given q as the float nearest milli / 1000
             assert got[i] == np.quantile(x, milli / 1000, method="inverted_cdf"), (k, grp)
-    for i, grp in enumerate(gr.group.tolist()):
-        assert dist.std(gr)[i] == pytest.approx(np.std(d[g == grp]), rel=1e-9, abs=1e-6)
+    for grp in gr.group.tolist():
+        assert dist.spread(gr.of(grp)) == pytest.approx(np.std(d[g == grp]), rel=1e-9, abs=1e-6)
 
 
 @settings(max_examples=200, deadline=None)

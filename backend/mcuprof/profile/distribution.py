@@ -24,6 +24,7 @@ in a window, the calls that overlap it, each with its time inside the window.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,8 @@ def rank(n: int | np.ndarray, milli: int) -> int | np.ndarray:
 
 @dataclass
 class Grouped:
-    """Per-call durations (ticks, float64) sorted by group, then by duration.
+    """Per-call durations (ticks: uint32 for a whole capture, float64 cut to a window)
+    sorted by group, then by duration.
     ``group[i]``'s calls are ``dur[start[i]:start[i + 1]]``."""
 
     group: np.ndarray  # group ids present, ascending (int64)
@@ -63,7 +65,7 @@ class Grouped:
         i = int(np.searchsorted(self.group, g))
         if i == len(self.group) or self.group[i] != g:
             return np.empty(0)
-        return self.dur[self.start[i] : self.start[i + 1]]
+        return self.dur[self.start[i] : self.start[i + 1]].astype(np.float64)
 
     @property
     def counts(self) -> np.ndarray:
@@ -80,36 +82,40 @@ class Summary:
     p99_us: float
     p999_us: float
     max_us: float
-    std_us: float
 
 
 def calls(
-    profile: Profile, window: Window = None, by: str = "frame"
+    profile: Profile, window: Window = None, by: str = "frame", entries: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every call's group (its frame, or with ``by="path"`` its folded path: a QS step's
-    object;state;signal), inclusive ticks and entry tick: the calls ``mean_us`` counts."""
+    object;state;signal), inclusive ticks and entry tick: the calls ``mean_us`` counts.
+    A whole capture's ticks stay as the levels hold them (uint32); a window's are cut to
+    it (float64). Without ``entries`` the third array is empty."""
     win = window_ticks(profile, window)
     path_of = stack_names(profile).ids if by == "path" else None
     st = stacks(profile) if by == "path" else None
-    groups, durs, entries = [], [], []
+    groups, durs, starts = [], [], []
     for d in sorted(profile.levels):
         lv = profile.levels[d]
         lo, hi = (0, lv.n) if win is None else _slice(lv, win)
         if st is not None and path_of is not None:
-            g = path_of[st.per_level[d][lo:hi]].astype(np.int64)
+            g = path_of[st.per_level[d][lo:hi]]
         else:
-            g = profile.frame_ids(lv, lo, hi).astype(np.int64)
-        dur, entry = _clip(lv, lo, hi, win), lv.entry[lo:hi]
+            g = profile.frame_ids(lv, lo, hi)
+        dur = lv.dur[lo:hi] if win is None else _clip(lv, lo, hi, win)
+        entry = lv.entry[lo:hi] if entries or win is not None else None
         if win is not None:  # the calls aggregate.depth_calls keeps
-            e = entry.astype(np.float64)
+            e = lv.entry[lo:hi].astype(np.float64)
             m = (e <= win[1]) & (e + lv.dur[lo:hi] >= win[0])
-            g, dur, entry = g[m], dur[m], entry[m]
+            g, dur, entry = g[m], dur[m], entry[m] if entries else None
         groups.append(g)
         durs.append(dur)
-        entries.append(entry)
+        if entries:
+            starts.append(entry)
     if not groups:
         return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
-    return np.concatenate(groups), np.concatenate(durs), np.concatenate(entries)
+    e_all = np.concatenate(starts) if entries else np.empty(0, np.int64)
+    return np.concatenate(groups).astype(np.int64), np.concatenate(durs), e_all
 
 
 def grouped(profile: Profile, window: Window = None, by: str = "frame") -> Grouped:
@@ -117,7 +123,7 @@ def grouped(profile: Profile, window: Window = None, by: str = "frame") -> Group
     changes."""
 
     def build() -> Grouped:
-        g, dur, _ = calls(profile, window, by)
+        g, dur, _ = calls(profile, window, by, entries=False)
         return group_sorted(g, dur)
 
     key = ("distribution", by, None if window is None else tuple(map(float, window)))
@@ -125,17 +131,22 @@ def grouped(profile: Profile, window: Window = None, by: str = "frame") -> Group
 
 
 def group_sorted(g: np.ndarray, dur: np.ndarray) -> Grouped:
-    """Sort (group, duration) pairs. Whole ticks in 32 bits (a whole capture's) sort as
-    one int64 key, group above duration: one np.sort, no argsort."""
+    """Sort (group, duration) pairs, the durations in their own dtype. Whole ticks (a
+    whole capture's uint32) sort as one int64 key, group above duration, whose low words
+    are then the sorted durations (a view, no copy); a window's cut ticks by lexsort."""
     if len(dur) == 0:
         return Grouped(np.empty(0, np.int64), np.zeros(1, np.int64), np.empty(0))
-    whole = bool(dur.max() < 2**32) and bool(np.all(dur == np.floor(dur)))
-    if whole and int(g.min()) >= 0 and int(g.max()) < 2**30:
-        key = np.sort((g << 32) | dur.astype(np.int64))
-        sg, sd = key >> 32, (key & 0xFFFFFFFF).astype(np.float64)
-    else:
-        order = np.lexsort((dur, g))
-        sg, sd = g[order], dur[order]
+    if dur.dtype == np.uint32 and int(g.min()) >= 0 and int(g.max()) < 2**31:
+        key = g.astype(np.int64) << 32
+        key |= dur
+        key.sort()
+        low = key.view(np.uint32)[0::2] if sys.byteorder == "little" else key & 0xFFFFFFFF
+        counts = np.bincount(g)
+        present = np.flatnonzero(counts)
+        start = np.concatenate(([0], np.cumsum(counts[present]))).astype(np.int64)
+        return Grouped(present.astype(np.int64), start, low)
+    order = np.lexsort((dur, g))
+    sg, sd = g[order], dur[order]
     cut = np.flatnonzero(sg[1:] != sg[:-1]) + 1
     start = np.concatenate(([0], cut, [len(sg)])).astype(np.int64)
     return Grouped(sg[start[:-1]], start, sd)
@@ -143,29 +154,26 @@ def group_sorted(g: np.ndarray, dur: np.ndarray) -> Grouped:
 
 def percentiles(gr: Grouped, milli: int) -> np.ndarray:
     """Each group's ``milli``/1000 percentile (ticks): its rank's duration."""
-    return gr.dur[gr.start[:-1] + rank(gr.counts, milli) - 1]
+    return gr.dur[gr.start[:-1] + rank(gr.counts, milli) - 1].astype(np.float64)
 
 
-def std(gr: Grouped) -> np.ndarray:
-    """Each group's standard deviation (ticks, n in the denominator)."""
-    if len(gr.group) == 0:
-        return np.empty(0)
-    n = gr.counts
-    mean = np.add.reduceat(gr.dur, gr.start[:-1]) / n
-    dev = gr.dur - np.repeat(mean, n)
-    return np.sqrt(np.add.reduceat(dev * dev, gr.start[:-1]) / n)
+def spread(durations: np.ndarray) -> float:
+    """The standard deviation of one group's durations (ticks, n in the denominator, as
+    numpy's std), asked for where it is shown (the distribution panel)."""
+    return float(np.std(np.asarray(durations, np.float64)))
 
 
 def summaries(profile: Profile, window: Window = None, by: str = "frame") -> dict[int, Summary]:
-    """Group id -> its distribution in µs."""
+    """Group id -> its percentiles and max in µs (what the CSV and Functions show; the
+    standard deviation is ``std``'s, asked for where it is shown)."""
 
     def build() -> dict[int, Summary]:
         gr = grouped(profile, window, by)
         us = 1e6 / profile.timer_freq
         cols = [percentiles(gr, m) * us for m in PERCENTILES.values()]
-        top = gr.dur[gr.start[1:] - 1] * us if len(gr.group) else np.empty(0)
+        top = gr.dur[gr.start[1:] - 1] * us if len(gr.group) else np.empty(0)  # the max
         rows = zip(gr.group.tolist(), gr.counts.tolist(), *(c.tolist() for c in cols),
-                   top.tolist(), (std(gr) * us).tolist(), strict=True)  # fmt: skip
+                   top.tolist(), strict=True)  # fmt: skip
         return {g: Summary(*rest) for g, *rest in rows}
 
     key = ("summaries", by, None if window is None else tuple(map(float, window)))

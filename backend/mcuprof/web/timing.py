@@ -55,7 +55,7 @@ def distribution(profile: Profile, window: Window, fid: int) -> dict[str, Any]:
         "p999_us": s.p999_us,
         "max_us": s.max_us,
         "min_us": float(d[0]) * us,
-        "std_us": s.std_us,
+        "std_us": dist.spread(d) * us,
         "bucket_error_pct": dist.BUCKET_ERROR * 100,
         "buckets": {
             "k": k.tolist(),
