@@ -2,11 +2,12 @@
 against the ``hdrhistogram`` package. Prints figures, asserts nothing about time.
 
   load        a stored session opened as ``check``/``compare`` open one (its bytes from
-              the store, decoded into the model, the function statistics), then the
-              distributions (profile/distribution.py: every function's nearest-rank
-              percentiles, max and std): their cost as a share of the load (target <= 20%)
-  histograms  every function's log-bucketed histogram (<= 1% error) from the call
-              table: numpy (group_sorted + histogram, as distribution.py does) against
+              the store, decoded into the model, the function statistics), with and
+              without the profile's bucket counts, then every function's percentiles
+              and max, sorted and from the buckets: their cost as a share of the load
+              without them (target <= 20%)
+  histograms  every call counted into its function's log buckets (<= 1% error): numpy
+              (buckets.Counts.add, what the profile does as records settle) against
               hdrhistogram (HdrHistogram(1, 2**32, 2): 2 significant digits, <= 1%),
               one record_value per call, on a subset and extrapolated
 
@@ -16,7 +17,6 @@ Run: .venv/bin/python bench/distribution.py [--records N] [--runs K]
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile import make_records, make_symbols  # bench/profile.py (before any stdlib profile)
 
+from mcuprof.profile import buckets
 from mcuprof.profile import distribution as dist
 from mcuprof.protocol import Metadata, encode_metadata, encode_profile_data
 from mcuprof.sources import load
@@ -48,39 +49,49 @@ def timed(fn) -> tuple[float, object]:
 
 
 def bench_load(store: SessionStore, sid: int, symbols: object, runs: int) -> None:
-    loads, dists = [], []
+    """The load without the distributions (the profile's bucket counts switched off);
+    the bucket counts alone (``Counts.add`` on every call's address and duration, the
+    work ``_settle`` adds), and the Functions figures: sorted (``exact=True``, as the CSV
+    and ``check``), and as the web reads them past EXACT_CALLS (from the counts). The
+    fastest of ``runs`` each: this host's load only ever adds time."""
+    plain, counting, exact, live = [], [], [], []
+
+    def opened():
+        p = load("miniprofiler", store.raw(sid), symbols).profile
+        p.function_stats()
+        return p
+
+    add = buckets.Counts.add
     for _ in range(runs):
-
-        def opened():
-            p = load("miniprofiler", store.raw(sid), symbols).profile
-            p.function_stats()
-            return p
-
-        t_load, p = timed(opened)
-        t_dist, _ = timed(lambda: dist.summaries(p))  # noqa: B023
-        loads.append(t_load)
-        dists.append(t_dist)
-    lo, di = statistics.median(loads), statistics.median(dists)
-    print(f"load (store -> model -> function stats): {lo:.3f} s (median of {runs})")
-    print(f"distributions (all functions):           {di:.3f} s = {100 * di / lo:.1f}% of the load")
-
-
-def numpy_histograms(p) -> int:
-    gr = dist.grouped(p)
-    n = 0
-    for i in range(len(gr.group)):
-        k, _ = dist.histogram(gr.dur[gr.start[i] : gr.start[i + 1]])
-        n += len(k)
-    return n
+        buckets.Counts.add = lambda self, ids, ticks: None  # type: ignore[method-assign]
+        try:
+            t, p = timed(opened)
+        finally:
+            buckets.Counts.add = add  # type: ignore[method-assign]
+        plain.append(t)
+        ids = np.concatenate([lv.addr for lv in p.levels.values()])
+        ticks = np.concatenate([lv.dur for lv in p.levels.values()])
+        counting.append(timed(lambda: buckets.Counts().add(ids, ticks))[0])  # noqa: B023
+        p.buckets.add(ids, ticks)
+        exact.append(timed(lambda: dist.summaries(p, exact=True))[0])  # noqa: B023
+        live.append(timed(lambda: dist.from_buckets(p))[0])  # noqa: B023
+    lo, co, ex, li = (min(x) for x in (plain, counting, exact, live))
+    print(f"load without distributions (store -> model -> stats): {lo:.3f} s (fastest of {runs})")
+    print(f"bucket counts as the records settle:                 {co:.3f} s")
+    print(f"percentiles sorted (CSV, check, web <= EXACT_CALLS): {ex:.3f} s")
+    print(f"percentiles from the counts (web past EXACT_CALLS):  {li:.3f} s")
+    print(
+        f"distributions, all told: {100 * (co + ex) / lo:.1f}% of the load sorted, "
+        f"{100 * (co + li) / lo:.1f}% from the counts (target <= 20%)"
+    )
 
 
 def bench_histograms(p, subset: int) -> None:
-    g, d, _ = dist.calls(p)
-    t_np, buckets = timed(lambda: numpy_histograms(p))
-    print(
-        f"numpy log buckets: {len(d):,} calls in {t_np:.3f} s "
-        f"({len(d) / t_np:,.0f} calls/s, {buckets:,} buckets)"
-    )
+    g, d, _ = dist.calls(p, entries=False)
+    ids = np.concatenate([lv.addr for lv in p.levels.values()])
+    ticks = np.concatenate([lv.dur for lv in p.levels.values()])
+    t_np, _ = timed(lambda: buckets.Counts().add(ids, ticks))
+    print(f"numpy (buckets.Counts.add): {len(d):,} calls in {t_np:.3f} s ({len(d) / t_np:,.0f}/s)")
     try:
         from hdrh.histogram import HdrHistogram
     except ImportError:

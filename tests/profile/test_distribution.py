@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from fractions import Fraction
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcuprof.profile import Profile
+from mcuprof.profile import Profile, buckets
 from mcuprof.profile import distribution as dist
 from mcuprof.profile.synth import flat
 from mcuprof.protocol import RECORD_DTYPE
@@ -55,23 +56,53 @@ def test_percentiles_are_numpy_exact_ones(durs, gs, fractional):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(1e-3, 2**40, allow_nan=False), min_size=1, max_size=200))
+@given(st.lists(st.just(0.0) | st.floats(1e-30, 2**32), min_size=1, max_size=200))
 def test_each_value_is_within_one_percent_of_its_bucket(values):
+    """Ticks, or a window's fractions of them (float32's normal range: a bucket is its
+    exponent and mantissa bits)."""
     v = np.array(values)
-    mid = dist.bucket_middle(dist.bucket(v))
-    assert np.all(np.abs(mid - v) <= 0.01 * v)
-    lo, hi = dist.bucket_bounds(dist.bucket(v))
-    assert np.all((lo <= v * (1 + 1e-12)) & (v <= hi * (1 + 1e-12)))
+    k = buckets.bucket(v)
+    mid = buckets.middle(k)
+    assert np.all(np.abs(mid - v) <= (buckets.ERROR + 1e-6) * v)
+    assert buckets.ERROR < 0.01
+    lo, hi = buckets.bounds(k)
+    pos = v > 0
+    assert np.all((lo[pos] <= v[pos] * (1 + 1e-7)) & (v[pos] <= hi[pos] * (1 + 1e-7)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2**32 - 1)), min_size=1, max_size=300),
+    st.lists(st.integers(1, 299), max_size=5),
+)
+def test_counts_in_any_split_equal_one_count(calls, cuts):
+    ids = np.array([c[0] for c in calls], np.int32)
+    ticks = np.array([c[1] for c in calls], np.uint32)
+    whole, split = buckets.Counts(), buckets.Counts()
+    whole.add(ids, ticks)
+    bounds = [0, *sorted(c for c in cuts if c < len(calls)), len(calls)]
+    for a, b in itertools.pairwise(bounds):
+        split.add(ids[a:b], ticks[a:b])
+    assert np.array_equal(whole.keys, split.keys) and np.array_equal(whole.counts, split.counts)
+    g, k, c = whole.grouped(np.arange(41) % 3)  # ids to 3 groups
+    assert c.sum() == len(calls)
+    for grp in range(3):
+        mine = np.isin(ids, np.flatnonzero(np.arange(41) % 3 == grp))
+        got = dict(zip(k[g == grp].tolist(), c[g == grp].tolist(), strict=True))
+        want = dict(zip(*np.unique(buckets.bucket(ticks[mine]), return_counts=True), strict=True))
+        assert got == {int(a): int(b) for a, b in want.items()}
 
 
 def test_histogram_counts_every_call():
     v = np.sort(np.array([0, 0, 1, 1, 2, 100, 101, 1000, 1010, 1030], np.float64))
     k, counts = dist.histogram(v)
     assert counts.sum() == len(v) and counts[0] == 2  # the zero bucket first
-    assert len(k) == len(set(dist.bucket(v).tolist()))
+    assert len(k) == len(set(buckets.bucket(v).tolist()))
 
 
-def _known_profile(rng: np.random.Generator) -> tuple[Profile, dict[str, np.ndarray]]:
+def _known_profile(
+    rng: np.random.Generator, adds: int = 1
+) -> tuple[Profile, dict[str, np.ndarray]]:
     """Three functions with known per-call durations (ticks = µs at 1 MHz): log-normal,
     bimodal, and log-normal with rare 10x outliers; one with 99 calls (no check)."""
     n = 3000
@@ -94,7 +125,9 @@ def _known_profile(rng: np.random.Generator) -> tuple[Profile, dict[str, np.ndar
     funcs = [Function(nm, nm, 0x100 * (i + 1), 0x100 * (i + 2)) for i, nm in enumerate(names)]
     recs = trace.records(np.array([funcs[f].start for f in trace.func], np.uint32))
     p = Profile(SymbolTable.from_functions(funcs), timer_freq=1_000_000)
-    p.add(recs)
+    for part in np.array_split(recs, adds):
+        p.add(part)
+        p.settle()  # merged add by add, as the live side's reads do
     return p, truth
 
 
@@ -152,3 +185,23 @@ def test_steps_group_by_path():
     names = dist.stack_names(p)
     by_text = {names.string(g): v.max_us for g, v in s.items()}
     assert by_text == {"a": 10, "b": 10, "a;c": 5, "b;c": 7}
+
+
+def test_past_the_exact_bound_percentiles_come_from_the_buckets(monkeypatch):
+    """A live capture past EXACT_CALLS: the Functions figures from the counts kept as
+    records arrive (in many adds), within the buckets' error of the sorted ones; the
+    max stays exact; a window the same; the CSV (exact=True) still sorts."""
+    p, _ = _known_profile(np.random.default_rng(9), adds=40)
+    exact = dist.summaries(p, exact=True)
+    monkeypatch.setattr(dist, "EXACT_CALLS", 100)
+    w = (p.t0_us + 10_000.5, p.t0_us + 200_000.5)
+    for window in (None, w):
+        live = dist.summaries(p, window)
+        sorted_ = dist.summaries(p, window, exact=True)
+        assert live.keys() == sorted_.keys()
+        for fid, s in live.items():
+            want = sorted_[fid]
+            assert s.calls == want.calls and s.max_us == want.max_us
+            for key in ("p50_us", "p90_us", "p99_us", "p999_us"):
+                assert getattr(s, key) == pytest.approx(getattr(want, key), rel=buckets.ERROR)
+    assert dist.summaries(p, exact=True) == exact

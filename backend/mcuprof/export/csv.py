@@ -35,7 +35,7 @@ def render(profile: Profile, window: Window = None) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
-    dist = summaries(profile, window)
+    dist = summaries(profile, window, exact=True)  # sorted, however many calls
     for s in profile.function_stats(window):
         d = dist[s.frame]
         numbers = (s.total_us, s.self_us, s.min_us, s.max_us, s.mean_us, s.pct, s.self_pct)

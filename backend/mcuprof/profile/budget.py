@@ -259,7 +259,7 @@ def _verdict(
         v.over = int(over.sum())
         if v.over:
             v.state = "broken"
-            _, d, e = _calls_of(profile, window, gs.by, g)
+            d, e = _calls_of(profile, window, gs.by, g)
             v.first_over_us = float(e[d > value / us].min()) * us - profile.t0_us
         return v
     milli = dist.PERCENTILES[limit.removesuffix("_us")]
@@ -275,15 +275,13 @@ def _verdict(
     return v
 
 
-def _calls_of(profile: Profile, window: Window, by: str, g: int) -> tuple[Any, Any, Any]:
-    groups, d, e = dist.calls(profile, window, by)
-    m = groups == g
-    return groups[m], d[m], e[m]
+def _calls_of(profile: Profile, window: Window, by: str, g: int) -> tuple[Any, Any]:
+    return dist.calls_of(profile, g, window, by)
 
 
 def _period(profile: Profile, window: Window, b: Budget, gs: Groups, g: int, v: Verdict) -> Verdict:
     us = 1e6 / profile.timer_freq
-    _, _, e = _calls_of(profile, window, gs.by, g)
+    _, e = _calls_of(profile, window, gs.by, g)
     e = np.sort(e)
     if len(e) < 2:
         v.state = "cannot tell"

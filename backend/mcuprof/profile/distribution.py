@@ -10,9 +10,11 @@ in a window, the calls that overlap it, each with its time inside the window.
   Ranks are integers, so a budget's confidence interval (``budget.py``) uses the same
   order statistics.
 - **Standard deviation**: of the per-call durations, n in the denominator (numpy's std).
-- **Histogram**: log buckets, bucket k holding durations in [R^k, R^(k+1)) ticks with
-  R = ``BUCKET_RATIO``; its middle R^(k+1/2) is within ``BUCKET_ERROR`` (under 1%) of
-  every duration in it. Zero-tick calls have a bucket of their own.
+- **Histogram**: buckets.py's HDR-style log buckets (a duration's float32 exponent and
+  top 6 mantissa bits): a bucket's middle is within 0.78% of every duration in it.
+- **Live**: past ``EXACT_CALLS`` calls the web reads a function's percentiles from the
+  buckets the profile counts as records arrive (the middle of the rank's bucket, within
+  0.78%) instead of sorting every call; the CLI (``check``, ``export``) always sorts.
 - **Period**: the entry-to-entry interval of a function's calls, in entry order. The period
   is the intervals' median (nearest rank); a call *breaks the period* when its interval
   from the call before differs from the period by more than ``PERIOD_TOLERANCE`` of it (a
@@ -23,25 +25,23 @@ in a window, the calls that overlap it, each with its time inside the window.
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .aggregate import _clip, _slice, stack_names, stacks, window_ticks
+from . import buckets
+from .aggregate import _clip, _slice, stack_names, stacks, sums, window_ticks
 
 if TYPE_CHECKING:
     from .model import Profile, Window
 
 # Percentiles in parts per thousand: integer ranks, no float rounding at ceil(q n).
 PERCENTILES = {"p50": 500, "p90": 900, "p99": 990, "p999": 999}
-BUCKET_RATIO = 1.02  # log buckets 2% wide: their middle is within 1% of each value
-BUCKET_ERROR = math.sqrt(BUCKET_RATIO) - 1.0  # 0.995%
+EXACT_CALLS = 2_000_000  # calls the web sorts for one answer; past it, the live buckets
 PERIOD_TOLERANCE = 0.5  # an interval off the period by more than half of it breaks it
 PERIODIC_SHARE = 0.9  # share of intervals that keep the period for a function to have one
-_LOG_RATIO = math.log(BUCKET_RATIO)
 
 
 def rank(n: int | np.ndarray, milli: int) -> int | np.ndarray:
@@ -163,11 +163,17 @@ def spread(durations: np.ndarray) -> float:
     return float(np.std(np.asarray(durations, np.float64)))
 
 
-def summaries(profile: Profile, window: Window = None, by: str = "frame") -> dict[int, Summary]:
+def summaries(
+    profile: Profile, window: Window = None, by: str = "frame", exact: bool = False
+) -> dict[int, Summary]:
     """Group id -> its percentiles and max in µs (what the CSV and Functions show; the
-    standard deviation is ``std``'s, asked for where it is shown)."""
+    standard deviation is ``spread``'s, asked for where it is shown). Sorted exactly
+    unless the window holds over EXACT_CALLS calls and ``exact`` is not asked for: then
+    from the buckets (``from_buckets``)."""
 
     def build() -> dict[int, Summary]:
+        if by == "frame" and not exact and _n_calls(profile, window) > EXACT_CALLS:
+            return from_buckets(profile, window)
         gr = grouped(profile, window, by)
         us = 1e6 / profile.timer_freq
         cols = [percentiles(gr, m) * us for m in PERCENTILES.values()]
@@ -176,42 +182,55 @@ def summaries(profile: Profile, window: Window = None, by: str = "frame") -> dic
                    top.tolist(), strict=True)  # fmt: skip
         return {g: Summary(*rest) for g, *rest in rows}
 
-    key = ("summaries", by, None if window is None else tuple(map(float, window)))
+    key = ("summaries", by, exact or _n_calls(profile, window) <= EXACT_CALLS, _key(window))
     return profile.cached(key, build)
 
 
-def bucket(ticks: np.ndarray) -> np.ndarray:
-    """Each duration's log bucket: k for [R^k, R^(k+1)) ticks, -10**6 for 0."""
-    t = np.asarray(ticks, np.float64)
-    out = np.full(t.shape, -(10**6), np.int64)
-    pos = t > 0
-    out[pos] = np.floor(np.log(t[pos]) / _LOG_RATIO).astype(np.int64)
-    return out
+def _key(window: Window) -> tuple[float, float] | None:
+    return None if window is None else (float(window[0]), float(window[1]))
 
 
-def bucket_middle(k: np.ndarray) -> np.ndarray:
-    """The middle (ticks) of buckets k: R^(k+1/2); 0 for the zero bucket."""
-    k = np.asarray(k)
-    return np.where(k <= -(10**6), 0.0, np.exp((k + 0.5) * _LOG_RATIO))
+def _n_calls(profile: Profile, window: Window) -> int:
+    return profile.n_records if window is None else int(sums(profile, window).f_calls.sum())
+
+
+def from_buckets(profile: Profile, window: Window = None) -> dict[int, Summary]:
+    """Each function's percentiles read from bucket counts (a rank's bucket middle,
+    within buckets.ERROR), its max exact (the sums'): the whole capture's counts as the
+    profile keeps them, a window's counted from its calls."""
+    if window is None:
+        counts = profile.buckets
+    else:
+        counts = buckets.Counts()
+        win = window_ticks(profile, window)
+        for lv in profile.levels.values():
+            lo, hi = _slice(lv, win)
+            e = lv.entry[lo:hi].astype(np.float64)
+            m = (e <= win[1]) & (e + lv.dur[lo:hi] >= win[0])
+            counts.add(lv.addr[lo:hi][m], _clip(lv, lo, hi, win)[m])
+    g, k, c = counts.grouped(profile.frame_of)
+    us = 1e6 / profile.timer_freq
+    cum = np.cumsum(c)
+    ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True])
+    base = np.r_[0, cum[ends[:-1]]]
+    n = cum[ends] - base
+    cols = []
+    for milli in PERCENTILES.values():
+        at = np.searchsorted(cum, base + rank(n, milli), side="left")
+        cols.append(buckets.middle(k[at]) * us)
+    top = sums(profile, window).f_max * us
+    rows = zip(g[ends].tolist(), n.tolist(), *(x.tolist() for x in cols), strict=True)
+    return {f: Summary(calls, *ps, float(top[f])) for f, calls, *ps in rows}
 
 
 def histogram(sorted_ticks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-empty buckets of ascending durations and their counts."""
-    k = bucket(sorted_ticks)
+    """The non-empty buckets (buckets.py) of ascending durations, and their counts."""
+    k = buckets.bucket(sorted_ticks)
     if len(k) == 0:
         return k, np.empty(0, np.int64)
     cut = np.flatnonzero(k[1:] != k[:-1]) + 1
     start = np.concatenate(([0], cut))
     return k[start], np.diff(np.concatenate((start, [len(k)])))
-
-
-def bucket_bounds(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Buckets' lower and upper bounds in ticks ([0, 0] for the zero bucket)."""
-    k = np.asarray(k)
-    zero = k <= -(10**6)
-    lo = np.where(zero, 0.0, np.exp(k * _LOG_RATIO))
-    hi = np.where(zero, 0.0, np.exp((k + 1) * _LOG_RATIO))
-    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -241,7 +260,33 @@ def period(entries: np.ndarray) -> Period | None:
     return Period(p, float(off[keep].max()), e[1:][~keep], len(gaps))
 
 
+def calls_of(
+    profile: Profile, g: int, window: Window = None, by: str = "frame"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Group g's calls (those ``calls`` counts): durations (ticks, float64) and entry
+    ticks, in level order; gathered a level at a time, never the whole table."""
+    win = window_ticks(profile, window)
+    path_of = stack_names(profile).ids if by == "path" else None
+    st = stacks(profile) if by == "path" else None
+    durs, entries = [], []
+    for d in sorted(profile.levels):
+        lv = profile.levels[d]
+        lo, hi = (0, lv.n) if win is None else _slice(lv, win)
+        if st is not None and path_of is not None:
+            m = path_of[st.per_level[d][lo:hi]] == g
+        else:
+            m = profile.frame_ids(lv, lo, hi) == g
+        if win is not None:
+            e = lv.entry[lo:hi].astype(np.float64)
+            m &= (e <= win[1]) & (e + lv.dur[lo:hi] >= win[0])
+        if m.any():
+            durs.append(_clip(lv, lo, hi, win)[m])
+            entries.append(lv.entry[lo:hi][m])
+    if not durs:
+        return np.empty(0), np.empty(0, np.int64)
+    return np.concatenate(durs), np.concatenate(entries)
+
+
 def entries_of(profile: Profile, g: int, window: Window = None, by: str = "frame") -> np.ndarray:
     """Entry ticks of group g's calls (those ``calls`` counts), ascending."""
-    groups, _, entry = calls(profile, window, by)
-    return np.sort(entry[groups == g])
+    return np.sort(calls_of(profile, g, window, by)[1])

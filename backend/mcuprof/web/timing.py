@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..profile import Profile
+from ..profile import Profile, buckets
 from ..profile import distribution as dist
 
 Window = tuple[float, float] | None
@@ -17,24 +17,26 @@ BROKE_SHOWN = 100  # times of calls that broke the period, in one answer
 BUCKET_CALLS = 100  # calls of one bucket, in one answer
 
 
-def _durations(profile: Profile, window: Window, fid: int) -> np.ndarray:
-    if not profile.n_records:
-        raise UserError("no calls yet")
-    d = dist.grouped(profile, window).of(fid)
+def _calls(profile: Profile, window: Window, fid: int) -> tuple[np.ndarray, np.ndarray]:
+    """The function's calls in the window: durations (ticks) and entry ticks."""
+    if not profile.n_records or not 0 <= fid < len(profile.frames):
+        raise UserError("that function has no calls in this window")
+    d, e = dist.calls_of(profile, fid, window)
     if len(d) == 0:
         raise UserError("that function has no calls in this window")
-    return d
+    return d, e
 
 
 def distribution(profile: Profile, window: Window, fid: int) -> dict[str, Any]:
     """The function's distribution: every non-empty bucket (its bounds and middle in µs,
     its index for ``bucket_calls``), the percentiles, max, std, and its period."""
-    d = _durations(profile, window, fid)
+    d, e = _calls(profile, window, fid)
+    d = np.sort(d)
     us = 1e6 / profile.timer_freq
-    s = dist.summaries(profile, window)[fid]
+    s = dist.summaries(profile, window)[fid]  # the Functions row's figures
     k, counts = dist.histogram(d)
-    lo, hi = dist.bucket_bounds(k)
-    per = dist.period(dist.entries_of(profile, fid, window))
+    lo, hi = buckets.bounds(k)
+    per = dist.period(e)
     period = None
     if per is not None:
         period = {
@@ -56,12 +58,12 @@ def distribution(profile: Profile, window: Window, fid: int) -> dict[str, Any]:
         "max_us": s.max_us,
         "min_us": float(d[0]) * us,
         "std_us": dist.spread(d) * us,
-        "bucket_error_pct": dist.BUCKET_ERROR * 100,
+        "bucket_error_pct": buckets.ERROR * 100,
         "buckets": {
             "k": k.tolist(),
             "lo_us": (lo * us).tolist(),
             "hi_us": (hi * us).tolist(),
-            "mid_us": (dist.bucket_middle(k) * us).tolist(),
+            "mid_us": (buckets.middle(k) * us).tolist(),
             "count": counts.tolist(),
         },
         "period": period,
@@ -71,11 +73,8 @@ def distribution(profile: Profile, window: Window, fid: int) -> dict[str, Any]:
 def bucket_calls(profile: Profile, window: Window, fid: int, k: int) -> dict[str, Any]:
     """The calls of the function whose duration falls in bucket k: how many, and the
     first ``BUCKET_CALLS`` as [start, end] µs on the timeline's clock, in time order."""
-    _durations(profile, window, fid)
-    groups, d, e = dist.calls(profile, window)
-    m = groups == fid
-    d, e = d[m], e[m]
-    hit = dist.bucket(d) == k
+    d, e = _calls(profile, window, fid)
+    hit = buckets.bucket(d) == k
     order = np.argsort(e[hit], kind="stable")[:BUCKET_CALLS]
     start = profile.us(e[hit][order].astype(np.float64))
     end = start + d[hit][order] * (1e6 / profile.timer_freq)
