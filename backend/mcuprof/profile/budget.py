@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UserError
+from . import buckets
 from . import distribution as dist
+from .samples import Counted, Sorted, samples
 
 if TYPE_CHECKING:
     from .model import Profile, Window
@@ -196,18 +198,7 @@ class Groups:
 
     by: str
     names: dict[int, str]
-    gr: dist.Grouped
-
-
-def _groups(profile: Profile, window: Window, by: str) -> Groups:
-    gr = dist.grouped(profile, window, by)
-    if by == "frame":
-        frames = profile.frames
-        names = {g: frames[g].name for g in gr.group.tolist()}
-    else:
-        sn = dist.stack_names(profile)
-        names = {g: sn.string(g) for g in gr.group.tolist()}
-    return Groups(by, names, gr)
+    samples: dict[int, Sorted | Counted]
 
 
 def matches(pattern: str, name: str, by: str) -> bool:
@@ -218,20 +209,31 @@ def matches(pattern: str, name: str, by: str) -> bool:
 
 
 def check(
-    profile: Profile, budgets: list[Budget], confidence: float, window: Window = None
+    profile: Profile,
+    budgets: list[Budget],
+    confidence: float,
+    window: Window = None,
+    live: bool = False,
 ) -> list[Verdict]:
-    """Every budget's verdicts, one per function (or path) it matches; a budget that
-    matches nothing is a UserError, so a typo cannot pass."""
+    """Every budget's verdicts, one per function (or path) it matches. A budget that
+    matches nothing is a UserError, so a typo cannot pass; ``live`` (the page, while
+    calls arrive) gives it a verdict "no calls yet" instead, and past EXACT_CALLS reads
+    percentiles from the bucket counts and leaves the calls' times (and periods) to
+    ``mcuprof check``, which sorts every call."""
     cache: dict[str, Groups] = {}
     out = []
     for b in budgets:
         by = "path" if ";" in b.function else "frame"
         if by not in cache:
-            cache[by] = _groups(profile, window, by)
+            cache[by] = Groups(by, *samples(profile, window, by, live))
         gs = cache[by]
         hits = [g for g, name in gs.names.items() if matches(b.function, name, by)]
-        if not hits:
+        if not hits and not live:
             raise UserError(f"budget {b.index}: {b.function!r} matches no function with calls")
+        if not hits:
+            for limit, value in b.limits.items():
+                v = Verdict(b.index, b.function, "", limit, value, "no calls yet", 0, None)
+                out.append(v)
         for g in sorted(hits, key=lambda g: gs.names[g]):
             for limit, value in b.limits.items():
                 out.append(_verdict(profile, window, b, gs, g, limit, value, confidence))
@@ -249,26 +251,32 @@ def _verdict(
     confidence: float,
 ) -> Verdict:
     us = 1e6 / profile.timer_freq
-    durs = gs.gr.of(g)
-    v = Verdict(b.index, b.function, gs.names[g], limit, value, "holds", len(durs), None)
+    sample = gs.samples[g]
+    n = sample.n
+    v = Verdict(b.index, b.function, gs.names[g], limit, value, "holds", n, None)
+    if not sample.exact:
+        v.notes.append(f"from the histogram (within {100 * buckets.ERROR:.2f}%)")
     if limit == "period_us":
+        if not sample.exact:
+            v.state = "cannot tell"
+            v.notes.append("a period needs every call: mcuprof check")
+            return v
         return _period(profile, window, b, gs, g, v)
     if limit == "max_us":
-        v.figure_us = float(durs[-1]) * us
-        over = durs > value / us
-        v.over = int(over.sum())
-        if v.over:
+        v.figure_us = sample.max * us
+        if sample.max > value / us:
             v.state = "broken"
-            d, e = _calls_of(profile, window, gs.by, g)
-            v.first_over_us = float(e[d > value / us].min()) * us - profile.t0_us
+            v.over = n - sample.below(value / us)
+            if sample.exact:
+                d, e = _calls_of(profile, window, gs.by, g)
+                v.first_over_us = float(e[d > value / us].min()) * us - profile.t0_us
         return v
     milli = dist.PERCENTILES[limit.removesuffix("_us")]
-    n = len(durs)
-    v.figure_us = float(durs[int(dist.rank(n, milli)) - 1]) * us
+    v.figure_us = sample.at(int(dist.rank(n, milli))) * us
     lo, hi = ci_ranks(n, milli, confidence)
-    v.low_us = None if lo is None else float(durs[lo - 1]) * us
-    v.high_us = None if hi is None else float(durs[hi - 1]) * us
-    below = int(np.searchsorted(durs, value / us, side="right"))
+    v.low_us = None if lo is None else sample.at(lo) * us
+    v.high_us = None if hi is None else sample.at(hi) * us
+    below = sample.below(value / us)
     v.state = decides(n, below, milli, confidence)
     if v.state == "cannot tell":
         v.more_calls = more_calls(n, below, milli, confidence)

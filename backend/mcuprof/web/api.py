@@ -194,6 +194,14 @@ async def distribution_bucket(
     return await asyncio.to_thread(_query, live, timing.bucket_calls, window, fid, k)
 
 
+@router.get("/budgets")
+async def budgets(live: LiveDep, settings: SettingsDep, window: WindowDep) -> dict[str, Any]:
+    """serve --budgets: each budget's verdicts on the live profile (none: no file)."""
+    return await asyncio.to_thread(
+        _query, live, timing.budget_verdicts, settings.budgets, settings.budgets_file, window
+    )
+
+
 @router.get("/tree")
 async def tree(
     live: LiveDep,

@@ -84,3 +84,17 @@ def bucket_calls(profile: Profile, window: Window, fid: int, k: int) -> dict[str
         "count": int(hit.sum()),
         "calls": np.column_stack([start, end]).tolist(),
     }
+
+
+def budget_verdicts(
+    profile: Profile, budgets: tuple[Any, ...], file: str | None, window: Window
+) -> dict[str, Any]:
+    """The live budgets' verdicts (profile/budget.py's, as ``mcuprof check`` gives them,
+    at 95%): a budget that matches no function yet reads "no calls yet"."""
+    if not budgets:
+        return {"file": None, "verdicts": [], "broken": 0}
+    from ..profile.budget import check
+
+    verdicts = check(profile, list(budgets), 0.95, window, live=True) if profile.n_records else []
+    rows = [v.to_dict() for v in verdicts]
+    return {"file": file, "verdicts": rows, "broken": sum(v.state == "broken" for v in verdicts)}
