@@ -210,3 +210,22 @@ def test_interval_ranks_cover_the_percentile():
         low = x[:, lo - 1] if lo else np.full(2000, -1.0)
         high = x[:, hi - 1] if hi else np.full(2000, 2.0)
         assert ((low <= q) & (q <= high)).mean() >= 0.94, (n, milli)
+
+
+def test_a_stored_session_with_its_elf(capsys, files, elf, tmp_path):
+    from mcuprof.store import SessionStore
+
+    store = SessionStore(tmp_path / "data")
+    info = store.import_capture("tail", files["tail"].read_bytes(), elf[0])
+    store.close()
+    code, out, err = run(
+        capsys,
+        "check",
+        str(info.id),
+        "--budgets",
+        str(files["budgets"]),
+        "--data-dir",
+        str(tmp_path / "data"),
+    )
+    assert code == 1, err
+    assert f"budgets on session {info.id} (tail)" in out and "BROKEN      control_step  p99" in out
