@@ -6,6 +6,7 @@ import { createContext } from "./context.js";
 import { initDevice } from "./device.js";
 import { initExport } from "./exporter.js";
 import { initFlame } from "./flame.js";
+import { initBudgets } from "./budgets.js";
 import { initFunctions } from "./functions.js";
 import { connectLive } from "./live.js";
 import { initLog } from "./log.js";
@@ -73,6 +74,7 @@ function start() {
     qs: mountModule("./qs.js", "qs-mount"),
   };
   initExport(ctx, flame);
+  initBudgets(ctx); // after the Log, which takes its lines
 
   const tabs = [...document.querySelectorAll("[role=tab]")];
   let relayoutTabs = () => {};

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
+from .buckets import Counts
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
@@ -94,6 +95,9 @@ class Profile:
         self._cache: dict[Any, Any] = {}
         self.lock = threading.RLock()
         self.aggregator = Aggregator(spill)
+        # Every call's (address, duration bucket), counted as it is settled: the live
+        # percentiles past distribution.EXACT_CALLS (buckets.py).
+        self.buckets = Counts()
 
     # ------------------------------------------------------------------ settings
 
@@ -275,6 +279,7 @@ class Profile:
         n, self._n_staged = self._n_staged, 0
         entry, dur, ids, depth = (a[:n] for a in self._stage)
         self._stage, self._stage_limit = _EMPTY_STAGE, _STAGE
+        self.buckets.add(ids, dur)
         groups = {int(depth[idx[0]]): idx for idx in depth_groups(depth)}
         del depth
         entries: dict[int, np.ndarray] = {}
@@ -328,6 +333,7 @@ class Profile:
         snap._addrs = self._addrs.copy()
         snap._levels = {d: lv.copy(spill) for d, lv in self.levels.items()}
         snap.n_records = self.n_records
+        snap.buckets = self.buckets.copy()
         snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
         if spill is not None:
             spill.drop()

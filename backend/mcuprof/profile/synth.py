@@ -127,3 +127,15 @@ def addresses(
         a = rng.randrange(start + 2, end) & ~1 if use_return and end - start > 2 else start
         out[i] = a | 1 if thumb else a
     return out
+
+
+def flat(func: np.ndarray, duration: np.ndarray, gap: np.ndarray) -> Trace:
+    """Root calls of known durations, one after the other in the order given: call i
+    starts ``gap[i]`` ticks after call i - 1 returns (the first at ``gap[0]``). The truth
+    for distribution tests: each function's per-call durations are exactly ``duration``'s."""
+    duration = np.asarray(duration, np.int64)
+    ends_before = np.concatenate(([0], np.cumsum(duration)[:-1]))
+    entry = np.cumsum(np.asarray(gap, np.int64)) + ends_before
+    n = len(duration)
+    zeros = np.zeros(n, np.int64)
+    return Trace(np.asarray(func, np.int64), entry, duration, zeros, zeros - 1)
