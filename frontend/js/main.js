@@ -70,6 +70,7 @@ function start() {
     log: initLog(ctx),
     sessions: mountModule("./sessions.js", "sessions-mount"),
     compare: mountModule("./diff.js", "compare-mount"),
+    history: mountModule("./history.js", "history-mount"),
     s12z: mountModule("./s12z.js", "s12z-mount"),
     qs: mountModule("./qs.js", "qs-mount"),
   };

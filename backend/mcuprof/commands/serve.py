@@ -9,6 +9,7 @@ import webbrowser
 from pathlib import Path
 
 from ..errors import UserError
+from ..store.tags import parse_tags
 from ..web.settings import Settings
 
 
@@ -58,6 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
     )
     p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
+    p.add_argument(
+        "--tag",
+        action="append",
+        metavar="KEY=VALUE",
+        help="tag every capture stored (repeatable): commit=SHA, branch=main, board=...",
+    )
     p.add_argument(
         "--no-connect", action="store_true", help="do not connect to the device at start-up"
     )
@@ -129,6 +136,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         qspy_udp=qspy_udp,
         budgets=_budgets(getattr(args, "budgets", None)),
         budgets_file=getattr(args, "budgets", None),
+        tags=parse_tags(getattr(args, "tag", None)),
     )
 
 

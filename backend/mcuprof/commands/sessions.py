@@ -17,6 +17,7 @@ from ..errors import UserError
 from ..files import open_regular
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
+from ..store.tags import parse_tags
 from ..summary import summarize_chunks
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
@@ -37,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = actions.add_parser("list", help="list sessions, newest first", parents=[common])
     a.add_argument("--json", action="store_true", help="print a JSON array")
+    a.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only sessions with this tag (repeatable: all must match)",
+    )
     a.set_defaults(func=run_list)
 
     a = actions.add_parser("show", help="details of one session", parents=[common])
@@ -54,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("text", help="the notes; '-' reads them from stdin")
     a.set_defaults(func=run_notes)
 
+    a = actions.add_parser("tag", help="set a session's tags (build, board...)", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("tags", nargs="*", metavar="KEY=VALUE", help="tags, such as branch=main")
+    a.add_argument("--clear", action="store_true", help="remove the tags not given")
+    a.set_defaults(func=run_tag)
+
     a = actions.add_parser("delete", help="delete sessions and their files", parents=[common])
     a.add_argument("ids", nargs="+", metavar="ID", help="session ids")
     a.set_defaults(func=run_delete)
@@ -63,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--name", help="session name (default: the file name)")
     a.add_argument("--elf", help="firmware ELF to keep with the session")
     a.add_argument("--notes", default="", help="notes")
+    add_tag_option(a)
     a.add_argument(
         "--kind",
         choices=("auto", "miniprofiler", "qs"),
@@ -104,14 +118,25 @@ def _records(info: SessionInfo) -> str:
     return f"{stats['records']:,}" if isinstance(stats.get("records"), int) else "-"
 
 
+def add_tag_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tag",
+        action="append",
+        metavar="KEY=VALUE",
+        help="tag the stored session (repeatable): commit=SHA, branch=main, board=...",
+    )
+
+
 def run_list(args: argparse.Namespace) -> int:
+    where = parse_tags(getattr(args, "where", None))
     with _store(args) as store:
-        sessions = store.list()
+        sessions = store.list(where)
     if getattr(args, "json", False):
         print(json.dumps([s.as_dict() for s in sessions]))
         return 0
     if not sessions:
-        print(f"no sessions in {resolve_data_dir(getattr(args, 'data_dir', None))}")
+        which = " with those tags" if where else ""
+        print(f"no sessions{which} in {resolve_data_dir(getattr(args, 'data_dir', None))}")
         return 0
     print(f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11}  name")
     for s in sessions:
@@ -167,6 +192,9 @@ def run_show(args: argparse.Namespace) -> int:
             f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
             + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
         ]
+    if d["tags"]:
+        tags = " ".join(f"{k}={v}" for k, v in d["tags"].items())
+        lines.append(f"tags        {for_terminal(tags)}")
     if d["notes"]:
         notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
         lines.append("notes       " + notes.replace("\n", "\n            "))
@@ -186,6 +214,17 @@ def run_notes(args: argparse.Namespace) -> int:
     with _store(args) as store:
         info = store.set_notes(_id(args.id), text)
     print(f"session {info.id}: notes saved ({len(info.notes)} characters)")
+    return 0
+
+
+def run_tag(args: argparse.Namespace) -> int:
+    given = parse_tags(args.tags)
+    with _store(args) as store:
+        sid = _id(args.id)
+        tags = given if args.clear else {**store.tags(sid), **given}
+        info = store.set_tags(sid, tags)
+    shown = " ".join(f"{k}={v}" for k, v in info.tags.items()) or "(none)"
+    print(for_terminal(f"session {info.id} tags: {shown}"))
     return 0
 
 
@@ -218,6 +257,7 @@ def run_import(args: argparse.Namespace) -> int:
             notes=args.notes,
             kind=None if kind == "auto" else kind,
             progress=progress,
+            tags=parse_tags(getattr(args, "tag", None)),
         )
     bar.finish()
     if args.json:

@@ -92,7 +92,7 @@ class LiveSession(ProtocolNames):
         self.log = LiveLog(wall)
         self.conn = Connection(self.links, settings.baud, clock)
         self.link_health = Health(clock, self._log)
-        self.recorder = Recorder(store, self.links.new_source, self._log, wall)
+        self.recorder = Recorder(store, self.links.new_source, self._log, wall, tags=settings.tags)
         self.elf: ElfChoice | None = catalog.default()
         self.symbols: SymbolTable = SymbolTable.empty()
         self.elf_error: str | None = None

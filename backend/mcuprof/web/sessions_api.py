@@ -29,6 +29,7 @@ from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.qs_replay import QSReplayDevice, qs_replay_factory
 from ..store.replay import ReplayDevice, parse_speed, replay_factory
+from ..store.tags import MAX_TAGS
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from . import views
@@ -45,6 +46,7 @@ SessionId = Annotated[int, Path(ge=1, le=2**62)]
 class EditBody(BaseModel):
     name: str | None = Field(default=None, max_length=MAX_NAME)
     notes: str | None = Field(default=None, max_length=MAX_NOTES)
+    tags: dict[str, str] | None = Field(default=None, max_length=MAX_TAGS)  # replaces all
 
 
 class ReplayBody(BaseModel):
@@ -363,8 +365,8 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
 @router.patch("/{sid}")
 async def edit_session(request: Request, sid: SessionId, body: EditBody) -> dict[str, Any]:
     store = _store(request)
-    if body.name is None and body.notes is None:
-        raise UserError("nothing to change: give a name or notes")
+    if body.name is None and body.notes is None and body.tags is None:
+        raise UserError("nothing to change: give a name, notes or tags")
 
     def work() -> SessionInfo:
         info = store.get(sid)
@@ -372,6 +374,8 @@ async def edit_session(request: Request, sid: SessionId, body: EditBody) -> dict
             info = store.rename(sid, body.name)
         if body.notes is not None:
             info = store.set_notes(sid, body.notes)
+        if body.tags is not None:
+            info = store.set_tags(sid, body.tags)
         return info
 
     return {"session": _row(await asyncio.to_thread(work))}

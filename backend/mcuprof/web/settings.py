@@ -55,6 +55,7 @@ class Settings:
     qspy_udp: int | None = None  # QSPY's front-end UDP port beside the dashboard (0: any)
     budgets: tuple[Any, ...] = ()  # profile.budget.Budget: serve --budgets, checked live
     budgets_file: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)  # given to every stored capture
 
     def __post_init__(self) -> None:
         if not is_loopback(self.host) and not self.allow_remote:
