@@ -7,6 +7,7 @@ import json
 import pytest
 
 from mcuprof.cli import main
+from mcuprof.history.summary import VERSION
 from mcuprof.store import SessionStore
 
 from .captures import STEP_LABEL, capture
@@ -74,7 +75,7 @@ def test_history_share_and_summaries_are_kept(capsys, store_dir):
     (series,) = json.loads(out)["series"]
     assert len(series["points"]) == BUILDS + 2  # no --where: every session
     with SessionStore(store_dir, autoflush=False) as store:
-        assert all(store.summary(s.id, 1) is not None for s in store.list())
+        assert all(store.summary(s.id, VERSION) is not None for s in store.list())
 
 
 def test_list_filters_by_tag_and_tags_can_be_set(capsys, store_dir):
@@ -111,3 +112,20 @@ def test_import_takes_tags(capsys, tmp_path):
         "--json", "--data-dir", str(tmp_path / "d"),
     )  # fmt: skip
     assert code == 0 and json.loads(out)["tags"] == {"commit": "abc", "board": "x"}
+
+
+def test_history_p99_is_the_csv_p99(capsys, store_dir, tmp_path):
+    """One number, one definition: history's p99 of a session is its CSV's p99_us."""
+    code, out, _ = run(capsys, "history", "--function", STEP_LABEL, "--metric", "p99",
+                       "--json", "--data-dir", store_dir)  # fmt: skip
+    assert code == 0
+    first = json.loads(out)["series"][0]["points"][0]
+    csv_path = tmp_path / "first.csv"
+    cap = tmp_path / "first.bin"
+    with SessionStore(store_dir, autoflush=False) as store:
+        cap.write_bytes(store.raw(first["session_id"]))
+    assert run(capsys, "export", str(cap), "-f", "csv", "-o", str(csv_path))[0] == 0
+    rows = [line.split(",") for line in csv_path.read_text().splitlines()]
+    col = rows[0].index("p99_us")
+    (row,) = [r for r in rows[1:] if r[0] == STEP_LABEL]
+    assert f"{first['value']:.3f}" == row[col]

@@ -15,19 +15,25 @@ if TYPE_CHECKING:
     from ..profile import Profile
     from ..store import SessionStore
 
-VERSION = 1
+VERSION = 2  # 2: the percentiles of profile/distribution.py
 
 # FunctionStat's fields kept per function (µs, counts and % of the profiled time).
 FIELDS = ("calls", "total_us", "self_us", "min_us", "max_us", "mean_us", "pct", "self_pct")
+# profile/distribution.py's percentiles of the inclusive time per call, sorted exactly.
+PERCENTILE_FIELDS = ("p50_us", "p90_us", "p99_us", "p999_us")
 
 
 def summarise(profile: Profile) -> dict[str, Any]:
     """The whole capture's per-function figures, keyed by label (the name compare
     matches functions by across builds)."""
+    from ..profile.distribution import summaries
+
+    dist = summaries(profile, exact=True)
     functions: dict[str, dict[str, Any]] = {}
     for s in profile.function_stats():
         row: dict[str, Any] = {"name": s.name}
         row.update({f: _finite(getattr(s, f)) for f in FIELDS})
+        row.update({f: _finite(getattr(dist[s.frame], f)) for f in PERCENTILE_FIELDS})
         functions[s.label] = row
     return {
         "records": int(profile.n_records),
