@@ -172,6 +172,8 @@ def _not_proven(
             if seen
             else "none of the target's records shows what it is"
         )
+        if not seen and known.unlearned:
+            said += f" (the host keeps the kinds of {MAX_KNOWN_OBJECTS:,} objects: full)"
         return f"{_name(addr, names)} cannot be {what} {KIND_NAMES[kind]}: {said}"
     return None
 
