@@ -44,12 +44,12 @@ def _fields(recs: Iterable[int], name: str, kind: int) -> dict[int, tuple[tuple[
     out = {}
     for rec in recs:
         names = [n for n, _k in LAYOUTS[rec]]  # type: ignore[union-attr]
-        out[rec] = ((names.index(name), kind),)
+        out[rec] = ((names.index(name), 1 << kind),)
     return out
 
 
 def _watch() -> dict[int, tuple[tuple[int, int], ...]]:
-    """Record id -> (value index, kind) of each object field that proves a kind."""
+    """Record id -> (value index, kind bit) of each object field that proves a kind."""
     watch: dict[int, tuple[tuple[int, int], ...]] = {}
     parts = [
         _fields((*range(1, 10), 55, 56, 57), "obj", SM),  # QEP: the state machine
@@ -76,37 +76,42 @@ class Known:
 
     def __init__(self, limit: int = MAX_KNOWN_OBJECTS) -> None:
         self._lock = threading.Lock()
-        self._limit = limit
+        self.limit = limit
         self.kinds: dict[int, int] = {}  # address -> bit set of kinds
         self.priorities: set[int] = set()
         self.unlearned = 0  # addresses not kept: the table was full
 
     def observe(self, events: Iterable[Any]) -> None:
-        kinds, watch = self.kinds, _WATCH
+        kinds, watch, limit = self.kinds, _WATCH, self.limit
         with self._lock:
             for e in events:
                 if e.__class__ is not Record:
                     continue
-                found = watch.get(e.rec)
-                if found is not None:
-                    values = e.values
-                    for index, kind in found:
-                        addr = values[index]
-                        bits = kinds.get(addr)
-                        if bits is None:
-                            if not addr:
-                                continue
-                            if len(kinds) >= self._limit:
-                                self.unlearned += 1
-                                continue
-                            bits = 0
-                        kinds[addr] = bits | 1 << kind
-                elif e.rec == SCHED_NEXT and e.values[_SCHED_PRIO]:
-                    self.priorities.add(e.values[_SCHED_PRIO])
-                elif e.rec == TARGET_INFO and e.values and e.values[0]:
-                    kinds.clear()  # a reset target: its objects may have moved
-                    self.priorities.clear()
-                    self.unlearned = 0
+                rec = e.rec
+                found = watch.get(rec)
+                if found is None:
+                    if rec in (SCHED_NEXT, TARGET_INFO):
+                        self._special(e)
+                    continue
+                values = e.values
+                for index, bit in found:
+                    addr = values[index]
+                    bits = kinds.get(addr, 0)
+                    if bits & bit or not addr:
+                        continue  # known already (most records), or no object
+                    if not bits and len(kinds) >= limit:
+                        self.unlearned += 1
+                        continue
+                    kinds[addr] = bits | bit
+
+    def _special(self, e: Record) -> None:
+        if e.rec == SCHED_NEXT:
+            if e.values[_SCHED_PRIO]:
+                self.priorities.add(e.values[_SCHED_PRIO])
+        elif e.values and e.values[0]:  # a reset target: its objects may have moved
+            self.kinds.clear()
+            self.priorities.clear()
+            self.unlearned = 0
 
     def is_kind(self, addr: int, kind: int) -> bool:
         with self._lock:
@@ -173,7 +178,7 @@ def _not_proven(
             else "none of the target's records shows what it is"
         )
         if not seen and known.unlearned:
-            said += f" (the host keeps the kinds of {MAX_KNOWN_OBJECTS:,} objects: full)"
+            said += f" (the host keeps the kinds of {known.limit:,} objects: full)"
         return f"{_name(addr, names)} cannot be {what} {KIND_NAMES[kind]}: {said}"
     return None
 
