@@ -297,7 +297,8 @@ KEYS = ["offset", "size", "num", "value", "values", "data", "mask", "records", "
         "ranges", "object", "kind", "ao", "signal", "action", "params", "prio", "id", "rate",
         "remove", "fun"]  # fmt: skip
 WORDS = ["SM", "AO", "AP", "TE", "post", "publish", "dispatch", "Table_inst", "SERVE_SIG",
-         "QS_QF_TICK", "U0", "EP", "0x10", "12", "ff" * 16, "01 02", "zz", "", "\x00"]  # fmt: skip
+         "QS_QF_TICK", "U0", "EP", "0x10", "12", "ff" * 16, "01 02", "zz", "", "\x00", "01", "007",
+         "00"]  # fmt: skip
 SCALARS = (
     st.integers(-(2**70), 2**70)
     | st.sampled_from([0, 1, 2, 4, 16, 255, 256, 300])
@@ -312,6 +313,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4), max_le
 @settings(max_examples=150)
 @example(name="glb_filter", body={"groups": [[]]})  # was TypeError: unhashable (HTTP 500)
 @example(name="loc_filter", body={"groups": [["AO"]]})
+@example(name="peek", body={"offset": "01"})  # was ValueError from int("01", 0) (HTTP 500)
 @given(
     name=st.sampled_from(sorted(qs_control.BUILDERS)),
     body=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6),
