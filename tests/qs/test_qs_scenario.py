@@ -370,3 +370,23 @@ def test_a_scenario_never_sends_what_would_crash_the_target(tmp_path: Path, line
     errors = [x for x in run.err if "error" in x]
     assert len(errors) == 1 and errors[0].startswith(f"mcuprof: error: {message}"), run.err
     assert code in (-signal.SIGPIPE, 141, -signal.SIGKILL), code
+
+
+def test_a_listen_target_that_hangs_up_gives_one_line(tmp_path: Path) -> None:
+    """On listen:// the target is the client: it boots, then hangs up on the first
+    command. One line says so at once (it waited 30 s for an answer)."""
+    script = tmp_path / "hang.jsonl"
+    script.write_text('{"glb_filter": "on"}\n')
+    argv = ["qs", "scenario", str(script), "--data-dir", str(tmp_path / "data")]
+    run = Process([sys.executable, "-m", "mcuprof", *argv, "--port", "listen://127.0.0.1:0"])
+    try:
+        port = int(run.wait_line(r"waiting for a QS target on [\d.]+:(\d+)", "err").group(1))
+        with socket.create_connection(("127.0.0.1", port)) as conn:
+            conn.sendall(encode_frame(1, 64, target_info(reset=True)) + encode_frame(2, 70, b""))
+            conn.recv(4096)  # the glb_filter: hang up
+        assert run.proc.wait(timeout=60) == 2
+    finally:
+        run.stop(signal.SIGINT)
+    errors = [x for x in run.err if "error" in x]
+    assert errors == ["mcuprof: error: line 1: QS_RX_GLB_FILTER was not answered: the target "
+                      "hung up"], run.err  # fmt: skip

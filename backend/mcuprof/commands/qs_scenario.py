@@ -360,7 +360,11 @@ class Target:
             raise UserError(f"the target hung up ({exc})") from None
         self.rx.sent(cmd)
 
-    def wait(self, done: Callable[[], bool], timeout_s: float, what: str) -> None:
+    def wait(
+        self, done: Callable[[], bool], timeout_s: float, what: str, reconnects: bool = False
+    ) -> None:
+        """Pump until ``done``; a listen:// target that hangs up is an error unless it
+        ``reconnects`` (a POSIX target ends on RESET and connects again)."""
         end = time.monotonic() + timeout_s
         while not done():
             now = time.monotonic()
@@ -368,6 +372,10 @@ class Target:
                 raise UserError(f"{what}: the scenario's --timeout ran out")
             if now > end:
                 raise UserError(f"{what}: nothing after {timeout_s:g} s")
+            host = self.host
+            gone = host is not None and host.connections and host.listening.conn is None
+            if gone and not reconnects:
+                raise UserError(f"{what}: the target hung up")
             self.pump()
 
 
@@ -389,8 +397,9 @@ def command(target: Target, step: Step, cmd: RxCommand) -> None:
                 raise UserError(f"line {step.line}: the target refused {cmd.name} (Trg-ERR)")
             return awaited.done
 
-        timeout = CONNECT_TIMEOUT_S if cmd.rec == RX["RESET"] else ANSWER_TIMEOUT_S
-        target.wait(answered, timeout, f"line {step.line}: {cmd.name} was not answered")
+        reset = cmd.rec == RX["RESET"]
+        timeout = CONNECT_TIMEOUT_S if reset else ANSWER_TIMEOUT_S
+        target.wait(answered, timeout, f"line {step.line}: {cmd.name} was not answered", reset)
     finally:
         target.awaited = None
 
