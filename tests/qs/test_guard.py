@@ -56,6 +56,7 @@ def test_kinds_come_from_the_records_that_name_them() -> None:
     assert "Table_inst.timeEvt cannot be given an event as a state machine" in str(
         why(known, 16, event(255), {SM: TIMER})
     )
+    assert "init refused: QP asserts" in str(why(known, 16, event(254), {SM: TABLE}))
     assert why(known, 15, bytes([MP]), {}) is None  # a pool query reads counters only
     assert "no current SM" in str(why(known, 15, bytes([SM])))
 

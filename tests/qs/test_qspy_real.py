@@ -137,10 +137,10 @@ def test_every_command_against_the_real_target(setup):
     saved = s.ask(b"\x82", r"<QSPY-> Dictionaries saved to (.*)$").split("saved to ")[1]
     dic = Path(saved).read_text()
     assert "Table_inst" in dic and "SERVE_SIG" in dic
-    # Init takes the SM's initial transition again: the target acknowledges it (and may
-    # then assert: its time events are armed already).
+    # Init would take the SM's initial transition again: QP asserts (qep_hsm, 200), so
+    # it is refused (qs/guard.py).
     s.by_name(0x89, 0, "Table_inst", r"Trg-Ack  QS_RX_CURR_OBJ")
-    assert s.ask(_event(254, "SERVE_SIG"), r"Trg-Ack  QS_RX_EVENT")
+    assert s.ask(_event(254, "SERVE_SIG"), r"ERROR .*init refused: QP asserts")
 
 
 def test_commands_that_would_crash_the_target_are_refused(setup):
@@ -167,6 +167,9 @@ def test_commands_that_would_crash_the_target_are_refused(setup):
     assert s.by_name(0x89, 0, "Philo_inst[0].timeEvt", r"ERROR .*cannot be made current as a "
                      r"state machine \(SM\): its records show it as a time event")  # fmt: skip
     assert s.ask(_event(255, "SERVE_SIG"), r"ERROR .*no current SM object set by this host")
+    # Init of a state machine that ran its initial transition (all the records show).
+    s.by_name(0x89, 0, "Philo_inst[0]", r"Trg-Ack  QS_RX_CURR_OBJ")
+    assert s.ask(_event(254, "SERVE_SIG"), r"ERROR .*init refused: QP asserts \(qep_hsm, 200\)")
     assert s.by_name(0x88, 0, "EvtPool1", r"ERROR .*EvtPool1 cannot be filtered as an active")
     # An object no record shows as anything: unknown is refused too.
     assert s.by_name(0x89, 0, "l_clock_tick", r"ERROR .*none of the target's records shows")

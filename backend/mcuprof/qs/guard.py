@@ -9,7 +9,10 @@ guess kills the target (exit -11, or ``=ASSERT= Mod=qf_actq``), and QSPY forward
 The host knows more: the target's own records say what each object is. A state-machine
 record (QEP) names an SM; an active-object record (post, get, subscribe, defer, or a time
 event's ``ao``) names an AO; pool, queue and time-event records name an MP, an EQ, a TE;
-a scheduler record (QS_SCHED_NEXT) names a priority an active object holds. ``Known``
+a scheduler record (QS_SCHED_NEXT) names a priority an active object holds. An init
+(EVENT 254) is always refused: QP/C asserts (qep_hsm, 200) on a state machine whose
+initial transition already ran, and a state machine shows in the records only once it
+has (the real DPP dies of it on every one of its state machines). ``Known``
 collects that from the records, forgets it at a target reset, and ``refusal`` says, for one
 command, why it would be unsafe, or None. An object or priority the records never named
 is unknown, and unknown is refused: the host cannot tell a pool from an active object,
@@ -148,7 +151,12 @@ def refusal(
     prio = payload[0]
     if prio == EVT_POST_CURR:
         return _current(AO, known, current, names, "posted to as")
-    if prio in (EVT_INIT, EVT_DISPATCH):
+    if prio == EVT_INIT:
+        return (
+            "init refused: QP asserts (qep_hsm, 200) on a state machine whose initial "
+            "transition already ran, and every one the target's records show has run it"
+        )
+    if prio == EVT_DISPATCH:
         return _current(SM, known, current, names, "given an event as")
     if prio and not known.has_priority(prio):
         return (
