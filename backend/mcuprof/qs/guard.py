@@ -12,13 +12,14 @@ event's ``ao``) names an AO; pool, queue and time-event records name an MP, an E
 a scheduler record (QS_SCHED_NEXT) names a priority an active object holds. An init
 (EVENT 254) is always refused: QP/C asserts (qep_hsm, 200) on a state machine whose
 initial transition already ran, and a state machine shows in the records only once it
-has (the real DPP dies of it on every one of its state machines). ``Known``
-collects that from the records, forgets it at a target reset, and ``refusal`` says, for one
-command, why it would be unsafe, or None. An object or priority the records never named
-is unknown, and unknown is refused: the host cannot tell a pool from an active object,
-and QP/C 7.4's trace never gives an active object's priority on ports without scheduler
-records (the POSIX DPP), so a post goes to an active object by name there (made current,
-then posted to the current AO, as QView does).
+has (the real DPP dies of it on every one of its state machines).
+
+``Known`` collects what the records show and forgets it at a target reset; ``refusal``
+says, for one command, why it would be unsafe, or None. An object or priority the records
+never named is unknown, and unknown is refused: the host cannot tell a pool from an
+active object, and QP/C 7.4's trace never gives an active object's priority on ports
+without scheduler records (the POSIX DPP), so a post goes to an active object by name
+there (made current, then posted to the current AO, as QView does).
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ from typing import Any
 
 from ..protocol.qs import Record
 from ..protocol.qs.records import LAYOUTS, TARGET_INFO
+from .text import RX_RECORDS
 
-# Object kinds (QP's QS_ObjKind numbers, as in qs/rx.py).
+# QP's numbers (qs/rx.py builds with the same): object kinds (QS_ObjKind), and the
+# EVENT targets that are no priority.
 SM, AO, MP, EQ, TE, AP, SM_AO = range(7)
 KIND_NAMES = {SM: "a state machine (SM)", AO: "an active object (AO)", MP: "a memory pool (MP)",
               EQ: "an event queue (EQ)", TE: "a time event (TE)"}  # fmt: skip
 EVT_POST_CURR, EVT_INIT, EVT_DISPATCH = 253, 254, 255
-RX_AO_FILTER, RX_CURR_OBJ, RX_QUERY_CURR, RX_EVENT = 12, 13, 15, 16
+RX_AO_FILTER, RX_CURR_OBJ, RX_QUERY_CURR, RX_EVENT = (
+    RX_RECORDS.index(f"QS_RX_{name}") for name in ("AO_FILTER", "CURR_OBJ", "QUERY_CURR", "EVENT")
+)
 SCHED_NEXT = 52
 # Objects whose kinds are kept: beyond this many, new addresses are not learned (and
 # commands naming them are refused as unknown), so a stream of junk addresses cannot
