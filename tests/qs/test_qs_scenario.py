@@ -216,10 +216,13 @@ def _sessions(tmp_path: Path) -> list:
 def test_ticks_against_the_simulated_qs_target(tmp_path: Path) -> None:
     """The simulator answers TICK with Trg-Ack, then Trg-Done, as the real DPP does, so
     a tick waits for its end there too (issue 35: it always failed)."""
-    code, _out, err = _run(tmp_path, '{"tick": 3}\n{"publish": "EAT_SIG"}\n', "--port",
-                           "sim://?proto=qs")  # fmt: skip
+    script = '{"tick": 3}\n{"publish": "EAT_SIG"}\n'
+    tags = ("--tag", "commit=abc1", "--tag", "board=sim")
+    code, _out, err = _run(tmp_path, script, "--port", "sim://?proto=qs", *tags)
     assert code == 0, err
     assert "interrupted" not in err
+    (stored,) = _sessions(tmp_path)  # the run is stored with its build's tags
+    assert stored.tags == {"board": "sim", "commit": "abc1"}
 
 
 BAD_VALUES = [

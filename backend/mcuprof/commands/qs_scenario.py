@@ -27,6 +27,7 @@ from ..protocol.qs import QSDecoder, QSEvent, Record, encode_frame
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rtc import MAX_RTC_ROWS, RtcTally, RtcTracker
 from ..qs.rx import KIND_AO, KIND_SM, RX, RxCommand, RxCommands, RxError
+from ..store.tags import parse_tags
 
 # Bounds of a script (docs/limits.md, "QS target library ... and QS scenarios").
 MAX_SCRIPT_BYTES = 64 * 1024
@@ -80,6 +81,12 @@ def add_parser(qs_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", help="compare's --threshold (its default: 10%%)")
     p.add_argument("--confidence", help="compare's --confidence (its default: 95%%)")
     p.add_argument("--data-dir", help="session store directory")
+    p.add_argument(
+        "--tag",
+        action="append",
+        metavar="KEY=VALUE",
+        help="tag the stored run (repeatable): commit=SHA, branch=main, board=...",
+    )
     p.add_argument(
         "--timeout",
         type=float,
@@ -479,11 +486,12 @@ def run(args: argparse.Namespace) -> int:
         steps = steps[1:]
     if not isinstance(url, str) or not url:
         raise UserError('no target: give --port or begin the scenario with {"connect": PORT}')
+    tags = parse_tags(args.tag)
     deadline = time.monotonic() + args.timeout
     store = SessionStore(resolve_data_dir(args.data_dir))
     try:
         writer = store.create(args.name or path.name, source="scenario", kind="qs",
-                              notes=f"mcuprof qs scenario {path.name}")  # fmt: skip
+                              notes=f"mcuprof qs scenario {path.name}", tags=tags)  # fmt: skip
         target = None
         try:
             target = Target(url, args.baud, writer.append, deadline)

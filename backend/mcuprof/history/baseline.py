@@ -31,4 +31,3 @@ def latest_with_tags(
             return info
     shown = " ".join(f"{k}={v}" for k, v in wanted.items())
     raise UserError(f"--baseline {shown}: no complete stored session has those tags")
-
