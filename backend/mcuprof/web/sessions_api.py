@@ -32,6 +32,7 @@ from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from . import views
+from .decode_pool import SingleFlight, in_decode_pool
 from .exports import StoredView, attachment, check_format, export_title, render_profile
 from .filenames import disposition
 from .icicle import Frame, icicle_payload
@@ -107,6 +108,7 @@ class _ProfileCache:
 
 
 _cache = _ProfileCache()
+_decodes = SingleFlight()  # concurrent first requests for a session wait for one decode
 
 
 def _session_profile(
@@ -117,6 +119,13 @@ def _session_profile(
     info = store.get(sid)
     _only_profiles(info)
     key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
+    return _decodes.run((*key, tick_hz), lambda: _decoded(store, info, key, fallback, tick_hz))
+
+
+def _decoded(
+    store: SessionStore, info: SessionInfo, key: tuple[Any, ...], fallback: Any, tick_hz: Any
+) -> Profile:
+    sid = info.id
     if info.status != RECORDING:
         cached = _cache.get(key)
         if cached is not None:
@@ -307,7 +316,7 @@ async def diff(
             "verdict": verdict,
         }
 
-    return await asyncio.to_thread(work)
+    return await in_decode_pool(work)
 
 
 @router.get("/diff/export")
@@ -326,7 +335,7 @@ async def diff_export(
         subtitle = f"{base_name} -> {new_name}: widths from the newer, red grew, blue shrank"
         return render_svg(d.base_folded, d.new_folded, subtitle=subtitle), "image/svg+xml"
 
-    body, media = await asyncio.to_thread(work)
+    body, media = await in_decode_pool(work)
     suffix = "diff.folded" if format == "folded" else "diff.svg"
     filename = f"mcuprof-{b}-vs-{n}.{suffix}"
     return attachment(body, filename, media)
@@ -357,7 +366,7 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
         )
         return out
 
-    return {"session": await asyncio.to_thread(work)}
+    return {"session": await in_decode_pool(work)}
 
 
 @router.patch("/{sid}")
@@ -406,7 +415,7 @@ async def export_session(
     def work() -> bytes | str:
         return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
 
-    body = await asyncio.to_thread(work)
+    body = await in_decode_pool(work)
     return attachment(body, f"{shown.file_stem()}{suffix}", media)
 
 
@@ -429,7 +438,7 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
             "file_stem": shown.file_stem(),
         }
 
-    return await asyncio.to_thread(work)
+    return await in_decode_pool(work)
 
 
 def _exported_profile(request: Request, sid: int) -> Profile:
