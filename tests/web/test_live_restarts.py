@@ -95,3 +95,21 @@ def test_a_clock_that_goes_forward_is_never_held_back() -> None:
         live.ingest()
         assert live.n_held == 0 and live.profile.n_records == min(start + PACKET, len(run))
     assert live.joins == 0
+
+
+def test_a_live_board_in_a_reset_loop_is_shown_within_the_join_wait() -> None:
+    """A board that keeps resetting sends records all the time: what lands behind is
+    joined once JOIN_WAIT_S has passed, not only when the stream pauses."""
+    now = [0.0]
+    live = LiveProfile(tempfile.mkdtemp(), lambda: now[0], None, clock=lambda: now[0])
+    records = np.concatenate(restarting_records(random.Random(3), 5, CALLS))
+    shown_at = []
+    for start in range(0, len(records), PACKET):
+        live.put_records(records[start : start + PACKET])
+        live.ingest()  # a tick: records arrived since the last one
+        if live.n_held == 0:
+            shown_at.append(now[0])
+        now[0] += 0.1
+    assert live.joins >= 2
+    gaps = np.diff(shown_at)
+    assert gaps.max() <= live_profile.JOIN_WAIT_S + 0.1 + 1e-9
