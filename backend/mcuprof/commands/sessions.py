@@ -157,8 +157,23 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     if info.kind == "miniprofiler":
         out["capture"] = summarize_chunks(store.raw_chunks(sid), 0)
     else:  # counted when it was stored; its span too
-        out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
+        stats = info.link_stats or {}
+        if "records" not in stats and info.kind != "s12z":
+            stats = _count_stored(store, sid, info.kind)
+        out["capture"] = {"duration_us": info.duration_us, **stats}
     return out
+
+
+def _count_stored(store: SessionStore, sid: int, kind: str) -> dict[str, Any]:
+    """The counts of a session stored without them (``qs scenario`` stores none; a
+    writer killed with -9 never wrote its own), decoded from its bytes a piece at a time."""
+    from ..sources import new_source
+
+    source = new_source(kind)
+    for piece in store.raw_chunks(sid):
+        source.feed(piece)
+    source.close()
+    return source.stats()
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -182,7 +197,8 @@ def run_show(args: argparse.Namespace) -> int:
             if meta
             else "no METADATA"
         ),
-        f"records     {cap['records']:,} over {(cap.get('duration_us') or 0) / 1e6:.6f} s",
+        f"records     {cap['records']:,} over "
+        + ("- s" if cap.get("duration_us") is None else f"{cap['duration_us'] / 1e6:.6f} s"),
         f"link        crc errors {cap.get('crc_errors', 0):,}, malformed {cap['malformed']:,}, "
         f"skipped {cap.get('skipped_bytes', 0):,} bytes",
     ]

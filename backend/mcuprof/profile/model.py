@@ -92,6 +92,7 @@ class Profile:
         self._last_exit: int | None = None
         self._t0: int | None = None
         self._t1: int | None = None
+        self._max_dur = 0  # the longest call added, in ticks
         self._cache: dict[Any, Any] = {}
         self.lock = threading.RLock()
         self.aggregator = Aggregator(spill)
@@ -232,6 +233,7 @@ class Profile:
                     piece, self._last_exit, entry[at : at + k], dur[at : at + k]
                 )
                 self.aggregator.check(lo)
+                self._max_dur = max(self._max_dur, int(dur[at : at + k].max()))
                 self._t0 = lo if self._t0 is None else min(self._t0, lo)
                 self._t1 = hi if self._t1 is None else max(self._t1, hi)
                 ids[at : at + k].view(np.uint32)[:] = piece["func_addr"]
@@ -254,6 +256,19 @@ class Profile:
 
             stacks(self)
             release_free_memory()
+
+    @_locked
+    def lands_behind(self, records: np.ndarray) -> bool:
+        """Whether ``records``, the next in stream order, enter before the records held end,
+        less twice the longest call (the aggregates' commit horizon): a timer restart (a
+        board in a reset loop, captures joined with ``cat``). Merging such records passes
+        over what they land among and rebuilds the aggregates, work that grows with the
+        records held. A stream whose clock only goes forward never lands behind."""
+        if self._t1 is None or len(records) == 0:
+            return False
+        batch = place(np.asarray(records), self._last_exit)
+        longest = max(self._max_dur, int(batch.duration.max()))
+        return batch.lo < self._t1 - (2 * longest + 1)
 
     def _intern(self, raw: np.ndarray) -> None:
         """Replace raw addresses (u32) with their address ids in place, new ones interned

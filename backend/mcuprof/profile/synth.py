@@ -139,3 +139,17 @@ def flat(func: np.ndarray, duration: np.ndarray, gap: np.ndarray) -> Trace:
     n = len(duration)
     zeros = np.zeros(n, np.int64)
     return Trace(np.asarray(func, np.int64), entry, duration, zeros, zeros - 1)
+
+
+def restarting_records(
+    rng: random.Random, restarts: int, calls: int, n_funcs: int = 24
+) -> list[np.ndarray]:
+    """A capture of a board in a reset loop, or captures joined with ``cat``: ``restarts
+    + 1`` runs of about ``calls`` calls each, every run's clock starting again near 0 (time
+    goes back at each restart). One RECORD_DTYPE array per run; function i at 0x0800_0000
+    + 0x40 * i."""
+    runs = []
+    for _ in range(restarts + 1):
+        trace = generate(rng, n_funcs, calls, start_tick=rng.randint(0, 50), max_depth=5)
+        runs.append(trace.records((0x0800_0000 + 0x40 * trace.func).astype(np.uint32)))
+    return runs
