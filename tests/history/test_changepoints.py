@@ -3,14 +3,11 @@ where it is, and flat noise gives at most one change point (issue 33's criteria)
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
-import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from mcuprof.history.changepoints import MIN_SEGMENT, change_points, penalty
+from mcuprof.history.changepoints import MIN_SEGMENT, change_points, noise, penalty
 
 SERIES = 100  # series per criterion: fixed seeds, so the counts below never change
 
@@ -57,23 +54,19 @@ def test_any_series_gives_change_points_in_order_inside_it(values):
     assert all(3 <= i <= len(values) - 3 for i in idx)
 
 
-@settings(max_examples=25)
-@given(
-    st.lists(st.floats(0, 1000, allow_nan=False), min_size=6, max_size=40),
-    st.floats(0.1, 50),
-)
-def test_the_c_segmentation_is_ruptures_plain_pelt_on_the_l2_cost(values, sigma):
+def test_the_c_segmentation_agrees_with_ruptures_plain_pelt_on_build_series():
+    """ruptures' C segmentation (KernelCPD, linear kernel: the L2 cost) against its plain
+    Pelt(model="l2") on the series history sees: noise with steps. (With a minimum segment
+    length neither is exact on every input, so they are compared where history uses them.)"""
     import ruptures
 
-    y = np.asarray(values).reshape(-1, 1)
-    pen = penalty(sigma, len(values))
-    plain = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(y).predict(pen=pen)
-    fast = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(y).predict(pen=pen)
-    # Both are exact: the same optimal penalised cost (ties may cut in different places).
-    assert _cost(y, [int(e) for e in fast], pen) == pytest.approx(_cost(y, plain, pen), abs=1e-6)
-
-
-def _cost(y: np.ndarray, ends: list[int], pen: float) -> float:
-    cuts = [0, *ends]
-    sse = sum(float(((y[a:b] - y[a:b].mean()) ** 2).sum()) for a, b in itertools.pairwise(cuts))
-    return sse + pen * (len(ends) - 1)
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        y = 100.0 * (1 + 0.01 * rng.standard_normal(80))
+        for at in rng.integers(5, 75, size=int(rng.integers(0, 4))):
+            y[at:] *= 1 + float(rng.choice([-0.03, 0.02, 0.05]))
+        y = y.reshape(-1, 1)
+        pen = penalty(noise(y.ravel()), len(y))
+        plain = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(y).predict(pen=pen)
+        ends = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1)
+        assert [int(e) for e in ends.fit(y).predict(pen=pen)] == plain

@@ -1,14 +1,16 @@
 """Change points in a series of one figure per build (``mcuprof history``).
 
-Method: ruptures' exact penalised segmentation (PELT) on the L2 cost, i.e. changes in the
+Method: ruptures' penalised segmentation on the L2 cost, i.e. changes in the
 mean, through its C implementation (``KernelCPD`` with the linear kernel, whose cost is
-the L2 cost: the same segmentation as ``Pelt(model="l2")``, 3,000 times faster;
-tests/history pins the two together). The penalty is ``PENALTY * sigma^2 * ln(n)``, a BIC-like
-term, where sigma is the series' noise estimated robustly from successive differences
-(the median absolute deviation of the differences over sqrt(2)), so a step does not
-inflate its own noise estimate. docs/history.md says why this method and these
-constants: on 200 synthetic series each, a 2% step in 1% noise is found within 5 builds in
-199 of 200, and 100 builds of flat 1% noise give more than one change point in 0 of 200.
+the L2 cost: 3,000 times faster than ``Pelt(model="l2")``, and the same change points on
+build series; tests/history checks the two agree).
+
+The penalty is ``PENALTY * sigma^2 * ln(n)``, a BIC-like term, where sigma is the series'
+noise estimated robustly from successive differences (the median absolute deviation of
+the differences over sqrt(2)), so a step does not inflate its own noise estimate.
+docs/history.md says why this method and these constants: a 2% step in 1% noise is
+found within 5 builds in 196 of 200 series, and 100 builds of flat 1% noise give more
+than one change point in 0 of 200.
 
 Each change point is reported with the step from the segment before it to the segment
 after it, and Welch's 95% interval on that difference of means.
@@ -63,10 +65,9 @@ def change_points(series: Sequence[float]) -> list[ChangePoint]:
     n = len(y)
     if n < 2 * MIN_SEGMENT or not np.all(np.isfinite(y)):
         return []
-    sigma = noise(y)
-    if sigma == 0.0:
-        # Exact repeats: any difference at all is a change; a tiny sigma keeps PELT sane.
-        sigma = max(float(np.ptp(y)) * 1e-6, 1e-12)
+    # Exact repeats (sigma 0) or a noise below what floats resolve at this scale: any
+    # difference is a change, and the penalty stays a positive number.
+    sigma = max(noise(y), 1e-9 * float(np.max(np.abs(y))), 1e-150)
     import ruptures
 
     algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1)
