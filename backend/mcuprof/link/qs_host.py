@@ -21,12 +21,10 @@ from ..protocol.qs import QSDecoder, QSEvent, Record, encode_frame
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rx import RxCommand, RxCommands
 from .qs_link import READ_CHUNK, _Listening
+from .qs_tx import MAX_TX_BACKLOG, not_reading
 from .qs_udp import FrontEndPort
 
 POLL_S = 0.05
-# Command bytes queued for a target that does not read; beyond this a command is
-# refused, never buffered without bound (docs/limits.md).
-MAX_TX_BACKLOG = 4096
 COMMS = "   <COMMS> "
 
 
@@ -100,7 +98,7 @@ class QSHost:
         if self.listening.conn is None:
             return "no target connected"
         if len(self.tx) > MAX_TX_BACKLOG:
-            return f"the target is not reading: {len(self.tx)} command bytes waiting"
+            return not_reading(len(self.tx))
         self.tx_seq = (self.tx_seq + 1) & 0xFF
         self.tx += encode_frame(self.tx_seq, cmd.rec, cmd.payload)
         self.commands.sent(cmd)
