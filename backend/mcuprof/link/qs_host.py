@@ -23,6 +23,7 @@ from ..qs.rx import RxCommand, RxCommands
 from .qs_link import READ_CHUNK, _Listening
 from .qs_tx import MAX_TX_BACKLOG, not_reading
 from .qs_udp import FrontEndPort
+from .qs_udp_access import UdpAccess
 
 POLL_S = 0.05
 COMMS = "   <COMMS> "
@@ -36,8 +37,7 @@ class QSHost:
         write: Callable[[list[QSEvent]], None],
         out: Callable[[str], None],
         *,
-        udp_port: int | None = None,
-        allow_remote: bool = False,
+        udp: UdpAccess | None = None,
         capture: Any = None,
         save_dic: Callable[[], str] = lambda: "",
     ) -> None:
@@ -48,12 +48,9 @@ class QSHost:
         self._capture = capture
         self.listening = _Listening(*listen_at)
         self.frontends: FrontEndPort | None = None
-        if udp_port is not None:
+        if udp is not None:
             try:
-                self.frontends = FrontEndPort(
-                    udp_port, lambda: self.commands, self.send, out, save_dic,
-                    allow_remote=allow_remote,
-                )  # fmt: skip
+                self.frontends = FrontEndPort(udp, lambda: self.commands, self.send, out, save_dic)
             except BaseException:
                 self.listening.close()
                 raise
