@@ -168,39 +168,71 @@ def test_front_ends_are_bounded_and_must_attach(rig):
     assert target.received == b""
 
 
-def test_no_process_can_keep_a_new_front_end_out():
-    """Issue 35, finding 8: one address holding every place and heard from often (each
-    place sends something every 29 s) does not keep a newcomer out. The place taken is
-    the one silent longest among those of the address holding the most places, so a
-    front end from another address keeps its own even when it has been silent longer."""
-    now = [0.0]
-    lines: list[str] = []
-    commands = RxCommands(lambda: (QSConfig(), Dictionaries()))
-    port = FrontEndPort(LOCAL, lambda: commands, lambda cmd: None, lines.append, lambda: "",
-                        clock=lambda: now[0])  # fmt: skip
-    sinks = [FrontEnd(port.address[1]) for _ in range(MAX_FRONT_ENDS + 1)]  # real addresses
-    try:
-        for sink in sinks:  # bound to a local port by a first datagram
+class _Clocked:
+    """A front-end port on a clock the test sets, and front ends bound to real local
+    ports (each FrontEnd is one place; ``addr(i)`` is its address)."""
+
+    def __init__(self, n: int) -> None:
+        self.now = 0.0
+        self.lines: list[str] = []
+        commands = RxCommands(lambda: (QSConfig(), Dictionaries()))
+        self.port = FrontEndPort(LOCAL, lambda: commands, lambda cmd: None, self.lines.append,
+                                 lambda: "", clock=lambda: self.now)  # fmt: skip
+        self.sinks = [FrontEnd(self.port.address[1]) for _ in range(n)]
+        for sink in self.sinks:  # bound to a local port by a first datagram
             sink.sock.sendto(b"", ("127.0.0.1", 9))
-        addrs = [("127.0.0.1", s.sock.getsockname()[1]) for s in sinks]
-        other = ("127.0.0.2", addrs[0][1])  # another machine's front end, quiet
-        port.handle(b"\x00\x80\x01", other)
-        for addr in addrs[: MAX_FRONT_ENDS - 1]:
-            port.handle(b"\x00\x80\x03", addr)  # binary and text
-        for second in range(29, 29 * 10, 29):  # the hog keeps every place of its own busy
-            now[0] = float(second)
-            for addr in addrs[: MAX_FRONT_ENDS - 1]:
-                port.handle(b"\x05\x00", addr)
-        now[0] += 1
-        port.handle(b"\x00\x80\x01", addrs[-1])  # a newcomer
-        assert addrs[-1] in port.clients and len(port.clients) == MAX_FRONT_ENDS
-        assert other in port.clients and addrs[0] not in port.clients
-        assert f"Detached 127.0.0.1:{addrs[0][1]}, silent for 1 s: port full" in lines[-2]
-        wait_for(lambda: any("port full" in t for t in sinks[0].texts()), "the reason told")
-    finally:
-        port.close()
-        for sink in sinks:
+
+    def addr(self, i: int) -> tuple[str, int]:
+        return ("127.0.0.1", self.sinks[i].sock.getsockname()[1])
+
+    def busy(self, places: list[tuple[str, int]], until: float) -> None:
+        """Each place sends something every 29 s (an INFO), until ``until``."""
+        while self.now + 29 <= until:
+            self.now += 29
+            for addr in places:
+                self.port.handle(b"\x05\x00", addr)
+        self.now = until
+
+    def close(self) -> None:
+        self.port.close()
+        for sink in self.sinks:
             sink.close()
+
+
+def test_one_process_holding_every_place_cannot_keep_a_new_front_end_out():
+    """Issue 35, finding 8: eight places held from one address, each heard every 29 s:
+    a newcomer still attaches, in the place of the one silent longest, who is told."""
+    rig = _Clocked(MAX_FRONT_ENDS + 1)
+    try:
+        hog = [rig.addr(i) for i in range(MAX_FRONT_ENDS)]
+        for addr in hog:
+            rig.port.handle(b"\x00\x80\x03", addr)  # binary and text
+            rig.now += 1
+        rig.busy(hog, 600.0)
+        rig.port.handle(b"\x00\x80\x01", rig.addr(MAX_FRONT_ENDS))
+        assert rig.addr(MAX_FRONT_ENDS) in rig.port.clients
+        assert len(rig.port.clients) == MAX_FRONT_ENDS and hog[0] not in rig.port.clients
+        assert f"Detached 127.0.0.1:{hog[0][1]}, silent for 12 s: port full" in rig.lines[-2]
+        wait_for(lambda: any("port full" in t for t in rig.sinks[0].texts()), "the reason told")
+    finally:
+        rig.close()
+
+
+def test_the_place_reclaimed_is_of_the_address_holding_the_most():
+    """A front end from another address keeps its place though it is the one silent
+    longest: the address holding the most places gives one up first."""
+    rig = _Clocked(MAX_FRONT_ENDS)
+    try:
+        other = ("127.0.0.2", rig.addr(0)[1])  # another machine's QView, quiet
+        rig.port.handle(b"\x00\x80\x01", other)
+        hog = [rig.addr(i) for i in range(MAX_FRONT_ENDS - 1)]
+        for addr in hog:
+            rig.port.handle(b"\x00\x80\x01", addr)
+        rig.busy(hog, 100.0)
+        rig.port.handle(b"\x00\x80\x01", rig.addr(MAX_FRONT_ENDS - 1))
+        assert other in rig.port.clients and hog[0] not in rig.port.clients
+    finally:
+        rig.close()
 
 
 def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):
