@@ -65,8 +65,12 @@ class TxQueue:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="mcuprof-qs-tx", daemon=True)
+        if self._thread is not None and self._thread.is_alive() and not self._stop.is_set():
+            return  # connected again before a close: the writer runs on
+        self._stop = threading.Event()  # its own: a writer still ending keeps its stop
+        self._thread = threading.Thread(
+            target=self._run, args=(self._stop,), name="mcuprof-qs-tx", daemon=True
+        )
         self._thread.start()
 
     def close(self) -> None:
@@ -102,8 +106,8 @@ class TxQueue:
             self._buf.clear()
             self._generation += 1
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
             with self._cond:
                 if not self._buf:
                     self._cond.wait(POLL_S)
@@ -112,7 +116,7 @@ class TxQueue:
                 generation = self._generation
             target = self._target()
             if target is None:
-                self._stop.wait(POLL_S)
+                stop.wait(POLL_S)
                 continue
             try:
                 sent, taken = _write_some(target, chunk)
