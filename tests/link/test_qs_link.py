@@ -4,6 +4,7 @@ and QSPY's -t mode (the target connects to our listening port)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -316,3 +317,34 @@ def test_rx_follows_the_decoder_and_a_target_reset_clears_it() -> None:
     link.feed(capture[: capture.index(b"\x7e", 100) + 1])  # the reset sequence again
     link.rx.tick()  # the next command built sees the reset
     assert link.rx.current == {} and link.rx.masks == {}
+
+
+def test_a_serial_target_that_does_not_read_gets_commands_refused() -> None:
+    """Issue 35, finding 3, on a serial port: a pty whose other end never reads. The
+    commands that fit are queued for the writer thread; then each is refused at once in
+    one line (it waited 2 s for the port's write timeout, then failed, before)."""
+    from mcuprof.link.qs_tx import MAX_TX_BACKLOG
+    from mcuprof.link.session import LinkError
+
+    master, slave = os.openpty()
+    listener = Listener()
+    link = QSLink(os.ttyname(slave), 115_200, listener, info_wait_s=0.1)
+    try:
+        link.connect()
+        poke = link.rx.poke(0, 1, bytes(64))  # 72 bytes a frame
+        refused = None
+        for _ in range(10_000):  # the pty's buffer, then the queue, fill
+            try:
+                link.send_rx(poke)
+            except LinkError as exc:
+                refused = str(exc)
+                break
+        assert refused is not None and refused.startswith("the target is not reading: ")
+        assert link._tx.waiting <= MAX_TX_BACKLOG
+        link.stop()  # queued if it fits, else said in the log: Stop never waits
+        assert link.state == "ready"
+    finally:
+        link.close()
+        os.close(master)
+        os.close(slave)
+    assert listener.states[-1] == "disconnected"

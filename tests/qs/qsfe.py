@@ -38,8 +38,10 @@ def wait_for(cond: Callable[[], object], what: str, timeout: float = WAIT_S) -> 
 class FrontEnd:
     """A front end as QView is one: sequence-numbered datagrams, packets collected."""
 
-    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
+    def __init__(self, port: int, host: str = "127.0.0.1", source: str | None = None) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if source is not None:  # another loopback address stands for another machine
+            self.sock.bind((source, 0))
         self.sock.settimeout(0.1)
         self.addr = (host, port)
         self.seq = 0

@@ -12,7 +12,8 @@ import pytest
 
 from mcuprof.errors import UserError
 from mcuprof.link.qs_host import MAX_TX_BACKLOG, QSHost
-from mcuprof.link.qs_udp import FRONT_END_STALE_S, MAX_FRONT_ENDS, FrontEndPort
+from mcuprof.link.qs_udp import MAX_FRONT_ENDS, FrontEndPort
+from mcuprof.link.qs_udp_access import UdpAccess
 from mcuprof.protocol.qs import Dictionaries, QSConfig, QSDecoder, encode_frame
 from mcuprof.qs.frontend import QSPY_ONLY
 from mcuprof.qs.rx import RxCommand, RxCommands
@@ -20,6 +21,7 @@ from mcuprof.qs.rx import RxCommand, RxCommands
 from .qsfe import REAL, FakeTarget, FrontEnd, decoded_frames, wait_for
 
 HELD = re.compile(r"(\d+) more datagrams refused")
+LOCAL = UdpAccess("127.0.0.1", 0)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,7 @@ class Host:
         self.events: list = []
         self.decoder = QSDecoder()
         self.host = QSHost(("127.0.0.1", 0), self.decoder, self.events.extend,
-                           self.lines.append, udp_port=0)  # fmt: skip
+                           self.lines.append, udp=LOCAL)  # fmt: skip
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -154,7 +156,7 @@ def test_front_ends_are_bounded_and_must_attach(rig):
     try:
         for other in others:
             other.send(b"\x80\x02")
-        wait_for(lambda: "already attached" in "\n".join(host.lines), "the refusal")
+        wait_for(lambda: "port full" in "\n".join(host.lines), "a place reclaimed")
         assert len(host.host.frontends.clients) == MAX_FRONT_ENDS
         stranger = FrontEnd(host.uport)
         stranger.send(b"\x00")
@@ -166,34 +168,71 @@ def test_front_ends_are_bounded_and_must_attach(rig):
     assert target.received == b""
 
 
-def test_a_full_port_takes_a_new_front_end_in_place_of_a_stale_one():
-    """A QView killed without DETACH keeps its place until the port is full and it has
-    been silent FRONT_END_STALE_S; then a new front end takes it."""
-    now = [0.0]
-    lines: list[str] = []
-    commands = RxCommands(lambda: (QSConfig(), Dictionaries()))
-    port = FrontEndPort(0, lambda: commands, lambda cmd: None, lines.append, lambda: "",
-                        clock=lambda: now[0])  # fmt: skip
-    sinks = [FrontEnd(port.address[1]) for _ in range(MAX_FRONT_ENDS + 1)]  # real addresses
-    try:
-        for sink in sinks:  # bound to a local port by a first datagram
+class _Clocked:
+    """A front-end port on a clock the test sets, and front ends bound to real local
+    ports (each FrontEnd is one place; ``addr(i)`` is its address)."""
+
+    def __init__(self, n: int) -> None:
+        self.now = 0.0
+        self.lines: list[str] = []
+        commands = RxCommands(lambda: (QSConfig(), Dictionaries()))
+        self.port = FrontEndPort(LOCAL, lambda: commands, lambda cmd: None, self.lines.append,
+                                 lambda: "", clock=lambda: self.now)  # fmt: skip
+        self.sinks = [FrontEnd(self.port.address[1]) for _ in range(n)]
+        for sink in self.sinks:  # bound to a local port by a first datagram
             sink.sock.sendto(b"", ("127.0.0.1", 9))
-        addrs = [("127.0.0.1", s.sock.getsockname()[1]) for s in sinks]
-        for addr in addrs[:-1]:
-            port.handle(b"\x00\x80\x01", addr)
-        now[0] = FRONT_END_STALE_S - 1
-        port.handle(b"\x05\x00", addrs[0])  # the first is heard again (INFO)
-        port.handle(b"\x00\x80\x01", addrs[-1])
-        assert addrs[-1] not in port.clients and lines[-1].endswith("already attached")
-        now[0] = FRONT_END_STALE_S + 0.5
-        port.handle(b"\x00\x80\x01", addrs[-1])
-        assert addrs[-1] in port.clients and len(port.clients) == MAX_FRONT_ENDS
-        assert addrs[1] not in port.clients and addrs[0] in port.clients  # silent longest
-        assert f"Detached 127.0.0.1:{addrs[1][1]}, silent for 30 s: port full" in lines[-2]
-    finally:
-        port.close()
-        for sink in sinks:
+
+    def addr(self, i: int) -> tuple[str, int]:
+        return ("127.0.0.1", self.sinks[i].sock.getsockname()[1])
+
+    def busy(self, places: list[tuple[str, int]], until: float) -> None:
+        """Each place sends something every 29 s (an INFO), until ``until``."""
+        while self.now + 29 <= until:
+            self.now += 29
+            for addr in places:
+                self.port.handle(b"\x05\x00", addr)
+        self.now = until
+
+    def close(self) -> None:
+        self.port.close()
+        for sink in self.sinks:
             sink.close()
+
+
+def test_one_process_holding_every_place_cannot_keep_a_new_front_end_out():
+    """Issue 35, finding 8: eight places held from one address, each heard every 29 s:
+    a newcomer still attaches, in the place of the one silent longest, who is told."""
+    rig = _Clocked(MAX_FRONT_ENDS + 1)
+    try:
+        hog = [rig.addr(i) for i in range(MAX_FRONT_ENDS)]
+        for addr in hog:
+            rig.port.handle(b"\x00\x80\x03", addr)  # binary and text
+            rig.now += 1
+        rig.busy(hog, 600.0)
+        rig.port.handle(b"\x00\x80\x01", rig.addr(MAX_FRONT_ENDS))
+        assert rig.addr(MAX_FRONT_ENDS) in rig.port.clients
+        assert len(rig.port.clients) == MAX_FRONT_ENDS and hog[0] not in rig.port.clients
+        assert f"Detached 127.0.0.1:{hog[0][1]}, silent for 12 s: port full" in rig.lines[-2]
+        wait_for(lambda: any("port full" in t for t in rig.sinks[0].texts()), "the reason told")
+    finally:
+        rig.close()
+
+
+def test_the_place_reclaimed_is_of_the_address_holding_the_most():
+    """A front end from another address keeps its place though it is the one silent
+    longest: the address holding the most places gives one up first."""
+    rig = _Clocked(MAX_FRONT_ENDS)
+    try:
+        other = ("127.0.0.2", rig.addr(0)[1])  # another machine's QView, quiet
+        rig.port.handle(b"\x00\x80\x01", other)
+        hog = [rig.addr(i) for i in range(MAX_FRONT_ENDS - 1)]
+        for addr in hog:
+            rig.port.handle(b"\x00\x80\x01", addr)
+        rig.busy(hog, 100.0)
+        rig.port.handle(b"\x00\x80\x01", rig.addr(MAX_FRONT_ENDS - 1))
+        assert other in rig.port.clients and hog[0] not in rig.port.clients
+    finally:
+        rig.close()
 
 
 def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):
@@ -209,6 +248,9 @@ def test_a_target_that_does_not_read_gets_no_unbounded_queue(rig):
         (["--port", "sim://?proto=qs", "--udp", "0"], "--udp needs --port listen://HOST:PORT"),
         (["--port", "listen://0.0.0.0:0"], "refusing to listen on 0.0.0.0"),
         (["--port", "listen://127.0.0.1:0", "--udp", "70000"], "--udp 70000"),
+        (["--port", "listen://127.0.0.1:0", "--udp", "0.0.0.0:0"], "refusing UDP on 0.0.0.0"),
+        (["--port", "listen://0.0.0.0:0", "--allow-remote", "--udp", "0"], "--udp-allow ADDR"),
+        (["--port", "listen://127.0.0.1:0", "--udp-allow", "127.0.0.1"], "needs --udp"),
     ],
 )
 def test_listen_options_are_checked(argv, message, capsys):
@@ -225,7 +267,7 @@ def test_saving_dictionaries_that_fails_is_one_line_and_the_port_goes_on():
 
     lines: list[str] = []
     host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, lines.append,
-                  udp_port=0, save_dic=save)  # fmt: skip
+                  udp=LOCAL, save_dic=save)  # fmt: skip
     fe = FrontEnd(host.frontends.address[1])
     try:
         fe.send(b"\x80\x02")
@@ -240,7 +282,7 @@ def test_saving_dictionaries_that_fails_is_one_line_and_the_port_goes_on():
 
 
 def test_the_front_end_port_is_loopback_unless_allowed():
-    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, print, udp_port=0)
+    host = QSHost(("127.0.0.1", 0), QSDecoder(), lambda events: None, print, udp=LOCAL)
     try:
         assert host.frontends.address[0] == "127.0.0.1"
     finally:

@@ -4,12 +4,16 @@ point 3). Front ends drive the QS target connected in the dashboard, through
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from mcuprof.cli import main
+from tests.helpers import running_serve
 from tests.qs.qsfe import FrontEnd
 from tests.sources.conftest import sim_stream
 
@@ -139,13 +143,64 @@ def test_packets_front_ends_could_not_take_are_counted_in_the_log(
     port = c.app.state.qspy_udp.port
     with c.app.state.qspy_udp._lock:
         port.send_failures += 3  # as sendto does when a front end's buffer is full
+        port.lost += 1200  # as the fan-out does when front ends fall behind
+        port.foreign += 2  # as the port does with datagrams from addresses not allowed
 
     def said() -> list[str]:
         log = [e["message"] for e in c.get("/api/log").json()["entries"]]
-        return [m for m in log if "packets to front ends dropped" in m]
+        return [m for m in log if "front ends" in m or "not allowed" in m]
 
-    line = wait_for(said, "the dropped packets in the log")[0]
-    assert line.startswith("QSPY front end: 3 packets to front ends dropped")
+    lines = wait_for(lambda: len(said()) >= 3 and said(), "the losses in the log")
+    assert lines[0].startswith("QSPY front end: 3 packets to front ends dropped")
+    assert lines[1].startswith("QSPY front end: 1,200 records not forwarded to front ends")
+    assert lines[2] == (
+        "QSPY front end: 2 datagrams from addresses not allowed dropped (--qspy-udp-allow)"
+    )
+
+
+def test_with_allow_remote_the_port_still_binds_the_pages_address(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Issue 35, finding 2: --host 127.0.0.1 --allow-remote bound the UDP port on 0.0.0.0."""
+    c = make_client(autoconnect=False, qspy_udp=0, allow_remote=True)
+    assert c.app.state.qspy_udp.address[0] == "127.0.0.1"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--qspy-udp", "0.0.0.0:0"], "refusing UDP on 0.0.0.0 (reachable from other machines)"),
+        (["--host", "0.0.0.0", "--allow-remote", "--qspy-udp", "0"], "--qspy-udp-allow ADDR"),
+        (["--qspy-udp-allow", "127.0.0.1"], "--qspy-udp-allow needs --qspy-udp"),
+        (["--qspy-udp", "0", "--qspy-udp-allow", "nowhere"], "nowhere is not an IP address"),
+    ],
+)
+def test_a_port_other_machines_reach_needs_allow_remote_and_a_list(argv, message, capsys) -> None:
+    assert main(["serve", "--no-connect", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_only_allowed_addresses_attach_and_the_risk_is_said(tmp_path: Path) -> None:
+    args = ["--host", "0.0.0.0", "--allow-remote", "--no-connect",
+            "--qspy-udp", "0", "--qspy-udp-allow", "127.0.0.2"]  # fmt: skip
+    with running_serve(tmp_path / "data", *args) as served:
+        found = wait_for(lambda: re.search(r"front ends on UDP 0\.0\.0\.0:(\d+)", served.output()),
+                         "the UDP port")  # fmt: skip
+        warning = [line for line in served.output().splitlines() if "unauthenticated" in line]
+        assert len(warning) == 1 and warning[0].startswith("mcuprof: warning: QSPY front ends")
+        stranger = FrontEnd(int(found.group(1)))
+        friend = FrontEnd(int(found.group(1)), source="127.0.0.2")
+        try:
+            stranger.send(b"\x80\x03")
+            friend.send(b"\x80\x03")
+            wait_for(lambda: any(p[1:2] == b"\x80" for p in friend.packets), "the friend attached")
+            friend.send(b"\x00")  # INFO: refused, there is no target, and answered
+            friend.wait_text(r"ERROR    QS commands need a QS target")
+            assert stranger.packets == []
+        finally:
+            stranger.close()
+            friend.close()
 
 
 def test_the_port_number_is_checked(capsys) -> None:

@@ -17,6 +17,7 @@ from ..files import read_file
 from ..link.ports import open_transport
 from ..link.qs_host import QSHost
 from ..link.qs_link import LISTEN_SCHEME, validate_listen
+from ..link.qs_udp_access import UdpAccess, udp_access
 from ..protocol.qs import (
     SIZE_OPTIONS,
     BadFrame,
@@ -77,10 +78,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     live.add_argument(
         "--udp",
-        type=int,
-        metavar="UPORT",
+        metavar="[HOST:]UPORT",
         help="serve QSPY's front-end protocol on this UDP port (with listen:// only; "
-        "0 picks a free port, printed on stderr with the TCP one)",
+        "0 picks a free port, printed on stderr with the TCP one), on listen://'s address "
+        "unless HOST is given",
+    )
+    live.add_argument(
+        "--udp-allow",
+        metavar="ADDR,...",
+        help="only these addresses (or ADDR/BITS networks) may attach to --udp; "
+        "required when --udp is reachable from other machines",
     )
     live.add_argument(
         "--allow-remote",
@@ -263,14 +270,19 @@ def run_listen(args: argparse.Namespace) -> int:
         listen_at = validate_listen(args.port, args.allow_remote)
     elif args.udp is not None:
         raise UserError("--udp needs --port listen://HOST:PORT (the target connects, as to QSPY)")
-    if args.udp is not None and not 0 <= args.udp <= 65535:
-        raise UserError(f"--udp {args.udp}: a UDP port from 0 to 65535")
+    udp = None
+    if args.udp is not None:
+        udp = udp_access(args.udp, listen_at[0], args.allow_remote, args.udp_allow, "--udp")
+        if udp.warning():
+            print(f"mcuprof: {udp.warning()}", file=sys.stderr, flush=True)
+    elif args.udp_allow is not None:
+        raise UserError("--udp-allow needs --udp")
     try:
         capture = open(args.output, "wb") if args.output else None  # noqa: SIM115
     except OSError as exc:
         raise UserError(f"cannot write {args.output}: {exc.strerror}") from None
     if listen_at is not None:
-        return _listen_host(args, listen_at, QSDecoder(config, dicts), capture)
+        return _listen_host(args, listen_at, udp, QSDecoder(config, dicts), capture)
     port = open_transport(args.port, args.baud)
     port.timeout = 0.05
     decoder = QSDecoder(config, dicts)
@@ -301,7 +313,11 @@ def run_listen(args: argparse.Namespace) -> int:
 
 
 def _listen_host(
-    args: argparse.Namespace, listen_at: tuple[str, int], decoder: QSDecoder, capture: Any
+    args: argparse.Namespace,
+    listen_at: tuple[str, int],
+    udp: UdpAccess | None,
+    decoder: QSDecoder,
+    capture: Any,
 ) -> int:
     """The target connects to us (QSPY's -t); front ends attach over UDP (QSPY's -u)."""
 
@@ -322,10 +338,7 @@ def _listen_host(
         return f"   <QSPY-> Dictionaries saved to {args.save_dic}"
 
     try:
-        host = QSHost(
-            listen_at, decoder, write, out, udp_port=args.udp,
-            allow_remote=args.allow_remote, capture=capture, save_dic=save,
-        )  # fmt: skip
+        host = QSHost(listen_at, decoder, write, out, udp=udp, capture=capture, save_dic=save)
     except BaseException:
         if capture is not None:
             capture.close()
@@ -348,7 +361,9 @@ def _listen_host(
         f = host.frontends
         print(
             f"mcuprof: {host.connections} target connections, {f.refused} front-end "
-            f"datagrams refused, {f.send_failures} packets to front ends dropped",
+            f"datagrams refused, {f.send_failures} packets to front ends dropped, "
+            f"{f.lost} records not forwarded to front ends, {f.foreign} datagrams from "
+            "addresses not allowed",
             file=sys.stderr,
         )
     return 0

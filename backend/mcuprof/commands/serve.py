@@ -50,10 +50,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--qspy-udp",
-        type=int,
-        metavar="UPORT",
+        metavar="[HOST:]UPORT",
         help="also serve QSPY's front-end protocol on this UDP port (0: any free one), as "
-        "qspy -u: QView attaches there and drives the QS target connected in the dashboard",
+        "qspy -u: QView attaches there and drives the QS target connected in the dashboard; "
+        "on --host's address unless HOST is given",
+    )
+    p.add_argument(
+        "--qspy-udp-allow",
+        metavar="ADDR,...",
+        help="only these addresses (or ADDR/BITS networks) may attach to --qspy-udp; "
+        "required when it is reachable from other machines (front ends are unauthenticated)",
     )
     p.add_argument(
         "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
@@ -117,11 +123,12 @@ def build_settings(args: argparse.Namespace) -> Settings:
             raise UserError(f"{args.elf}: no such ELF file")
         elf = elf.resolve()
     qspy_udp = getattr(args, "qspy_udp", None)
-    if qspy_udp is not None and not 0 <= qspy_udp <= 65535:
-        raise UserError(f"--qspy-udp {qspy_udp}: a UDP port from 0 to 65535")
+    qspy_udp_allow = getattr(args, "qspy_udp_allow", None)
+    if qspy_udp is None and qspy_udp_allow is not None:
+        raise UserError("--qspy-udp-allow needs --qspy-udp")
     if args.sim_rate is not None and not 1 <= args.sim_rate <= 5_000_000:
         raise UserError("--sim-rate must be between 1 and 5000000")
-    return Settings(
+    settings = Settings(
         host=args.host,
         http_port=args.http_port,
         port=port,
@@ -137,7 +144,10 @@ def build_settings(args: argparse.Namespace) -> Settings:
         budgets=_budgets(getattr(args, "budgets", None)),
         budgets_file=getattr(args, "budgets", None),
         tags=parse_tags(getattr(args, "tag", None)),
+        qspy_udp_allow=qspy_udp_allow,
     )
+    settings.qspy_udp_access()  # its one-line refusal before anything starts
+    return settings
 
 
 def _budgets(path: str | None) -> tuple:
@@ -175,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
     if app.state.qspy_udp is not None:
         udp_host, udp_port = app.state.qspy_udp.address
         print(f"mcuprof: QSPY front ends on UDP {udp_host}:{udp_port}", flush=True)
+        warning = app.state.qspy_udp.port.access.warning()
+        if warning:
+            print(f"mcuprof: {warning}", flush=True)
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     server = uvicorn.Server(server_config(app, settings))

@@ -21,12 +21,11 @@ from ..protocol.qs import QSDecoder, QSEvent, Record, encode_frame
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rx import RxCommand, RxCommands, RxError
 from .qs_link import READ_CHUNK, _Listening
+from .qs_tx import MAX_TX_BACKLOG, not_reading
 from .qs_udp import FrontEndPort
+from .qs_udp_access import UdpAccess
 
 POLL_S = 0.05
-# Command bytes queued for a target that does not read; beyond this a command is
-# refused, never buffered without bound (docs/limits.md).
-MAX_TX_BACKLOG = 4096
 COMMS = "   <COMMS> "
 
 
@@ -38,8 +37,7 @@ class QSHost:
         write: Callable[[list[QSEvent]], None],
         out: Callable[[str], None],
         *,
-        udp_port: int | None = None,
-        allow_remote: bool = False,
+        udp: UdpAccess | None = None,
         capture: Any = None,
         save_dic: Callable[[], str] = lambda: "",
     ) -> None:
@@ -50,12 +48,9 @@ class QSHost:
         self._capture = capture
         self.listening = _Listening(*listen_at)
         self.frontends: FrontEndPort | None = None
-        if udp_port is not None:
+        if udp is not None:
             try:
-                self.frontends = FrontEndPort(
-                    udp_port, lambda: self.commands, self.send, out, save_dic,
-                    allow_remote=allow_remote,
-                )  # fmt: skip
+                self.frontends = FrontEndPort(udp, lambda: self.commands, self.send, out, save_dic)
             except BaseException:
                 self.listening.close()
                 raise
@@ -100,7 +95,7 @@ class QSHost:
         if self.listening.conn is None:
             return "no target connected"
         if len(self.tx) > MAX_TX_BACKLOG:
-            return f"the target is not reading: {len(self.tx)} command bytes waiting"
+            return not_reading(len(self.tx))
         try:
             self.commands.admit(cmd)  # what would crash the target (qs/guard.py)
         except RxError as exc:

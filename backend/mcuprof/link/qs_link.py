@@ -8,7 +8,8 @@ reader thread feeds the source and hands the listener the raw bytes, the RTC ste
 Profile records (``on_records``) and the decoded QS events (``on_qs_events``). Start
 and Stop are QS-RX global filters all on / all off; reset,
 target info and tick are QS-RX commands too. QS has no acknowledgements we can rely
-on (QS_RX_STATUS is optional), so commands are written and not waited for.
+on (QS_RX_STATUS is optional), so commands are queued for a writer thread
+(link/qs_tx.py) and not waited for; a target that does not read gets them refused.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..protocol.qs import encode_frame
 from ..qs.rx import FILTER_BYTES, RX, RxCommand, RxCommands
 from ..sources.qs import DEFAULT_TICK_HZ, QSSource
 from .ports import open_transport, validate_port
+from .qs_tx import TxQueue
 from .session import (
     CONNECTING,
     DISCONNECTED,
@@ -162,6 +164,9 @@ class QSLink(ListenerCalls):
         self._write_lock = threading.Lock()
         self._feed_lock = threading.RLock()
         self._tx_seq = 0
+        # Commands go out on a thread of their own, at most MAX_TX_BACKLOG bytes queued:
+        # nobody waits on a target that does not read (link/qs_tx.py).
+        self._tx = TxQueue(self._tx_target, self._log, clock=clock)
         self._fresh = False  # a new connection whose reset records are not read yet
         self._info = threading.Event()
         # QS-RX commands checked against the decoder's sizes and dictionaries in force
@@ -217,6 +222,7 @@ class QSLink(ListenerCalls):
             self._log("info", f"waiting for a QS target to connect to {self.listening_on}")
         else:
             self._transport = self._opener(self.port, self.baud)
+        self._tx.start()
         self._reader = threading.Thread(target=self._read_loop, name="mcuprof-qs", daemon=True)
         self._reader.start()
         if self._transport is not None:
@@ -233,9 +239,14 @@ class QSLink(ListenerCalls):
         self._set_state(PROFILING, None)
 
     def stop(self, drain: bool = True) -> None:
-        """Global filters all off; a QS target sends no final count to wait for."""
+        """Global filters all off; a QS target sends no final count to wait for. A
+        target that is not reading keeps its filters, and the capture stops anyway."""
         self._require()
-        self._send_cmd(self.rx.glb_filter(bytes(FILTER_BYTES)))
+        try:
+            self._send_cmd(self.rx.glb_filter(bytes(FILTER_BYTES)))
+        except LinkError as exc:
+            self._log("warning", f"Stop: filters-off not sent ({exc})")
+            drain = False
         if drain:
             # Frames already on the wire arrive after the filter goes off.
             self._stop.wait(0.2)
@@ -275,6 +286,7 @@ class QSLink(ListenerCalls):
         if reader is not None and reader is not threading.current_thread():
             reader.join(timeout=5)
         self._close_transport()
+        self._tx.close()  # after the transport: a write in progress then ends at once
         if self._listening is not None:
             self._listening.close()
             self._listening = None
@@ -285,28 +297,28 @@ class QSLink(ListenerCalls):
         if self.state == DISCONNECTED:
             raise LinkError("not connected")
 
+    def _tx_target(self) -> Any:
+        """The transport commands are written to: ours, or the listen:// connection."""
+        target = self._transport
+        lst = self._listening
+        if target is None and lst is not None:
+            target = lst.conn
+        return target
+
     def _send(self, rec: int, payload: bytes = b"") -> bool:
-        """Write one frame; False when a listen:// port has no target to write to."""
+        """Queue one frame for the writer; False when a listen:// port has no target to
+        write to; LinkError (one line) when the target is not reading."""
         with self._write_lock:
-            target = self._transport
-            if target is None and self._listening is not None:
-                target = self._listening.conn
-            if target is None:
+            if self._tx_target() is None:
                 if self._listening is not None:
                     return False  # no target yet: it sends its own target info when it comes
                 raise LinkError("not connected")
             # As QSPY: the first frame after a (re)connection or a target reset is
             # number 1; a QP target answers a 0 there with Trg-ERR 0x42.
             self._caught_up()
-            self._tx_seq = (self._tx_seq + 1) & 0xFF
-            frame = rx_frame(self._tx_seq, rec, payload)
-            try:
-                if isinstance(target, socket.socket):
-                    target.sendall(frame)
-                else:
-                    target.write(frame)
-            except (OSError, serial.SerialException) as exc:
-                raise LinkError(f"{self.port}: write failed ({exc})") from None
+            seq = (self._tx_seq + 1) & 0xFF
+            self._tx.put(rx_frame(seq, rec, payload))  # refused: the number is not used
+            self._tx_seq = seq
             return True
 
     # ------------------------------------------------------------ reader thread
@@ -378,6 +390,7 @@ class QSLink(ListenerCalls):
                 self._flush()
                 conn.close()
                 lst.conn = None
+                self._tx.clear()
                 self._log("warning", f"QS target disconnected; waiting on {self.listening_on}")
             else:
                 lst.last_rx, lst.talked = self._clock(), True
@@ -390,6 +403,7 @@ class QSLink(ListenerCalls):
         with self._write_lock:
             self._tx_seq = 0
             self._fresh = fresh
+            self._tx.clear()  # queued for the connection before: not for this one
 
     def _caught_up(self) -> None:
         """Follow target resets read since the last command (checked when a command is
@@ -422,6 +436,7 @@ class QSLink(ListenerCalls):
             with contextlib.suppress(OSError):
                 lst.conn.close()
         lst.conn = None
+        self._tx.clear()
         self.idle_dropped += 1
         said = "sent nothing" if not lst.talked else "sent nothing more"
         self._log(

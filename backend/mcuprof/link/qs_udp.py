@@ -5,11 +5,14 @@ Datagrams are read without blocking, at most ``MAX_DATAGRAMS_PER_POLL`` per call
 flood cannot starve the target link; each is parsed and checked by qs/frontend.py and
 qs/rx.py, and a refusal is one line on the host's output and on the sender's text
 channel (at most ``MAX_ERROR_LINES_PER_S`` lines a second; the rest are counted).
-What the target sends goes back to every attached front end on the channels it chose.
+What the target sends goes back to every attached front end on the channels it chose,
+from a bounded queue on a thread of its own (qs_fanout.py): a front end never costs
+the capture a record. Who may reach the port is qs_udp_access.py's.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import select
 import socket
@@ -39,21 +42,27 @@ from ..qs.frontend import (
 )
 from ..qs.rx import RxCommand, RxCommands, RxError
 from ..qs.text import event_lines
-from .qs_link import validate_listen
+from .qs_fanout import Fanout
+from .qs_udp_access import UdpAccess
 from .session import LinkError
 
 # Records whose lines QSPY 7.4 keeps off the text channel (front ends get them as binary).
 NOT_TEXT = frozenset((ENUM_DICT, SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, TARGET_INFO))
-MAX_FRONT_ENDS = 8  # attached at once on one port
-# A front end that ended without DETACH (a killed QView) is never heard of again, and UDP
-# does not tell us: when the port is full, an ATTACH takes the place of the front end
-# silent longest, if it has been silent this long (docs/limits.md).
-FRONT_END_STALE_S = 30.0
+# Attached at once on one port. A front end that ended without DETACH (a killed QView)
+# is never heard of again, and UDP does not tell us: when the port is full, an ATTACH
+# takes the place of the front end silent longest, among those of the address that
+# holds the most places, so no process can keep a newcomer out (docs/limits.md).
+MAX_FRONT_ENDS = 8
 MAX_DATAGRAMS_PER_POLL = 64  # read per call before the target link is served again
 MAX_ERROR_LINES_PER_S = 20  # refusal lines shown per second; the rest are counted
 F_END = "   <F-END> "
 F_ERROR = F_END + "ERROR    "
 POLL_S = 0.2  # the dashboard's port thread wakes this often to see whether to end
+LOSSES = (  # the port's counters as the dashboard's log says them
+    "packets to front ends dropped (a front end's socket buffer was full, or it is gone)",
+    "records not forwarded to front ends (they were behind; the capture keeps them all)",
+    "datagrams from addresses not allowed dropped (--qspy-udp-allow)",
+)
 
 
 @dataclass
@@ -61,6 +70,7 @@ class _Client:
     channels: int
     heard: float  # clock time of its last datagram
     seq: int = 0
+    lost: int = 0  # records it did not get (the queue was full, or its socket buffer)
 
     def next_seq(self) -> int:
         self.seq = (self.seq + 1) & 0xFF
@@ -75,41 +85,46 @@ class FrontEndPort:
 
     def __init__(
         self,
-        port: int,
+        access: UdpAccess,
         commands: Callable[[], RxCommands],
         send: Callable[[RxCommand], str | None],
         out: Callable[[str], None],
         save_dic: Callable[[], str],
         *,
-        allow_remote: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        host = "0.0.0.0" if allow_remote else "127.0.0.1"
-        validate_listen(f"listen://{host}:{port}", allow_remote)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        host, port = access.host, access.port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
         try:
             self.sock.bind((host, port))
         except OSError as exc:
             self.sock.close()
             raise UserError(f"cannot open UDP port {host}:{port}: {exc.strerror or exc}") from None
         self.sock.setblocking(False)
+        self.access = access
         self.address = self.sock.getsockname()[:2]
         self.commands = commands
         self._send_target = send
         self._out = out
         self._save_dic = save_dic
         self._clock = clock
+        self._lock = threading.Lock()  # clients: this port's thread and the fan-out's
         self.clients: dict[tuple, _Client] = {}
         self.refused = 0
         self.send_failures = 0
+        self.foreign = 0  # datagrams from addresses not allowed: dropped unanswered
+        self.lost = 0  # records not forwarded: the front ends' queue was full
         self._second = 0
         self._lines_this_second = 0
         self._unshown = 0
+        self._fanout = Fanout(self._deliver, self._count_lost)
 
     def fileno(self) -> int:
         return self.sock.fileno()
 
     def close(self) -> None:
+        self._fanout.close()
         with contextlib.suppress(OSError):
             self.sock.close()
 
@@ -121,7 +136,10 @@ class FrontEndPort:
                 break
             except OSError:
                 continue  # an ICMP error for an earlier send to a gone front end
-            self.handle(data, addr)
+            if self.access.admits(addr[0]):
+                self.handle(data, addr)
+            else:
+                self.foreign += 1  # no answer: a stranger learns nothing
         self.roll()
 
     def handle(self, data: bytes, addr: tuple) -> None:
@@ -134,16 +152,18 @@ class FrontEndPort:
             self._refuse(addr, data[1] if len(data) > 1 else 0, str(exc))
             return
         if isinstance(packet, Attach):
-            if client is None and len(self.clients) >= MAX_FRONT_ENDS and not self._drop_stale():
-                self._refuse(addr, data[1], f"{MAX_FRONT_ENDS} front ends already attached")
-                return
-            self.clients[addr] = client = _Client(packet.channels, self._clock())
+            if client is None and len(self.clients) >= MAX_FRONT_ENDS:
+                self._reclaim()
+            client = _Client(packet.channels, self._clock())
             self._send(addr, attach_packet(client.next_seq()))
+            with self._lock:
+                self.clients[addr] = client
             self._out(f"{F_END}Attached Chan={packet.channels:08b}")
         elif client is None:
             self._refuse(addr, data[1], "not attached: send ATTACH (0x80) first")
         elif isinstance(packet, Detach):
-            del self.clients[addr]
+            with self._lock:
+                del self.clients[addr]
         elif isinstance(packet, SaveDict):
             try:
                 saved = self._save_dic()
@@ -158,40 +178,70 @@ class FrontEndPort:
             if reason is not None:
                 self._refuse(addr, data[1], reason)
 
-    def _drop_stale(self) -> bool:
-        """Detach the front end silent longest if it is stale; whether one was."""
-        addr, client = min(self.clients.items(), key=lambda item: item[1].heard)
+    def _reclaim(self) -> None:
+        """The port is full and a new front end attaches: detach the one silent longest
+        among those of the address holding the most places (a QView killed without
+        DETACH, or one process holding many places)."""
+        places = collections.Counter(addr[0] for addr in self.clients)
+        most = max(places.values())
+        addr, client = min(
+            ((a, c) for a, c in self.clients.items() if places[a[0]] == most),
+            key=lambda item: item[1].heard,
+        )
+        with self._lock:
+            del self.clients[addr]
         silent = self._clock() - client.heard
-        if silent < FRONT_END_STALE_S:
-            return False
-        del self.clients[addr]
-        self._out(f"{F_END}Detached {addr[0]}:{addr[1]}, silent for {silent:.0f} s: port full")
-        return True
+        line = f"{F_END}Detached {addr[0]}:{addr[1]}, silent for {silent:.0f} s: port full"
+        self._out(line)
+        if client.channels & CHAN_TEXT:
+            self._send(addr, text_packet(client.next_seq(), TEXT_REC, line))
 
-    def forward(self, events: Iterable[QSEvent]) -> None:
+    def forward(self, events: list[QSEvent]) -> None:
+        """Queue the target's records for the front ends (the fan-out thread sends them):
+        never waits, and never formats here."""
+        if self.clients and events:
+            self._fanout.put(events, len(events))
+
+    def _count_lost(self, records: int) -> None:
+        with self._lock:
+            self.lost += records
+            for client in self.clients.values():
+                client.lost += records
+
+    def _deliver(self, item: list[QSEvent] | tuple[tuple | None, int, str]) -> None:
+        """The fan-out thread: one queued batch of records, or one line of the host's."""
+        if isinstance(item, tuple):
+            addr, rec, line = item
+            with self._lock:
+                clients = [(a, c) for a, c in self.clients.items() if addr in (None, a)]
+            for a, client in clients:
+                if client.channels & CHAN_TEXT:
+                    self._send(a, text_packet(client.next_seq(), rec, line), client)
+            return
+        self._send_records(item)
+
+    def _send_records(self, events: Iterable[QSEvent]) -> None:
         """The target's records to every attached front end; QSPY's lines to those that
         asked for text. The host prints the lines itself."""
-        if not self.clients:
-            return
+        with self._lock:
+            clients = list(self.clients.items())
         for event in events:
             cls = event.__class__
             raw = event.raw if cls is Record or cls is Malformed else None
             rec = raw[1] if raw is not None and len(raw) > 1 else 0
             lines = None
-            for addr, client in list(self.clients.items()):
+            for addr, client in clients:
                 if raw is not None and rec != 0 and client.channels & CHAN_BINARY:
-                    self._send(addr, binary_packet(raw))
+                    self._send(addr, binary_packet(raw), client)
                 if client.channels & CHAN_TEXT and rec not in NOT_TEXT:
                     lines = event_lines(event) if lines is None else lines
                     for line in lines:
-                        self._send(addr, text_packet(client.next_seq(), rec, line))
+                        self._send(addr, text_packet(client.next_seq(), rec, line), client)
 
-    def text(self, line: str, rec: int = TEXT_REC) -> None:
+    def text(self, line: str, rec: int = TEXT_REC, addr: tuple | None = None) -> None:
         """One of the host's own lines (saving dictionaries, held-back refusals), to the
-        front ends' text channels."""
-        for addr, client in list(self.clients.items()):
-            if client.channels & CHAN_TEXT:
-                self._send(addr, text_packet(client.next_seq(), rec, line))
+        front ends' text channels (``addr``'s only, when given), in turn with records."""
+        self._fanout.put((addr, rec, line), 0)
 
     def _line(self, line: str, rec: int) -> None:
         self._out(line)
@@ -206,9 +256,8 @@ class FrontEndPort:
         self._lines_this_second += 1
         line = F_ERROR + reason
         self._out(line)
-        client = self.clients.get(addr)
-        if client is not None and client.channels & CHAN_TEXT:
-            self._send(addr, text_packet(client.next_seq(), rec, line))
+        if addr in self.clients:
+            self.text(line, rec, addr)
 
     def roll(self) -> None:
         """At a new second: refusal lines may be shown again; say how many were not."""
@@ -220,11 +269,13 @@ class FrontEndPort:
             unshown, self._unshown = self._unshown, 0
             self._line(f"{F_ERROR}{unshown} more datagrams refused (lines not shown)", TEXT_REC)
 
-    def _send(self, addr: tuple, packet: bytes) -> None:
+    def _send(self, addr: tuple, packet: bytes, client: _Client | None = None) -> None:
         try:
             self.sock.sendto(packet, addr)
         except OSError:
             self.send_failures += 1  # a full socket buffer or a gone front end
+            if client is not None:
+                client.lost += 1
 
 
 class DashboardFrontEnds:
@@ -234,26 +285,19 @@ class DashboardFrontEnds:
     ``rx`` checks, its ``send_rx`` sends), or UserError when no QS target is connected;
     front ends may attach before one is. ``log(level, line)`` is the dashboard's log.
     A thread reads the port; the link's reader thread hands the target's records over
-    as a QS listener (``qs_events``), so front ends see what the dashboard profiles.
+    as a QS listener (``qs_events``), which only queues them for the port's fan-out
+    thread, so front ends see what the dashboard profiles and never slow it.
     """
 
     def __init__(
-        self,
-        port: int,
-        control: Callable[[], Any],
-        log: Callable[[str, str], None],
-        *,
-        allow_remote: bool = False,
+        self, access: UdpAccess, control: Callable[[], Any], log: Callable[[str, str], None]
     ) -> None:
         self._control = control
         self._log = log
         self._none = RxCommands(lambda: (QSConfig(), Dictionaries()))  # no target yet
-        self._lock = threading.Lock()  # the port's clients: reader thread and ours
+        self._lock = threading.Lock()  # the port's counters: this thread's, read whole
         self._stop = threading.Event()
-        self.port = FrontEndPort(
-            port, self._commands, self._send, self._out, self._save_dic,
-            allow_remote=allow_remote,
-        )  # fmt: skip
+        self.port = FrontEndPort(access, self._commands, self._send, self._out, self._save_dic)
         self._thread = threading.Thread(target=self._run, name="mcuprof-qspy-udp", daemon=True)
 
     @property
@@ -270,7 +314,7 @@ class DashboardFrontEnds:
         self.port.close()
 
     def _run(self) -> None:
-        dropped = 0
+        said = [0, 0, 0]
         while not self._stop.is_set():
             try:
                 ready, _, _ = select.select([self.port], [], [], POLL_S)
@@ -283,16 +327,15 @@ class DashboardFrontEnds:
                     self.port.roll()
                 except Exception as exc:  # a bug must not end the port: say it, go on
                     self._log("error", f"QSPY front end: {type(exc).__name__}: {exc}")
-                failures = self.port.send_failures
-            if failures > dropped:  # said at most once per POLL_S, with the total
-                dropped = failures
-                self._log("warning", f"QSPY front end: {dropped} packets to front ends dropped "
-                          "(a front end's socket buffer was full, or it is gone)")  # fmt: skip
+                counts = [self.port.send_failures, self.port.lost, self.port.foreign]
+            for i, (count, text) in enumerate(zip(counts, LOSSES, strict=True)):
+                if count > said[i]:  # said at most once per POLL_S, with the total
+                    said[i] = count
+                    self._log("warning", f"QSPY front end: {count:,} {text}")
 
-    # QS listener (the link's reader thread)
+    # QS listener (the link's reader thread): queued, never sent from here
     def qs_events(self, events: list[QSEvent]) -> None:
-        with self._lock:
-            self.port.forward(events)
+        self.port.forward(events)
 
     def qs_reset(self) -> None:
         pass  # front ends follow the target's own reset records

@@ -61,13 +61,12 @@ def _sessions_router() -> Any:
 
 def _qspy_udp(settings: Settings, live: LiveSession) -> Any:
     """``serve --qspy-udp``: QSPY's front-end port, a listener of the live QS events."""
-    if settings.qspy_udp is None:
+    access = settings.qspy_udp_access()
+    if access is None:
         return None
     from ..link.qs_udp import DashboardFrontEnds
 
-    port = DashboardFrontEnds(
-        settings.qspy_udp, live.control, live.on_log, allow_remote=settings.allow_remote
-    )
+    port = DashboardFrontEnds(access, live.control, live.on_log)
     live.qs_listeners.append(port)
     return port
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..link.qs_udp_access import UdpAccess, udp_access
 from ..paths import default_elf
 from ..store.location import resolve_data_dir
 
@@ -52,7 +53,10 @@ class Settings:
     sim_baud: int | None = 4_000_000  # pace of the simulated link unless sim://?baud= says
     qs_tick_hz: int = 1_000_000  # QS timestamp ticks per second (QS_onGetTime's clock)
     proto: str | None = None  # "qs": ``port`` is a QS target (serial or socket://)
-    qspy_udp: int | None = None  # QSPY's front-end UDP port beside the dashboard (0: any)
+    # QSPY's front-end UDP port beside the dashboard (0: any), or "HOST:PORT"; on
+    # ``host`` unless it names another; ``qspy_udp_allow``: who may attach (ADDR,...).
+    qspy_udp: int | str | None = None
+    qspy_udp_allow: str | None = None
     budgets: tuple[Any, ...] = ()  # profile.budget.Budget: serve --budgets, checked live
     budgets_file: str | None = None
     tags: dict[str, str] = field(default_factory=dict)  # given to every stored capture
@@ -94,6 +98,14 @@ class Settings:
     def any_host(self) -> bool:
         # Bound to every interface in token mode: the token, not the name, is the guard.
         return self.allow_remote and self.host in ("0.0.0.0", "::")
+
+    def qspy_udp_access(self) -> UdpAccess | None:
+        """Where the front-end port binds and whom it admits; UserError when refused."""
+        if self.qspy_udp is None:
+            return None
+        return udp_access(
+            str(self.qspy_udp), self.host, self.allow_remote, self.qspy_udp_allow, "--qspy-udp"
+        )
 
     def device_port(self) -> str:
         if self.port is not None:
