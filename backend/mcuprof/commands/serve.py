@@ -124,6 +124,16 @@ def build_settings(args: argparse.Namespace) -> Settings:
     )
 
 
+def _simulated_label(settings: Settings) -> str:
+    """The simulator's name as the page's device card gives it: the QS one or the
+    MiniProfiler one."""
+    from ..link.open import LinkProtocol, QSProtocol
+    from ..link.qs_link import is_qs_port
+
+    qs = settings.proto == "qs" or (settings.port is not None and is_qs_port(settings.port))
+    return QSProtocol.simulated if qs else LinkProtocol.simulated
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -139,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.token:
         url += f"?token={settings.token}"
     app = create_app(settings)
-    device = "Simulated device" if settings.simulated else settings.device_port()
+    device = _simulated_label(settings) if settings.simulated else settings.device_port()
     print(f"mcuprof: dashboard on {url}  ({device})", flush=True)
     if settings.token:
         print(
