@@ -26,7 +26,7 @@ const STYLE = `
 .qsf-picker { display: flex; flex-wrap: wrap; gap: 4px; flex: none; max-height: 56px; overflow-y: auto; }
 .qsf-pick { display: inline-flex; gap: 5px; align-items: center; height: 22px; padding: 0 8px; border-radius: 11px;
   border: 1px solid var(--line-2); background: var(--bg); color: var(--text); cursor: pointer; font-size: 11.5px; max-width: 220px; }
-.qsf-pick.on { background: rgba(76,154,255,.22); border-color: var(--accent); }
+.qsf-pick.on { background: var(--select-bg); border-color: var(--accent); }
 .qsf-pick span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .qsf-pick .n { color: var(--muted); font-size: 10.5px; }
 .qsf-box { position: relative; flex: 1; min-height: 0; overflow: auto; border: 1px solid var(--line); border-radius: 8px;
@@ -38,34 +38,34 @@ const STYLE = `
 .qsf svg .life { stroke: var(--line-2); }
 .qsf svg .sys { stroke: var(--line-2); stroke-dasharray: 4 3; }
 .qsf svg .obox { fill: var(--panel); stroke: var(--muted); }
-.qsf svg .post { stroke: #4c9aff; fill: none; stroke-width: 1.4; }
-.qsf svg .post-head { fill: #4c9aff; }
-.qsf svg .attempt { stroke: #e3a83a; fill: none; stroke-dasharray: 5 3; stroke-width: 1.4; }
-.qsf svg .attempt-head { fill: #e3a83a; }
-.qsf svg .lifo { stroke: #a37cf0; fill: none; stroke-width: 1.4; }
-.qsf svg .pub { stroke: #3fb950; stroke-dasharray: 2 3; }
-.qsf svg .star { fill: #3fb950; }
-.qsf svg .te { stroke: #a37cf0; stroke-dasharray: 3 2; fill: none; stroke-width: 1.4; }
-.qsf svg .te-head { fill: #a37cf0; }
-.qsf svg .state { fill: rgba(227,168,58,.18); stroke: #e3a83a; }
+.qsf svg .post { stroke: var(--accent); fill: none; stroke-width: 1.4; }
+.qsf svg .post-head { fill: var(--accent); }
+.qsf svg .attempt { stroke: var(--amber); fill: none; stroke-dasharray: 5 3; stroke-width: 1.4; }
+.qsf svg .attempt-head { fill: var(--amber); }
+.qsf svg .lifo { stroke: var(--violet); fill: none; stroke-width: 1.4; }
+.qsf svg .pub { stroke: var(--green); stroke-dasharray: 2 3; }
+.qsf svg .star { fill: var(--green); }
+.qsf svg .te { stroke: var(--violet); stroke-dasharray: 3 2; fill: none; stroke-width: 1.4; }
+.qsf svg .te-head { fill: var(--violet); }
+.qsf svg .state { fill: var(--amber-bg); stroke: var(--amber); }
 .qsf svg .tick { stroke: var(--faint); stroke-dasharray: 1 3; }
 .qsf svg .note { font-style: italic; fill: var(--muted); }
 .qsf svg .disp { cursor: pointer; }
-.qsf svg .disp rect.act { fill: rgba(76,154,255,.30); stroke: #4c9aff; }
-.qsf svg .disp:hover rect.act, .qsf svg .disp.sel rect.act { fill: #4c9aff; }
+.qsf svg .disp rect.act { fill: var(--select-bg); stroke: var(--accent); }
+.qsf svg .disp:hover rect.act, .qsf svg .disp.sel rect.act { fill: var(--accent); }
 .qsf svg .disp.sel text { font-weight: 700; }
 .qsf svg .row-hit { fill: transparent; }
-.qsf svg .row-hit:hover { fill: rgba(76,154,255,.06); }
-.qsf svg .span { stroke: rgba(0,0,0,.25); }
+.qsf svg .row-hit:hover { fill: var(--hover-bg); }
+.qsf svg .span { stroke: var(--line-2); }
 .qsf svg .span:hover { stroke: var(--text); stroke-width: 1.5; }
-.qsf svg .span-label { font: 11px system-ui, sans-serif; fill: #111; pointer-events: none; }
+.qsf svg .span-label { font: 11px system-ui, sans-serif; fill: var(--frame-text); pointer-events: none; }
 .qsf svg .sm-name { font: 12px system-ui, sans-serif; fill: var(--text); }
 .qsf svg .axis { stroke: var(--line-2); }
 .qsf svg .axis-label { font: 10.5px system-ui, sans-serif; fill: var(--muted); }
 .qsf-empty { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; padding: 20px;
   color: var(--muted); text-align: center; line-height: 1.5; pointer-events: none; }
-.qsf-tip { position: fixed; z-index: 30; pointer-events: none; background: var(--panel); border: 1px solid var(--line-2);
-  border-radius: 6px; padding: 6px 9px; font-size: 12px; line-height: 1.5; box-shadow: 0 4px 16px rgba(0,0,0,.35);
+.qsf-tip { position: fixed; z-index: 30; pointer-events: none; border: 1px solid var(--line-2);
+  border-radius: 6px; padding: 6px 9px; font-size: 12px; line-height: 1.5; box-shadow: 0 4px 16px var(--shadow); color: var(--tip-text); background: var(--tip-bg);
   max-width: 420px; white-space: pre-line; }
 `;
 

@@ -106,8 +106,10 @@ def build_settings(args: argparse.Namespace) -> Settings:
     qspy_udp = getattr(args, "qspy_udp", None)
     if qspy_udp is not None and not 0 <= qspy_udp <= 65535:
         raise UserError(f"--qspy-udp {qspy_udp}: a UDP port from 0 to 65535")
-    if args.sim_rate is not None and not 1 <= args.sim_rate <= 5_000_000:
-        raise UserError("--sim-rate must be between 1 and 5000000")
+    from ..link.simulator import MAX_SIM_RATE
+
+    if args.sim_rate is not None and not 1 <= args.sim_rate <= MAX_SIM_RATE:
+        raise UserError(f"--sim-rate must be between 1 and {MAX_SIM_RATE}")
     return Settings(
         host=args.host,
         http_port=args.http_port,
