@@ -160,7 +160,7 @@ export function initTimeline(ctx) {
         }
       }
       if (picked && picked.depth === data.depth[i] && picked.start === data.start_us[i]) {
-        g.strokeStyle = themeColor("--frame-selected", "#ffffff"); // light on dark, dark on light
+        g.strokeStyle = themeColor("--text", "#d6dbe2"); // light on dark, dark on light
         g.lineWidth = 2;
         g.strokeRect(cx + 1, y + 1, Math.max(1, cw - 3), rowPx - 3);
       }
