@@ -124,6 +124,20 @@ function parseColour(c) {
   return [hue(h + 1 / 3), hue(h), hue(h - 1 / 3)].map((v) => Math.round(v * 255));
 }
 
+// A list of colours of the theme ("--series: #a, #b, ..."): a chart's series, the QS
+// flow's states. The fallback where the page defines none.
+export function themeList(name, fallback) {
+  const text = themeColor(name, "");
+  const list = text ? text.split(",").map((c) => c.trim()).filter(Boolean) : [];
+  return list.length ? list : fallback;
+}
+
+// The i-th colour of the theme's chart series, round the list.
+export function seriesColour(i) {
+  const list = themeList("--series", ["#4c9aff"]);
+  return list[i % list.length];
+}
+
 // Microseconds at full precision ("2,243,117 µs"; fractions to the ns), for details.
 export function fmtUs(us) {
   if (us === null || us === undefined) return "—";

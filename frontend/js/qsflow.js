@@ -6,7 +6,7 @@
 // from the target: it goes in as text (textContent, attributes), never as markup.
 
 import { el, injectStyle } from "./dom.js";
-import { fitLabel, fmtInt, fmtTime, fmtUs, plural } from "./format.js";
+import { fitLabel, fmtInt, fmtTime, fmtUs, plural, themeList } from "./format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW = 24; // px per diagram row
@@ -72,16 +72,17 @@ const STYLE = `
 // States told apart by colour: a palette of distinct light hues (dark labels on them),
 // handed out in the order states are first seen and kept for the page's life, so a
 // state keeps its colour across refreshes and a machine's few states never share one.
-const STATE_COLORS = ["#e6d36a", "#f5a3c7", "#a8c97f", "#8fb3ff", "#f2b45c", "#6fd3cf", "#c3a6f5", "#f28b82",
-  "#d7b98e", "#9ecbff", "#ffb38a", "#7fd18b"];
-const stateColors = new Map();
+// The palette is the theme's (--state-fills); a state keeps its place in it.
+const STATE_FALLBACK = ["#e6d36a", "#f5a3c7", "#a8c97f", "#8fb3ff"];
+const stateSlots = new Map();
 function stateColor(name) {
-  let c = stateColors.get(name);
-  if (c === undefined) {
-    c = STATE_COLORS[stateColors.size % STATE_COLORS.length];
-    stateColors.set(name, c);
+  let k = stateSlots.get(name);
+  if (k === undefined) {
+    k = stateSlots.size;
+    stateSlots.set(name, k);
   }
-  return c;
+  const fills = themeList("--state-fills", STATE_FALLBACK);
+  return fills[k % fills.length];
 }
 
 function svg(tag, attrs = {}, text = null) {

@@ -5,7 +5,7 @@
 // bad lines, timestamp overflows.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtHz, fmtInt, fmtPct, fmtTime, themeColor } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtTime, seriesColour, themeColor } from "./format.js";
 import { loadPlotly, themedPlot } from "./plotly.js";
 
 const STYLE = `
@@ -334,7 +334,7 @@ export async function mount(container, ctx) {
       return {
         type: "scatter", mode: "markers", name: esc(name),
         x: idx.map((j) => xs[j]), y: idx.map(() => esc(name)),
-        marker: { symbol: "line-ns-open", size: 16, line: { width: 2 }, color: ["#4c9aff", "#e3a83a", "#3fb950", "#f0605a", "#b48cff", "#4dd0e1"][i % 6] },
+        marker: { symbol: "line-ns-open", size: 16, line: { width: 2 }, color: seriesColour(i) },
         hovertemplate: `%{y}<br>${useTime ? "%{x:.3f} ms" : "cycle %{x:,}"}<extra></extra>`,
       };
     });
