@@ -250,11 +250,31 @@ def test_qs_target_and_an_opened_miniprofiler_session(app: App) -> None:
     expect(pg.locator("#sim-rate")).to_be_hidden()  # the QS simulator has no such rate
     pg.get_by_role("button", name="Connect", exact=True).click()
     expect(pg.locator("#conn-state")).to_contain_text("Ready · Simulated QS target")
+    capture(pg, 1500)  # RTC steps for the Sequence and States views
     _tab(pg, "QS")
     expect(pg.locator("#qs-log .qs-row").first).to_be_visible(timeout=15_000)
     for theme in THEMES:
         _theme(pg, theme)
-        _readable(pg, f"QS tab, {theme}")
+        shown = {
+            "trace": "#qs-log .qs-row",
+            "sequence": "#qsf-seq .disp",
+            "states": "#qsf-states rect.span",
+            "control": "#qs-cmd-p1",
+        }
+        for view, sel in shown.items():
+            pg.locator(f"#qs-mode-{view}").click()
+            expect(pg.locator(sel).first).to_be_visible(timeout=15_000)
+            if view == "states":  # the widest span's tooltip
+                box = pg.evaluate(
+                    """(sel) => [...document.querySelectorAll(sel)]
+                        .map(e => e.getBoundingClientRect()).sort((a, b) => b.width - a.width)
+                        .map(r => ({x: r.x + r.width / 2, y: r.y + r.height / 2}))[0]""",
+                    sel,
+                )
+                pg.mouse.move(box["x"], box["y"])
+                expect(pg.locator("#qsf-tip")).to_be_visible()
+            _readable(pg, f"QS tab, {view}, {theme}")
+    pg.locator("#qs-mode-trace").click()
     expect(pg.locator("#h-qs-frames")).to_be_visible()
 
     _tab(pg, "Sessions")
