@@ -16,6 +16,7 @@ The tests run in file order on the one page (each leaves the page as the next ex
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import urllib.request
@@ -221,6 +222,12 @@ def test_the_simulated_devices_rate_is_set_in_the_page(app: App) -> None:
     pg.locator("#port-select").select_option("sim://")
     rate = pg.locator("#sim-rate")
     expect(rate).to_be_visible()
+    pg.set_viewport_size({"width": 1024, "height": 768})  # the bar's narrowest one-row width
+    boxes = [pg.locator(s).bounding_box() for s in ("#port-select", "#sim-rate", "#baud")]
+    pg.set_viewport_size({"width": 1440, "height": 900})
+    assert all(b is not None for b in boxes)
+    for left, right in itertools.pairwise(boxes):  # side by side, none over the next
+        assert left["x"] + left["width"] <= right["x"] + 0.5, boxes
     rate.fill("9999999")  # the field's own bounds stop it in the page...
     pg.get_by_role("button", name="Connect", exact=True).click()
     assert rate.evaluate("e => e.validity.rangeOverflow") is True
