@@ -3,7 +3,7 @@
 // labels and colours are the same everywhere. Input: the server's icicle payload
 // (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
 
-import { fitLabel, fmtPct, nameColor, readableOn, themeColor } from "./format.js";
+import { fitLabel, fmtPct, labelInks, nameColor, readableOn, themeColor } from "./format.js";
 
 let ROOT_COLOR = "#3b4350";
 let OTHER_COLOR = "#4a525e";
@@ -111,6 +111,7 @@ export class FlameCanvas {
     PALE_TEXT = themeColor("--frame-pale-text", "#d6dbe2");
     const hoverLine = themeColor("--frame-hover", "#4c9aff");
     const selectedLine = themeColor("--frame-selected", "#ffffff");
+    const inks = labelInks();
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
     this.rects = [];
@@ -163,7 +164,7 @@ export class FlameCanvas {
       if (w >= minText) {
         text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
         if (text) {
-          ink = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : readableOn(fill);
+          ink = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : readableOn(fill, inks);
           g.fillStyle = ink;
           g.fillText(text, x + 4, y + h / 2 + 0.5);
         }

@@ -73,10 +73,14 @@ export function themeColor(name, fallback) {
 // light one, whichever has the higher WCAG contrast against it. Near-black and white
 // between them give at least 4.5:1 on any fill (the crossover sits at a luminance of
 // about 0.18), so no palette entry, warm hue or the diff's deep blue, is left unreadable.
+// ``inks``: labelInks(), read once per draw (a style lookup per frame would cost more
+// than the drawing).
 const inkCache = new Map();
-export function readableOn(fill) {
-  const dark = themeColor("--frame-text", "#000000");
-  const light = themeColor("--frame-text-light", "#ffffff");
+export function labelInks() {
+  return [themeColor("--frame-text", "#000000"), themeColor("--frame-text-light", "#ffffff")];
+}
+export function readableOn(fill, inks = labelInks()) {
+  const [dark, light] = inks;
   const key = `${fill}|${dark}|${light}`;
   let ink = inkCache.get(key);
   if (ink === undefined) {

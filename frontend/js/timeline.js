@@ -5,7 +5,7 @@
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
 import { ROW_PX } from "./flamecanvas.js"; // fixed, compact rows, as the flame graph's
-import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, readableOn, shortName, themeColor, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, fmtUs, labelInks, nameColor, plural, readableOn, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
 let DIM = "#2a3039"; // the theme's, read at each draw
@@ -121,6 +121,8 @@ export function initTimeline(ctx) {
     const [a, b] = current();
     const scale = W / (b - a || 1);
     DIM = themeColor("--frame-dim", "#2a3039");
+    const inks = labelInks();
+    const dimInk = themeColor("--frame-pale-text", "#d6dbe2");
     drawAxis(g, W, H, a, b);
     if (ctx.window) {
       const x0 = (ctx.window[0] - a) * scale;
@@ -155,7 +157,7 @@ export function initTimeline(ctx) {
       if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
         text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === DIM ? themeColor("--frame-pale-text", "#d6dbe2") : readableOn(fill);
+          g.fillStyle = fill === DIM ? dimInk : readableOn(fill, inks);
           g.fillText(text, cx + 4, y + rowPx / 2);
         }
       }
