@@ -45,6 +45,9 @@ const STYLE = `
 .cmp td.noise { color: var(--muted); }
 `;
 
+// The diff's red-white-blue is a data scale, not a theme colour: the same in both themes,
+// in the legend's ramp and in the diff SVG export (diff/, tests/compare pin its values);
+// the labels on it take the theme's readable ink (format.readableOn).
 // Colour strength follows the size of the change in points of self-time share: full
 // red/blue at the largest change, but never for less than FULL_PTS points, so a 0.4-point
 // wobble stays pale (the legend shows the scale).
