@@ -17,6 +17,8 @@ export function initConnection(ctx) {
   const listenField = document.getElementById("listen-field");
   const listenUrl = document.getElementById("listen-url");
   const baud = document.getElementById("baud");
+  const rateField = document.getElementById("rate-field");
+  const simRate = document.getElementById("sim-rate");
   const elfSelect = document.getElementById("elf-select");
   const upload = document.getElementById("elf-upload");
   const connectBtn = document.getElementById("connect");
@@ -60,6 +62,11 @@ export function initConnection(ctx) {
 
   function selectPort(value) {
     if (!value) value = SIM;
+    if (value.startsWith(SIM) && !value.includes("proto=qs")) {
+      // The rate the simulated device runs at, as its URL says (the server fills it in).
+      const rate = new URLSearchParams(value.split("?")[1] || "").get("rate");
+      if (rate) simRate.value = String(Number(rate));
+    }
     if (value.startsWith(SIM)) value = value.includes("proto=qs") ? SIM_QS : SIM;
     if (value.startsWith("socket://")) {
       tcpUrl.value = value;
@@ -85,6 +92,7 @@ export function initConnection(ctx) {
   function showFields() {
     tcpField.hidden = portSelect.value !== TCP;
     listenField.hidden = portSelect.value !== LISTEN;
+    rateField.hidden = portSelect.value !== SIM || !!ctx.state?.connected;
     const fixed = fixedProto();
     if (fixed) protoSelect.value = fixed;
     // Only serial and TCP ports can speak either protocol: ask only for those.
@@ -116,6 +124,8 @@ export function initConnection(ctx) {
   function chosenPort() {
     if (portSelect.value === TCP) return tcpUrl.value.trim();
     if (portSelect.value === LISTEN) return listenUrl.value.trim();
+    // The server checks the rate's bounds (MAX_SIM_RATE) and says so in one line.
+    if (portSelect.value === SIM && simRate.value.trim()) return `${SIM}?rate=${encodeURIComponent(simRate.value.trim())}`;
     return portSelect.value;
   }
 
@@ -193,6 +203,9 @@ export function initConnection(ctx) {
     listenUrl.disabled = busy || connected;
     protoSelect.disabled = busy || connected || !!fixedProto();
     baud.disabled = busy || connected;
+    simRate.disabled = busy || connected;
+    // Only while choosing a port: connected, the bar's room goes to the port's name.
+    rateField.hidden = portSelect.value !== SIM || connected;
     refreshBtn.disabled = busy || connected;
     // A QS target names its objects, states and signals in its own dictionaries: while
     // one is connected the ELF is not used, so the picker says so rather than show one.

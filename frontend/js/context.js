@@ -2,7 +2,7 @@
 // a tiny event bus and the error banner.
 
 import { getJSON, postFile, postJSON } from "./api.js";
-import { fmtTime } from "./format.js";
+import { fmtTime, fmtWindow } from "./format.js";
 
 export function createContext() {
   const listeners = new Map();
@@ -46,8 +46,9 @@ export function createContext() {
       ctx.window = win;
       const chip = document.getElementById("window-chip");
       if (win) {
+        const origin = ctx.state?.range?.[0] ?? 0;
         chip.querySelector(".chip-text").textContent =
-          `Window ${fmtTime(win[0] - (ctx.state?.range?.[0] ?? 0))} – ${fmtTime(win[1] - (ctx.state?.range?.[0] ?? 0))}`;
+          `Window ${fmtWindow(win[0] - origin, win[1] - origin)} (${fmtTime(win[1] - win[0])})`;
         chip.hidden = false;
       } else {
         chip.hidden = true;

@@ -84,7 +84,11 @@ export function initDevice(ctx) {
     }
     if (wasReplaying && !replay) {
       ctx.emit("sessions-changed");
-      ctx.notify("Replay finished: its data stays in the views; the device is back.", "info");
+      // An Open shows the session: the views say so already (the source line); only a
+      // replay the user watched has news at its end.
+      if (!state?.health?.opened?.open) {
+        ctx.notify("Replay finished: its data stays in the views; the device is back.", "info");
+      }
     }
     wasReplaying = !!replay;
   }
@@ -102,13 +106,19 @@ export function initDevice(ctx) {
     const opened = h.opened;
     const records = h.profile_records ? plainRecords(h.profile_records) : "no records yet";
     let kind = "Live";
-    let text = state?.connected ? `${state?.device?.label || "device"} · ${records}` : "No device connected";
+    let text = `${state?.device?.label || "device"} · ${records}`;
+    if (!state?.connected) {
+      // After Disconnect the views keep the last capture: say that is what they show.
+      kind = h.profile_records ? "Last capture" : "No device";
+      text = h.profile_records ? `${records} · the device is disconnected`
+        : "Connect a device, or open a stored session (Sessions)";
+    }
     if (opened) {
       kind = h.replay ? "Replay" : "Stored session";
       const total = opened.records != null ? plainRecords(opened.records) : records;
       text = `${opened.id} · ${opened.name} · captured ${fmtWhen(opened.captured_at)} · ${h.replay ? `${fmtInt(h.replay.received)} of ` : ""}${total}`;
     }
-    line.className = `source-line ${opened ? (h.replay ? "replay" : "stored") : "live"}`;
+    line.className = `source-line ${opened ? (h.replay ? "replay" : "stored") : state?.connected ? "live" : "stored"}`;
     $("source-kind").textContent = kind;
     $("source-text").textContent = text;
     line.title = `${kind}: ${text}`;
@@ -203,8 +213,12 @@ export function initDevice(ctx) {
     const pill = $("h-state");
     pill.textContent = label;
     pill.className = `pill ${label}`;
-    const qsh = h.qs;
-    $("health").classList.toggle("qs", !!qsh);
+    // The rows of the shown data's protocol: a stored session's own, else the link's (a
+    // MiniProfiler session opened while a QS target is connected has no QS frames).
+    const qs = stored ? stored.kind === "qs" : !!h.qs;
+    const qsh = qs ? h.qs : null;
+    $("health").classList.toggle("qs", qs);
+    for (const id of ["h-qs-frames", "h-qs-bad", "h-qs-gaps", "h-qs-steps"]) if (!qsh) $(id).textContent = "—";
     if (qsh) {
       $("h-qs-frames").textContent = fmtInt(qsh.frames);
       const bad = $("h-qs-bad");
@@ -235,7 +249,7 @@ export function initDevice(ctx) {
     loss.textContent = h.captured != null ? `${fmtInt(h.loss)} (${fmtPct(h.loss_pct)})` : "—";
     loss.className = `mono mp-only ${h.loss_pct > 1 ? "bad" : h.loss_pct > 0 ? "warn" : ""}`;
     const rec = $("h-reconcile");
-    rec.hidden = (h.captured == null || !!qsh) && !stored;
+    rec.hidden = (h.captured == null || qs) && !stored;
     rec.textContent = stored
       ? `Stored session ${stored.id}: ${fmtInt(h.received)} records as recorded. Its device counters were not stored.`
       : label === "profiling"
@@ -265,6 +279,12 @@ export function initDevice(ctx) {
     $("h-coverage").textContent = has ? `${fmtPct(icicle.coverage_pct)} of ${fmtTime(icicle.wall_us)}` : "—";
     $("h-outside").textContent = has ? fmtTime(Math.max(0, icicle.wall_us - icicle.profiled_us)) : "—";
   });
+
+  // The protocol of what the views show: an opened session's, else the link's.
+  ctx.shownKind = () => {
+    const stored = storedShown(ctx.state);
+    return stored ? stored.kind : ctx.state?.device?.kind;
+  };
 
   ctx.on("state", (state) => {
     ctx.state = state;

@@ -14,12 +14,12 @@ const STYLE = `
 .cmp-flame { position: relative; overflow-x: hidden; overflow-y: auto; max-height: 46%; min-height: 80px;
   border-bottom: 1px solid var(--line); }
 .cmp-flame canvas { display: block; }
-.cmp-tip { position: fixed; z-index: 50; background: #0b0d10; border: 1px solid var(--line-2); border-radius: 6px;
-  padding: 6px 8px; font: 12px var(--mono); white-space: pre; pointer-events: none; color: var(--text); }
+.cmp-tip { position: fixed; z-index: 50; background: var(--tip-bg); border: 1px solid var(--line-2); border-radius: 6px;
+  padding: 6px 8px; font: 12px var(--mono); white-space: pre; pointer-events: none; color: var(--tip-text); }
 .cmp-table { flex: 1; min-height: 0; overflow: auto; }
-.cmp td.up { color: #ff8a84; }
-.cmp td.down { color: #7fb4ff; }
-.cmp .legend-up { color: #ff8a84; } .cmp .legend-down { color: #7fb4ff; }
+.cmp td.up { color: var(--diff-up-text); }
+.cmp td.down { color: var(--diff-down-text); }
+.cmp .legend-up { color: var(--diff-up-text); } .cmp .legend-down { color: var(--diff-down-text); }
 .cmp-legend { display: inline-flex; align-items: center; gap: 6px; margin-left: 8px; vertical-align: middle; }
 .cmp-legend .ramp { width: 160px; height: 10px; border-radius: 3px; border: 1px solid var(--line-2);
   background: linear-gradient(90deg, rgb(0,0,255), rgb(235,235,235) 50%, rgb(255,0,0)); }
@@ -36,8 +36,8 @@ const STYLE = `
 .cmp-verdict { padding: 6px 10px; border-bottom: 1px solid var(--line); font-size: 12.5px; }
 .cmp-verdict .headline { font-weight: 650; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 .cmp-verdict .headline .pill { font-size: 11px; }
-.cmp-verdict.ok .headline .pill { background: var(--green-bg); color: var(--green); border: 1px solid var(--green); }
-.cmp-verdict.fail .headline .pill { background: var(--red-bg); color: var(--red); border: 1px solid var(--red); }
+.cmp-verdict.ok .headline .pill { background: var(--green-bg); color: var(--green-text); border: 1px solid var(--green); }
+.cmp-verdict.fail .headline .pill { background: var(--red-bg); color: var(--red-text); border: 1px solid var(--red); }
 .cmp-verdict .gate { color: var(--muted); margin-top: 2px; }
 .cmp-verdict .sections { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 3px; }
 .cmp-verdict .sections b { font-weight: 600; }
@@ -45,6 +45,9 @@ const STYLE = `
 .cmp td.noise { color: var(--muted); }
 `;
 
+// The diff's red-white-blue is a data scale, not a theme colour: the same in both themes,
+// in the legend's ramp and in the diff SVG export (diff/, tests/compare pin its values);
+// the labels on it take the theme's readable ink (format.readableOn).
 // Colour strength follows the size of the change in points of self-time share: full
 // red/blue at the largest change, but never for less than FULL_PTS points, so a 0.4-point
 // wobble stays pale (the legend shows the scale).

@@ -2,7 +2,7 @@
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
 import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
-import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
+import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, themeColor, throttle } from "./format.js";
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -160,7 +160,7 @@ export function initFlame(ctx, live) {
     if (d.wall_us === undefined) { foot.textContent = ""; return; }
     const outside = Math.max(0, d.wall_us - d.profiled_us);
     // A QS target's frames are run-to-completion steps, not instrumented functions.
-    const inside = ctx.state?.device?.kind === "qs" ? "RTC steps" : "instrumented functions";
+    const inside = ctx.shownKind() === "qs" ? "RTC steps" : "instrumented functions";
     foot.innerHTML =
       `<span title="Time inside ${inside} (nested calls once) against the wall time of ${scope}">` +
       `<b>Coverage ${esc(fmtPct(d.coverage_pct))}</b>: ${esc(fmtTime(d.profiled_us))} profiled of ` +
@@ -457,13 +457,13 @@ export function initFlame(ctx, live) {
       out.height = (head + h + 12) * 2;
       const g = out.getContext("2d");
       g.scale(2, 2);
-      g.fillStyle = "#161a20";
+      g.fillStyle = themeColor("--panel", "#161a20");
       g.fillRect(0, 0, width, head + h + 12);
       const { title, sub } = stored ? { title: stored.title, sub: stored.subtitle } : this.title();
-      g.fillStyle = "#e6e9ee";
+      g.fillStyle = themeColor("--text", "#d6dbe2");
       g.font = "600 16px system-ui, sans-serif";
       g.fillText(title, 8, 24);
-      g.fillStyle = "#8b95a3";
+      g.fillStyle = themeColor("--muted", "#8b95a3");
       g.font = "13px system-ui, sans-serif";
       g.fillText(sub, 8, 44);
       g.drawImage(flameCanvas, 8, head, width - 16, h);

@@ -3,7 +3,7 @@
 // labels and colours are the same everywhere. Input: the server's icicle payload
 // (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
 
-import { fitLabel, fmtPct, nameColor, themeColor } from "./format.js";
+import { fitLabel, fmtPct, labelInks, nameColor, readableOn, themeColor } from "./format.js";
 
 let ROOT_COLOR = "#3b4350";
 let OTHER_COLOR = "#4a525e";
@@ -109,6 +109,9 @@ export class FlameCanvas {
     OTHER_COLOR = themeColor("--frame-other", "#4a525e");
     DIM_COLOR = themeColor("--frame-dim", "#2a3039");
     PALE_TEXT = themeColor("--frame-pale-text", "#d6dbe2");
+    const hoverLine = themeColor("--frame-hover", "#4c9aff");
+    const selectedLine = themeColor("--frame-selected", "#ffffff");
+    const inks = labelInks();
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
     this.rects = [];
@@ -148,23 +151,25 @@ export class FlameCanvas {
       g.fillRect(x, y, Math.max(0.5, w - (w > 2 ? GAP : 0)), h);
       g.globalAlpha = 1;
       if (i === this.currentI) {
-        g.strokeStyle = "#4c9aff";
+        g.strokeStyle = hoverLine;
         g.lineWidth = 3;
         g.strokeRect(x + 1.5, y + 1.5, Math.max(1, w - GAP - 3), h - 3);
       } else if (this.selectedFid !== null && t.fids[i] === this.selectedFid && t.fids[i] >= 0) {
-        g.strokeStyle = "#ffffff";
+        g.strokeStyle = selectedLine;
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
       }
       let text = "";
+      let ink = null;
       if (w >= minText) {
         text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : "#15181d";
+          ink = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : readableOn(fill, inks);
+          g.fillStyle = ink;
           g.fillText(text, x + 4, y + h / 2 + 0.5);
         }
       }
-      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill });
+      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill, ink });
     }
     this.lastDrawMs = performance.now() - started;
   }

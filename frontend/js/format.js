@@ -18,6 +18,19 @@ export function fmtTime(us) {
   return `${sig3(us)} µs`;
 }
 
+// A window's bounds "32.900 s – 32.950 s": both in the unit of the larger, with enough
+// decimals that the window's width shows to two significant digits (fmtTime's three
+// significant digits would read "32.9 s – 32.9 s" for a 50 ms window at 32.9 s).
+export function fmtWindow(t0, t1) {
+  if (![t0, t1].every(Number.isFinite)) return "—";
+  const big = Math.max(Math.abs(t0), Math.abs(t1));
+  const [scale, unit] = UNITS.find(([s]) => big >= s) || UNITS[UNITS.length - 1];
+  const width = Math.abs(t1 - t0) / scale;
+  const digits = width > 0 ? Math.ceil(1 - Math.log10(width)) : 0;
+  const shown = Math.min(9, Math.max(digits, sig3(big / scale).split(".")[1]?.length ?? 0));
+  return `${(t0 / scale).toFixed(shown)} – ${(t1 / scale).toFixed(shown)} ${unit}`;
+}
+
 function sig3(v) {
   const a = Math.abs(v);
   return v.toFixed(a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2);
@@ -54,6 +67,79 @@ export function themeColor(name, fallback) {
   if (typeof getComputedStyle !== "function") return fallback;
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return v || fallback;
+}
+
+// The label colour that reads best on a canvas fill: the theme's dark frame text or its
+// light one, whichever has the higher WCAG contrast against it. Near-black and white
+// between them give at least 4.5:1 on any fill (the crossover sits at a luminance of
+// about 0.18), so no palette entry, warm hue or the diff's deep blue, is left unreadable.
+// ``inks``: labelInks(), read once per draw (a style lookup per frame would cost more
+// than the drawing).
+const inkCache = new Map();
+export function labelInks() {
+  return [themeColor("--frame-text", "#000000"), themeColor("--frame-text-light", "#ffffff")];
+}
+export function readableOn(fill, inks = labelInks()) {
+  const [dark, light] = inks;
+  const key = `${fill}|${dark}|${light}`;
+  let ink = inkCache.get(key);
+  if (ink === undefined) {
+    const l = luminance(fill);
+    ink = l === null || contrast(l, luminance(dark) ?? 0) >= contrast(l, luminance(light) ?? 1) ? dark : light;
+    if (inkCache.size > 4096) inkCache.clear();
+    inkCache.set(key, ink);
+  }
+  return ink;
+}
+
+export function contrast(la, lb) {
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+
+// WCAG relative luminance of "#rgb", "#rrggbb", "rgb(r, g, b)" or "hsl(h, s%, l%)"; null
+// for anything else.
+export function luminance(colour) {
+  const rgb = parseColour(String(colour).trim());
+  if (!rgb) return null;
+  const lin = (c) => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  return 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2]);
+}
+
+function parseColour(c) {
+  let m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(c);
+  if (m) {
+    const h = m[1].length === 3 ? [...m[1]].map((x) => x + x).join("") : m[1];
+    return [0, 2, 4].map((k) => parseInt(h.slice(k, k + 2), 16));
+  }
+  m = /^rgba?\(\s*([\d.]+)[\s,]+([\d.]+)[\s,]+([\d.]+)/i.exec(c);
+  if (m) return [Number(m[1]), Number(m[2]), Number(m[3])];
+  m = /^hsl\(\s*([\d.]+)[\s,]+([\d.]+)%[\s,]+([\d.]+)%/i.exec(c);
+  if (!m) return null;
+  const [h, s, l] = [Number(m[1]) / 360, Number(m[2]) / 100, Number(m[3]) / 100];
+  const q = l < 0.5 ? l * (1 + s) : l + s - l * s;
+  const p = 2 * l - q;
+  const hue = (t) => {
+    t = (t + 1) % 1;
+    if (t < 1 / 6) return p + (q - p) * 6 * t;
+    if (t < 1 / 2) return q;
+    if (t < 2 / 3) return p + (q - p) * (2 / 3 - t) * 6;
+    return p;
+  };
+  return [hue(h + 1 / 3), hue(h), hue(h - 1 / 3)].map((v) => Math.round(v * 255));
+}
+
+// A list of colours of the theme ("--series: #a, #b, ..."): a chart's series, the QS
+// flow's states. The fallback where the page defines none.
+export function themeList(name, fallback) {
+  const text = themeColor(name, "");
+  const list = text ? text.split(",").map((c) => c.trim()).filter(Boolean) : [];
+  return list.length ? list : fallback;
+}
+
+// The i-th colour of the theme's chart series, round the list.
+export function seriesColour(i) {
+  const list = themeList("--series", ["#4c9aff"]);
+  return list[i % list.length];
 }
 
 // Microseconds at full precision ("2,243,117 µs"; fractions to the ns), for details.

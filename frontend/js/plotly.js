@@ -37,6 +37,7 @@ function colours() {
   return {
     bg: themeColor("--panel-2", "#1c2129"), text: themeColor("--text", "#d6dbe2"),
     muted: themeColor("--muted", "#8b95a3"), line: themeColor("--line", "#272e38"),
+    accent: themeColor("--accent", "#4c9aff"),
   };
 }
 
@@ -45,7 +46,7 @@ function paint(layout, axis) {
   layout.paper_bgcolor = c.bg;
   layout.plot_bgcolor = c.bg;
   layout.font = { ...layout.font, color: c.text };
-  if (layout.hoverlabel) layout.hoverlabel = { ...layout.hoverlabel, bgcolor: c.bg, font: { ...layout.hoverlabel.font, color: c.text } };
+  if (layout.hoverlabel) layout.hoverlabel = { ...layout.hoverlabel, bgcolor: c.bg, bordercolor: c.accent, font: { ...layout.hoverlabel.font, color: c.text } };
   axis.gridcolor = c.line;
   axis.color = c.muted;
 }
@@ -57,7 +58,7 @@ function retheme() {
   for (const div of document.querySelectorAll(".js-plotly-plot")) {
     window.Plotly.relayout(div, {
       paper_bgcolor: c.bg, plot_bgcolor: c.bg, "font.color": c.text,
-      "hoverlabel.bgcolor": c.bg, "hoverlabel.font.color": c.text,
+      "hoverlabel.bgcolor": c.bg, "hoverlabel.bordercolor": c.accent, "hoverlabel.font.color": c.text,
       "xaxis.color": c.muted, "xaxis.gridcolor": c.line, "yaxis.color": c.muted,
     });
   }

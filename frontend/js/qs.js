@@ -49,7 +49,7 @@ const STYLE = `
   border: 1px solid var(--line-2); background: var(--bg); color: var(--text); cursor: pointer; font-size: 11.5px;
   max-width: 240px; }
 .qs-chip:hover { border-color: var(--muted); }
-.qs-chip.on { background: rgba(76,154,255,.22); border-color: var(--accent); }
+.qs-chip.on { background: var(--select-bg); border-color: var(--accent); }
 .qs-chip-label { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .qs-chip-n { color: var(--muted); font-size: 10.5px; font-variant-numeric: tabular-nums; }
 .qs-more { font-size: 11.5px; padding-top: 3px; }
@@ -59,13 +59,13 @@ const STYLE = `
 .qs-log-spacer { width: 1px; }
 .qs-row { position: absolute; left: 0; right: 0; height: 20px; line-height: 20px; display: flex; gap: 8px;
   padding: 0 10px; font-family: var(--mono); font-size: 12px; white-space: pre; min-width: max-content; }
-.qs-row:hover { background: rgba(76,154,255,.07); }
+.qs-row:hover { background: var(--hover-bg); }
 .qs-grp { flex: none; width: 46px; text-align: center; font-size: 10px; border-radius: 4px; margin: 3px 0; line-height: 14px;
   background: var(--panel-2); color: var(--muted); font-family: system-ui, sans-serif; letter-spacing: .3px; }
-.qs-grp.g-SM { color: #8fb3ff; } .qs-grp.g-AO { color: #e3a83a; } .qs-grp.g-MP { color: #3fb950; }
-.qs-grp.g-EQ { color: #19b5b0; } .qs-grp.g-TE { color: #a37cf0; } .qs-grp.g-QF { color: #b5d334; }
-.qs-grp.g-COMMS, .qs-grp.g-ERR { color: #fff; background: var(--red-bg); }
-.qs-grp[class*="g-U"] { color: #e35d9c; }
+.qs-grp.g-SM { color: var(--qs-sm); } .qs-grp.g-AO { color: var(--qs-ao); } .qs-grp.g-MP { color: var(--qs-mp); }
+.qs-grp.g-EQ { color: var(--qs-eq); } .qs-grp.g-TE { color: var(--qs-te); } .qs-grp.g-QF { color: var(--qs-qf); }
+.qs-grp.g-COMMS, .qs-grp.g-ERR { color: var(--qs-err); background: var(--red-bg); }
+.qs-grp[class*="g-U"] { color: var(--qs-user); }
 .qs-log-empty { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center;
   color: var(--muted); pointer-events: none; }
 .qs-plot { flex: 1; min-height: 200px; position: relative; }
@@ -75,7 +75,7 @@ const STYLE = `
 .qs-margins-table td.bad { color: var(--red); font-weight: 600; }
 .qs-margins-table th, .qs-margins-table td { padding-left: 8px; padding-right: 8px; }
 .qs-margins-table td.name { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
-.qs-kind { margin-left: 6px; font-size: 10.5px; color: var(--faint); font-family: system-ui, sans-serif; }
+.qs-kind { margin-left: 6px; font-size: 10.5px; color: var(--muted); font-family: system-ui, sans-serif; }
 .qs-swatch { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 7px; }
 .qs-empty { margin: 48px auto; max-width: 640px; padding: 22px 26px; border: 1px dashed var(--line-2);
   border-radius: 10px; background: var(--panel-2); line-height: 1.6; }

@@ -2,8 +2,8 @@
 // record as a series over target time. Strings, enums and memory dumps are in the log.
 
 import { el } from "./dom.js";
-import { fmtInt } from "./format.js";
-import { AXIS, PALETTE, PLOT_CONFIG, PLOT_LAYOUT, TIME_AXIS_TITLE, plotMessage, plotText, plotlyOrMessage, xy } from "./qsmargins.js";
+import { fmtInt, seriesColour } from "./format.js";
+import { AXIS, PLOT_CONFIG, PLOT_LAYOUT, TIME_AXIS_TITLE, plotMessage, plotText, plotlyOrMessage, xy } from "./qsmargins.js";
 
 const FLOAT = new Set(["F32", "F64"]);
 
@@ -59,8 +59,8 @@ export function createAppPlot(panel) {
         mode: float ? "lines+markers" : "markers",
         x, y, customdata: s.t,
         name: plotText(`${record.name} arg ${s.arg} (${s.kind})`),
-        marker: { size: 5, color: PALETTE[i % PALETTE.length] },
-        line: { width: 1.2, color: PALETTE[i % PALETTE.length] },
+        marker: { size: 5, color: seriesColour(i) },
+        line: { width: 1.2, color: seriesColour(i) },
         hovertemplate: `${plotText(record.name)} arg ${s.arg}: %{y}<br>t %{customdata}<extra></extra>`,
       };
     });

@@ -6,7 +6,7 @@
 // from the target: it goes in as text (textContent, attributes), never as markup.
 
 import { el, injectStyle } from "./dom.js";
-import { fitLabel, fmtInt, fmtTime, fmtUs, plural } from "./format.js";
+import { fitLabel, fmtInt, fmtTime, fmtUs, plural, themeList } from "./format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW = 24; // px per diagram row
@@ -26,7 +26,7 @@ const STYLE = `
 .qsf-picker { display: flex; flex-wrap: wrap; gap: 4px; flex: none; max-height: 56px; overflow-y: auto; }
 .qsf-pick { display: inline-flex; gap: 5px; align-items: center; height: 22px; padding: 0 8px; border-radius: 11px;
   border: 1px solid var(--line-2); background: var(--bg); color: var(--text); cursor: pointer; font-size: 11.5px; max-width: 220px; }
-.qsf-pick.on { background: rgba(76,154,255,.22); border-color: var(--accent); }
+.qsf-pick.on { background: var(--select-bg); border-color: var(--accent); }
 .qsf-pick span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .qsf-pick .n { color: var(--muted); font-size: 10.5px; }
 .qsf-box { position: relative; flex: 1; min-height: 0; overflow: auto; border: 1px solid var(--line); border-radius: 8px;
@@ -38,50 +38,51 @@ const STYLE = `
 .qsf svg .life { stroke: var(--line-2); }
 .qsf svg .sys { stroke: var(--line-2); stroke-dasharray: 4 3; }
 .qsf svg .obox { fill: var(--panel); stroke: var(--muted); }
-.qsf svg .post { stroke: #4c9aff; fill: none; stroke-width: 1.4; }
-.qsf svg .post-head { fill: #4c9aff; }
-.qsf svg .attempt { stroke: #e3a83a; fill: none; stroke-dasharray: 5 3; stroke-width: 1.4; }
-.qsf svg .attempt-head { fill: #e3a83a; }
-.qsf svg .lifo { stroke: #a37cf0; fill: none; stroke-width: 1.4; }
-.qsf svg .pub { stroke: #3fb950; stroke-dasharray: 2 3; }
-.qsf svg .star { fill: #3fb950; }
-.qsf svg .te { stroke: #a37cf0; stroke-dasharray: 3 2; fill: none; stroke-width: 1.4; }
-.qsf svg .te-head { fill: #a37cf0; }
-.qsf svg .state { fill: rgba(227,168,58,.18); stroke: #e3a83a; }
+.qsf svg .post { stroke: var(--accent); fill: none; stroke-width: 1.4; }
+.qsf svg .post-head { fill: var(--accent); }
+.qsf svg .attempt { stroke: var(--amber); fill: none; stroke-dasharray: 5 3; stroke-width: 1.4; }
+.qsf svg .attempt-head { fill: var(--amber); }
+.qsf svg .lifo { stroke: var(--violet); fill: none; stroke-width: 1.4; }
+.qsf svg .pub { stroke: var(--green); stroke-dasharray: 2 3; }
+.qsf svg .star { fill: var(--green); }
+.qsf svg .te { stroke: var(--violet); stroke-dasharray: 3 2; fill: none; stroke-width: 1.4; }
+.qsf svg .te-head { fill: var(--violet); }
+.qsf svg .state { fill: var(--amber-bg); stroke: var(--amber); }
 .qsf svg .tick { stroke: var(--faint); stroke-dasharray: 1 3; }
 .qsf svg .note { font-style: italic; fill: var(--muted); }
 .qsf svg .disp { cursor: pointer; }
-.qsf svg .disp rect.act { fill: rgba(76,154,255,.30); stroke: #4c9aff; }
-.qsf svg .disp:hover rect.act, .qsf svg .disp.sel rect.act { fill: #4c9aff; }
+.qsf svg .disp rect.act { fill: var(--select-bg); stroke: var(--accent); }
+.qsf svg .disp:hover rect.act, .qsf svg .disp.sel rect.act { fill: var(--accent); }
 .qsf svg .disp.sel text { font-weight: 700; }
 .qsf svg .row-hit { fill: transparent; }
-.qsf svg .row-hit:hover { fill: rgba(76,154,255,.06); }
-.qsf svg .span { stroke: rgba(0,0,0,.25); }
+.qsf svg .row-hit:hover { fill: var(--hover-bg); }
+.qsf svg .span { stroke: var(--line-2); }
 .qsf svg .span:hover { stroke: var(--text); stroke-width: 1.5; }
-.qsf svg .span-label { font: 11px system-ui, sans-serif; fill: #111; pointer-events: none; }
+.qsf svg .span-label { font: 11px system-ui, sans-serif; fill: var(--frame-text); pointer-events: none; }
 .qsf svg .sm-name { font: 12px system-ui, sans-serif; fill: var(--text); }
 .qsf svg .axis { stroke: var(--line-2); }
 .qsf svg .axis-label { font: 10.5px system-ui, sans-serif; fill: var(--muted); }
 .qsf-empty { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; padding: 20px;
   color: var(--muted); text-align: center; line-height: 1.5; pointer-events: none; }
-.qsf-tip { position: fixed; z-index: 30; pointer-events: none; background: var(--panel); border: 1px solid var(--line-2);
-  border-radius: 6px; padding: 6px 9px; font-size: 12px; line-height: 1.5; box-shadow: 0 4px 16px rgba(0,0,0,.35);
+.qsf-tip { position: fixed; z-index: 30; pointer-events: none; border: 1px solid var(--line-2);
+  border-radius: 6px; padding: 6px 9px; font-size: 12px; line-height: 1.5; box-shadow: 0 4px 16px var(--shadow); color: var(--tip-text); background: var(--tip-bg);
   max-width: 420px; white-space: pre-line; }
 `;
 
 // States told apart by colour: a palette of distinct light hues (dark labels on them),
 // handed out in the order states are first seen and kept for the page's life, so a
 // state keeps its colour across refreshes and a machine's few states never share one.
-const STATE_COLORS = ["#e6d36a", "#f5a3c7", "#a8c97f", "#8fb3ff", "#f2b45c", "#6fd3cf", "#c3a6f5", "#f28b82",
-  "#d7b98e", "#9ecbff", "#ffb38a", "#7fd18b"];
-const stateColors = new Map();
+// The palette is the theme's (--state-fills); a state keeps its place in it.
+const STATE_FALLBACK = ["#e6d36a", "#f5a3c7", "#a8c97f", "#8fb3ff"];
+const stateSlots = new Map();
 function stateColor(name) {
-  let c = stateColors.get(name);
-  if (c === undefined) {
-    c = STATE_COLORS[stateColors.size % STATE_COLORS.length];
-    stateColors.set(name, c);
+  let k = stateSlots.get(name);
+  if (k === undefined) {
+    k = stateSlots.size;
+    stateSlots.set(name, k);
   }
-  return c;
+  const fills = themeList("--state-fills", STATE_FALLBACK);
+  return fills[k % fills.length];
 }
 
 function svg(tag, attrs = {}, text = null) {

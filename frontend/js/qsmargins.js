@@ -3,20 +3,17 @@
 // come from /api/qs/margins, which uses `mcuprof qs margins`' definitions.
 
 import { el } from "./dom.js";
-import { fmtInt } from "./format.js";
+import { fmtInt, seriesColour } from "./format.js";
 import { loadPlotly, themedPlot } from "./plotly.js";
 
-export const PALETTE = ["#4c9aff", "#f08c00", "#3fb950", "#e35d9c", "#a37cf0", "#19b5b0",
-  "#e3a83a", "#f0605a", "#8fb3ff", "#b5d334", "#ff9f80", "#7fd1c7"];
 export const PLOT_LAYOUT = {
-  paper_bgcolor: "#1c2129",
-  plot_bgcolor: "#1c2129",
-  font: { color: "#d6dbe2", size: 11 },
-  hoverlabel: { bgcolor: "#1c2129", bordercolor: "#4c9aff", font: { color: "#d6dbe2", size: 12 } },
+  // Colours: the theme's, painted in by themedPlot below (plotly.js).
+  font: { size: 11 },
+  hoverlabel: { font: { size: 12 } },
   legend: { orientation: "h", y: -0.2, x: 0, font: { size: 11 } },
 };
 export const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
-export const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "#8b95a3" };
+export const AXIS = { zeroline: false, automargin: true };
 themedPlot(PLOT_LAYOUT, AXIS); // dark or light, as the page
 export const TIME_AXIS_TITLE = "target time (timestamp ticks since the first record)";
 
@@ -48,7 +45,7 @@ export function plotMessage(box, text) {
 
 function subplotLabel(text, y) {
   return { text, xref: "paper", yref: "paper", x: 0, y, xanchor: "left", yanchor: "top", showarrow: false,
-    font: { size: 11, color: "#8b95a3" } };
+    font: { size: 11, color: AXIS.color } };
 }
 
 export function createMargins(panel) {
@@ -72,7 +69,7 @@ export function createMargins(panel) {
   function renderTable(items) {
     table.tBodies[0].replaceChildren(...items.map((m, i) => el("tr", {},
       el("td", { class: "text name", title: `${m.name} (${m.kind === "pool" ? "memory pool" : "event queue"})` },
-        el("span", { class: "qs-swatch", style: `background:${PALETTE[i % PALETTE.length]}` }), m.name,
+        el("span", { class: "qs-swatch", style: `background:${seriesColour(i)}` }), m.name,
         el("span", { class: "qs-kind" }, m.kind)),
       el("td", {}, fmtInt(m.samples)),
       el("td", {}, fmtInt(m.last_free)),
@@ -102,7 +99,7 @@ export function createMargins(panel) {
     const both = hasQueue && hasPool;
     const traces = [];
     items.forEach((m, i) => {
-      const color = PALETTE[i % PALETTE.length];
+      const color = seriesColour(i);
       const yaxis = both && m.kind === "pool" ? "y2" : "y";
       const { x, y } = xy(m, t0);
       traces.push({

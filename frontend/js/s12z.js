@@ -5,7 +5,7 @@
 // bad lines, timestamp overflows.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtHz, fmtInt, fmtPct, fmtTime } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtTime, seriesColour, themeColor } from "./format.js";
 import { loadPlotly, themedPlot } from "./plotly.js";
 
 const STYLE = `
@@ -43,15 +43,13 @@ const STYLE = `
 #s12z-health dd.bad { color: var(--red); }
 `;
 
-const ACCENT = "#4c9aff";
 const PLOT_LAYOUT = {
-  paper_bgcolor: "#1c2129",
-  plot_bgcolor: "#1c2129",
-  font: { color: "#d6dbe2", size: 11 },
-  hoverlabel: { bgcolor: "#1c2129", bordercolor: ACCENT, font: { color: "#d6dbe2", size: 12 } },
+  // Colours: the theme's, painted in by themedPlot below (plotly.js).
+  font: { size: 11 },
+  hoverlabel: { font: { size: 12 } },
 };
 const PLOT_CONFIG = { displaylogo: false, displayModeBar: false, responsive: true, showLink: false };
-const AXIS = { gridcolor: "#272e38", zeroline: false, automargin: true, color: "#8b95a3" };
+const AXIS = { zeroline: false, automargin: true };
 themedPlot(PLOT_LAYOUT, AXIS); // dark or light, as the page
 
 // Plotly reads tags in its labels and decodes only &amp; &lt; &gt;: escape those three.
@@ -305,7 +303,7 @@ export async function mount(container, ctx) {
     box.style.height = `${height}px`;
     window.Plotly.react(box, [{
       type: "bar", orientation: "h", x: rows.map((v) => v.count), y: labels,
-      marker: { color: ACCENT }, text: rows.map((v) => `${fmtInt(v.count)} · ${fmtPct(v.share)}`),
+      marker: { color: themeColor("--accent", "#4c9aff") }, text: rows.map((v) => `${fmtInt(v.count)} · ${fmtPct(v.share)}`),
       textposition: "outside", cliponaxis: false,
       customdata: rows.map((v) => [v.vector.toString(16).padStart(2, "0"), esc(v.isr || "—"),
         v.period_us !== null ? fmtTime(v.period_us) : v.period_cycles !== null ? `${fmtInt(v.period_cycles)} cycles` : "—"]),
@@ -314,9 +312,9 @@ export async function mount(container, ctx) {
     }], {
       ...PLOT_LAYOUT, height,
       margin: { l: 10, r: 20, t: 8, b: 36 }, bargap: 0.55,
-      xaxis: { ...AXIS, title: { text: "interrupts taken", font: { size: 11, color: "#8b95a3" } },
+      xaxis: { ...AXIS, title: { text: "interrupts taken", font: { size: 11, color: AXIS.color } },
         range: [0, 1.22 * Math.max(...rows.map((v) => v.count))] },
-      yaxis: { ...AXIS, gridcolor: "rgba(0,0,0,0)" },
+      yaxis: { ...AXIS, gridcolor: "transparent" },
     }, PLOT_CONFIG);
   }
 
@@ -336,7 +334,7 @@ export async function mount(container, ctx) {
       return {
         type: "scatter", mode: "markers", name: esc(name),
         x: idx.map((j) => xs[j]), y: idx.map(() => esc(name)),
-        marker: { symbol: "line-ns-open", size: 16, line: { width: 2 }, color: ["#4c9aff", "#e3a83a", "#3fb950", "#f0605a", "#b48cff", "#4dd0e1"][i % 6] },
+        marker: { symbol: "line-ns-open", size: 16, line: { width: 2 }, color: seriesColour(i) },
         hovertemplate: `%{y}<br>${useTime ? "%{x:.3f} ms" : "cycle %{x:,}"}<extra></extra>`,
       };
     });
@@ -345,7 +343,7 @@ export async function mount(container, ctx) {
     window.Plotly.react(box, traces, {
       ...PLOT_LAYOUT, height, showlegend: false, margin: { l: 10, r: 20, t: 8, b: 40 },
       xaxis: { ...AXIS, title: { text: useTime ? "trace time (ms)" : "trace time (bus cycles; give the bus clock for ms)",
-        font: { size: 11, color: "#8b95a3" } }, rangemode: "tozero" },
+        font: { size: 11, color: AXIS.color } }, rangemode: "tozero" },
       yaxis: { ...AXIS, type: "category", categoryorder: "array", categoryarray: names.map(esc).reverse() },
     }, PLOT_CONFIG);
   }

@@ -8,7 +8,7 @@ const STYLE = `
 .sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
 .sess .toolbar { display: flex; gap: 8px; align-items: center; padding: 8px 10px; flex-wrap: wrap;
   border-bottom: 1px solid var(--line); }
-.sess .replay-note { color: #d3e6ff; }
+.sess .replay-note { color: var(--accent-text); }
 .sess-progress { display: flex; align-items: center; gap: 10px; padding: 6px 10px; border-bottom: 1px solid var(--line);
   font-size: 12px; }
 .sess-progress .meter { width: 240px; margin-top: 0; flex: none; }
@@ -21,12 +21,12 @@ const STYLE = `
   color: var(--text); border: 1px solid var(--line-2); border-radius: var(--radius); padding: 6px; font: inherit; }
 .sess-detail input[type=text] { width: 100%; }
 .sess-actions { display: flex; flex-wrap: wrap; gap: 6px; }
-.sess tr.selected { background: rgba(76,154,255,.14); }
+.sess tr.selected { background: var(--select-bg); }
 .sess tr { cursor: pointer; }
 .st { padding: 0 6px; border-radius: 4px; font-size: 11px; }
-.st.recording { color: #ffd0cd; background: var(--red-bg); }
-.st.interrupted { color: #ffe6b8; background: var(--amber-bg); }
-.st.complete { color: #b6f0c0; background: var(--green-bg); }
+.st.recording { color: var(--red-text); background: var(--red-bg); }
+.st.interrupted { color: var(--amber-text); background: var(--amber-bg); }
+.st.complete { color: var(--green-text); background: var(--green-bg); }
 .sess .empty-list { padding: 30px; color: var(--muted); text-align: center; }
 .sess-empty { margin: 48px auto; max-width: 560px; padding: 22px 26px; border: 1px dashed var(--line-2);
   border-radius: 10px; background: var(--panel-2); line-height: 1.6; }
@@ -41,6 +41,15 @@ const STYLE = `
 .sess-export summary::-webkit-details-marker { display: none; }
 .sess-export .menu-list { position: absolute; right: 0; z-index: 20; }
 @media (max-width: 1600px) { .sess-detail { width: 280px; } }
+/* Narrow windows: the details go under the list, so the list keeps every column. */
+@media (max-width: 1280px) {
+  .sess-body { flex-direction: column; }
+  .sess-list { flex: 1 1 55%; }
+  .sess-detail { width: auto; flex: 0 1 45%; border-left: 0; border-top: 1px solid var(--line); }
+  .sess .grid td.name { max-width: 150px; }
+  .sess .grid td.where { max-width: 110px; }
+  .sess .grid th, .sess .grid td { padding: 3px 5px; }
+}
 `;
 
 // PATCH/DELETE with the same error contract as api.js: the server's one line, or a plain one.
@@ -361,7 +370,7 @@ export async function mount(container, ctx) {
 
   async function startReplay(s, how, open) {
     await ctx.run(async () => {
-      await ctx.api.postJSON(`/api/sessions/${s.id}/replay`, { speed: how });
+      await ctx.api.postJSON(`/api/sessions/${s.id}/replay`, { speed: how, open: !!open });
       ctx.emit("refresh");
       await refresh();
       if (open) document.getElementById("tab-flame")?.click();

@@ -5,7 +5,7 @@
 // zooms at the cursor (Shift+wheel pans); the strip on top is the whole capture.
 
 import { ROW_PX } from "./flamecanvas.js"; // fixed, compact rows, as the flame graph's
-import { esc, fitLabel, fmtInt, fmtTime, fmtUs, nameColor, plural, shortName, themeColor, throttle } from "./format.js";
+import { esc, fitLabel, fmtInt, fmtTime, fmtUs, labelInks, nameColor, plural, readableOn, shortName, themeColor, throttle } from "./format.js";
 
 const AXIS_PX = 24;
 let DIM = "#2a3039"; // the theme's, read at each draw
@@ -19,6 +19,7 @@ export function initTimeline(ctx) {
   const details = $("timeline-details");
   const empty = $("timeline-empty");
   const info = $("timeline-info");
+  const tip = $("timeline-tip");
   let mode = "zoom";
   let view = null; // [t0, t1] absolute µs, null = whole capture
   let data = null; // last /api/timeline answer
@@ -121,13 +122,15 @@ export function initTimeline(ctx) {
     const [a, b] = current();
     const scale = W / (b - a || 1);
     DIM = themeColor("--frame-dim", "#2a3039");
+    const inks = labelInks();
+    const dimInk = themeColor("--frame-pale-text", "#d6dbe2");
     drawAxis(g, W, H, a, b);
     if (ctx.window) {
       const x0 = (ctx.window[0] - a) * scale;
       const x1 = (ctx.window[1] - a) * scale;
-      g.fillStyle = "rgba(76,154,255,0.10)";
+      g.fillStyle = themeColor("--range-bg", "rgba(76,154,255,0.10)");
       g.fillRect(x0, AXIS_PX, x1 - x0, H - AXIS_PX);
-      g.strokeStyle = "#4c9aff";
+      g.strokeStyle = themeColor("--accent", "#4c9aff");
       g.lineWidth = 1;
       g.strokeRect(x0 + 0.5, AXIS_PX + 0.5, x1 - x0 - 1, H - AXIS_PX - 1);
     }
@@ -155,12 +158,12 @@ export function initTimeline(ctx) {
       if (!merged && cw >= 3 * charPx + 8 && rowPx >= 14) {
         text = fitLabel(shortName(name), cw - 8, (s) => g.measureText(s).width);
         if (text) {
-          g.fillStyle = fill === DIM ? themeColor("--muted", "#8b95a3") : "#15181d";
+          g.fillStyle = fill === DIM ? dimInk : readableOn(fill, inks);
           g.fillText(text, cx + 4, y + rowPx / 2);
         }
       }
       if (picked && picked.depth === data.depth[i] && picked.start === data.start_us[i]) {
-        g.strokeStyle = themeColor("--text", "#ffffff"); // light on dark, dark on light
+        g.strokeStyle = themeColor("--text", "#d6dbe2"); // light on dark, dark on light
         g.lineWidth = 2;
         g.strokeRect(cx + 1, y + 1, Math.max(1, cw - 3), rowPx - 3);
       }
@@ -236,7 +239,7 @@ export function initTimeline(ctx) {
     g.fillStyle = themeColor("--overview-mask", "rgba(15,18,22,0.62)");
     g.fillRect(0, 0, x0, H);
     g.fillRect(x1, 0, W - x1, H);
-    g.strokeStyle = "#4c9aff";
+    g.strokeStyle = themeColor("--accent", "#4c9aff");
     g.lineWidth = 1.5;
     g.strokeRect(x0 + 0.75, 0.75, Math.max(2, x1 - x0 - 1.5), H - 1.5);
   }
@@ -372,8 +375,33 @@ export function initTimeline(ctx) {
     const rect = canvas.getBoundingClientRect();
     const r = hit(ev.clientX - rect.left, ev.clientY - rect.top);
     canvas.style.cursor = mode === "pan" ? "grab" : r ? "pointer" : "crosshair";
-    canvas.title = r ? (r.count > 1 ? `${plural(r.count, "call")} merged; longest: ${r.name}` : `${r.name} · ${fmtTime(data.dur_us[r.i])}`) : "";
+    showTip(r, ev);
   });
+  canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
+  canvas.addEventListener("mousedown", () => { tip.hidden = true; });
+
+  // The call under the pointer, in a tooltip like the flame graph's (a native title
+  // shows late, in the system's colours, and only one line).
+  function showTip(r, ev) {
+    if (!r || ev.buttons) { tip.hidden = true; return; }
+    const origin = range ? range[0] : 0;
+    const start = data.start_us[r.i];
+    const dur = data.dur_us[r.i];
+    const short = shortName(r.name);
+    const lines = r.count > 1
+      ? [`<b>${esc(plural(r.count, "call"))} merged</b>`, `Longest: ${esc(short)}`,
+        `From ${esc(fmtTime(start - origin))} · span ${esc(fmtTime(dur))}`,
+        '<span class="muted">Click for details, or zoom in to tell them apart</span>']
+      : [`<b>${esc(short)}</b>`, ...(short !== r.name ? [`<span class="muted">${esc(r.name)}</span>`] : []),
+        `${esc(fmtTime(dur))} · from ${esc(fmtTime(start - origin))} · depth ${r.depth}`,
+        '<span class="muted">Click for details</span>'];
+    tip.innerHTML = lines.join("<br>");
+    tip.hidden = false;
+    const x = Math.min(window.innerWidth - tip.offsetWidth - 8, ev.clientX + 14);
+    const y = ev.clientY + 16 + tip.offsetHeight > window.innerHeight ? ev.clientY - tip.offsetHeight - 10 : ev.clientY + 16;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  }
 
   document.addEventListener("keydown", (ev) => {
     if (ctx.view !== "timeline" || !range) return;

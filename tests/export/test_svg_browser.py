@@ -53,3 +53,36 @@ def test_svg_interaction(profile: Profile, tmp_path: Path, chromium: Browser) ->
         finally:
             browser.close()
     assert all(u.startswith("file://") for u in requests)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1440, 800])
+def test_svg_fits_the_window(profile: Profile, tmp_path: Path, chromium: Browser, width) -> None:
+    """Issue 34: the SVG scales to what shows it (viewBox, width 100%): in a window
+    narrower than its 1,600 px drawing nothing is cut off on the right, and a click
+    still zooms a frame to the drawing's whole width."""
+    path = tmp_path / "flame.svg"
+    path.write_text(svg.render(profile), encoding="utf-8")
+    with contextlib.closing(chromium.new_context(viewport={"width": width, "height": 900})) as ctx:
+        page = ctx.new_page()
+        page.goto(path.as_uri())
+        geo = page.evaluate(
+            """() => {
+                const s = document.documentElement.getBoundingClientRect();
+                const root = document.querySelector('g.f[data-d="0"] rect').getBoundingClientRect();
+                const vb = document.documentElement.viewBox.baseVal;
+                return {svg: s.width, height: s.height, tall: s.width * vb.height / vb.width,
+                        left: root.left, right: root.right,
+                        scroll: document.scrollingElement.scrollWidth, inner: innerWidth};
+            }"""
+        )
+        assert geo["svg"] == pytest.approx(width, abs=1)
+        # Its height follows (a tall graph scrolls; it is not shrunk to the window's).
+        assert geo["height"] == pytest.approx(geo["tall"], abs=1)
+        assert geo["scroll"] <= geo["inner"]
+        assert geo["left"] >= 0 and geo["right"] <= width
+        clamp = page.locator('g.f[data-n="int app::clamp<int>(int, int, int)"]').first
+        clamp.dispatch_event("click")
+        zoomed = clamp.locator("rect").bounding_box()
+        assert zoomed is not None and zoomed["x"] + zoomed["width"] <= width + 1
+        assert zoomed["width"] > 0.9 * width - 30

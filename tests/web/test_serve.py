@@ -101,3 +101,12 @@ def test_allow_remote_prints_a_token_url_and_requires_it(tmp_path: Path) -> None
         assert get(f"http://127.0.0.1:{port}/api/state")[0] == 401
         assert get(f"http://127.0.0.1:{port}/api/state?token=x{token}")[0] == 401
         assert get(f"http://127.0.0.1:{port}/api/state?token={token}")[0] == 200
+
+
+def test_start_up_line_names_the_simulated_qs_target(tmp_path: Path) -> None:
+    """Issue 34: the QS simulator is "Simulated QS target" in the start-up line, as in
+    the device card, not the MiniProfiler's "Simulated device"."""
+    with running_serve(tmp_path / "data", "--port", "sim://?proto=qs", "--no-connect") as s:
+        first = s.output().splitlines()[0]
+    expected = f"mcuprof: dashboard on http://127.0.0.1:{s.port}/  (Simulated QS target)"
+    assert first.strip() == expected

@@ -126,8 +126,10 @@ def build_settings(args: argparse.Namespace) -> Settings:
     qspy_udp_allow = getattr(args, "qspy_udp_allow", None)
     if qspy_udp is None and qspy_udp_allow is not None:
         raise UserError("--qspy-udp-allow needs --qspy-udp")
-    if args.sim_rate is not None and not 1 <= args.sim_rate <= 5_000_000:
-        raise UserError("--sim-rate must be between 1 and 5000000")
+    from ..link.simulator import MAX_SIM_RATE
+
+    if args.sim_rate is not None and not 1 <= args.sim_rate <= MAX_SIM_RATE:
+        raise UserError(f"--sim-rate must be between 1 and {MAX_SIM_RATE}")
     settings = Settings(
         host=args.host,
         http_port=args.http_port,
@@ -160,6 +162,16 @@ def _budgets(path: str | None) -> tuple:
     return tuple(parse(read_file(path, "budgets file", MAX_BUDGET_BYTES), path))
 
 
+def _simulated_label(settings: Settings) -> str:
+    """The simulator's name as the page's device card gives it: the QS one or the
+    MiniProfiler one."""
+    from ..link.open import LinkProtocol, QSProtocol
+    from ..link.qs_link import is_qs_port
+
+    qs = settings.proto == "qs" or (settings.port is not None and is_qs_port(settings.port))
+    return QSProtocol.simulated if qs else LinkProtocol.simulated
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -175,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.token:
         url += f"?token={settings.token}"
     app = create_app(settings)
-    device = "Simulated device" if settings.simulated else settings.device_port()
+    device = _simulated_label(settings) if settings.simulated else settings.device_port()
     print(f"mcuprof: dashboard on {url}  ({device})", flush=True)
     if settings.token:
         print(

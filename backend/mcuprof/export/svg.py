@@ -13,7 +13,9 @@ from ..profile.shares import share_pct, span
 from ..profile.trees import ROOT_ID, prune_by
 
 # The dashboard's look: dark panel, 20 px rows, 12 px labels cut with "…", the root on
-# top, and the page's colour per function (names.name_colour).
+# top, and the page's colour per function (names.name_colour). WIDTH is the drawing's
+# own width (its viewBox): the file is as wide as what shows it, scaled to fit (issue 34:
+# a fixed 1,600 px was cut off in a 1,440 px window).
 WIDTH = 1600
 ROW = 20
 TOP = 84
@@ -187,8 +189,9 @@ def render(
 
 
 _DOC = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
-<svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" \
-viewBox="0 0 {width} {height}" font-family="system-ui, -apple-system, 'Segoe UI', \
+<svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="100%" \
+style="height: auto" viewBox="0 0 {width} {height}" \
+font-family="system-ui, -apple-system, 'Segoe UI', \
 sans-serif" font-size="12">
 <style>
 .f text {{ pointer-events: none; fill: #15181d; font-size: 12px; }}
@@ -226,7 +229,7 @@ data-depth="{depth_max}">
   var total = parseFloat(box.getAttribute("data-total")) || 1;
   var top = +box.getAttribute("data-top"), row = +box.getAttribute("data-row");
   var pad = +box.getAttribute("data-pad"), depthMax = +box.getAttribute("data-depth");
-  var width = +svg.getAttribute("width") - 2 * pad;
+  var width = svg.viewBox.baseVal.width - 2 * pad;
   var details = document.getElementById("details");
   var reset = document.getElementById("reset");
   var matched = document.getElementById("matched");

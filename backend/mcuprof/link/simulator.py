@@ -46,6 +46,7 @@ from .workload import (
 
 Clock = Callable[[], float]
 
+MAX_SIM_RATE = 5_000_000  # records/s of the simulated device (sim://?rate=, --sim-rate, the page)
 QUANTUM_S = 0.005  # device time advances in fixed steps so output does not depend on polling
 PACKET_OVERHEAD = 8 + 3
 DISCONNECT_MESSAGE = (
@@ -210,7 +211,7 @@ def _proto(text: str) -> str:
 _PARSERS: dict[str, Callable[[str], object]] = {
     "proto": _proto,
     "elf": _elf,
-    "rate": _ranged(float, 0.001, 5_000_000),
+    "rate": _ranged(float, 0.001, MAX_SIM_RATE),
     "main": _flag,
     "mismatch": _flag,
     "seed": _ranged(int, 0, 2**32 - 1),

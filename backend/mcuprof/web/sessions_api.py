@@ -52,6 +52,9 @@ class EditBody(BaseModel):
 
 class ReplayBody(BaseModel):
     speed: str = Field(default="1x", max_length=16)
+    # The Sessions tab's Open (a replay at full speed to show the session): its end is
+    # not news, unlike a replay the user watches.
+    open: bool = False
 
 
 def _store(request: Request) -> SessionStore:
@@ -544,6 +547,8 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         "malformed": stats.get("malformed"),
         "metadata": info.as_dict()["metadata"],
         "speed": body.speed.strip().lower(),
+        "kind": info.kind,  # the page shows the health rows of the session's protocol
+        "open": body.open,
     }
     await asyncio.to_thread(_attach_replay, live, factory, label, total, opened)
     if total is None:  # counted aside, the percent follows
