@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
+from mcuprof.protocol import (
+    RECORD_DTYPE,
+    Metadata,
+    Status,
+    encode_metadata,
+    encode_profile_data,
+    encode_status,
+)
 
 WRAP = 2**32 - 1  # the largest duration a record holds
 
@@ -46,4 +53,35 @@ def noisy_capture(
         meta = Metadata(meta.mcu_clock_hz, timer_hz, meta.elf_build_id, meta.fw_version)
     parts = [encode_metadata(meta)]
     parts += [encode_profile_data(rec[i : i + 32]) for i in range(0, len(rec), 32)]
+    return b"".join(parts)
+
+
+def lossy_stream(
+    rec: np.ndarray,
+    dropped: np.ndarray,
+    meta: Metadata,
+    *,
+    per_packet: int = 32,
+    status_every: int = 4,
+    lag: int = 16,
+) -> bytes:
+    """``rec`` (capture order) as the device sends it when it drops the records where
+    ``dropped`` is True: the kept ones in packets, and a STATUS every ``status_every``
+    packets with the counters as of ``lag`` records captured past the last one sent (so
+    a status counts records still in the ring), the final one after the last packet."""
+    kept_at = np.flatnonzero(~dropped)  # capture index of each kept record
+    dropped_before = np.concatenate([[0], np.cumsum(dropped)])  # drops among the first i
+    kept = rec[kept_at]
+    parts = [encode_metadata(meta)]
+
+    def status(captured: int) -> bytes:
+        over = int(dropped_before[captured])
+        return encode_status(Status(True, over, captured, 50))
+
+    for n, i in enumerate(range(0, len(kept), per_packet)):
+        parts.append(encode_profile_data(kept[i : i + per_packet]))
+        if (n + 1) % status_every == 0:
+            sent = min(i + per_packet, len(kept)) - 1
+            parts.append(status(min(int(kept_at[sent]) + 1 + lag, len(rec))))
+    parts.append(status(len(rec)))
     return b"".join(parts)

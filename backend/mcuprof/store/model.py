@@ -42,6 +42,9 @@ class SessionInfo:
     link_stats: dict[str, Any] | None
     duration_us: float | None = None  # the capture's own time span (first entry to last exit)
     kind: str = "miniprofiler"  # what the raw bytes are: miniprofiler | s12z
+    # The device's counters as of Stop and the stretches with loss (loss.py); None:
+    # stored before loss was kept ("loss not recorded"), or a protocol without counters.
+    loss: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class SessionInfo:
             "link_stats": self.link_stats,
             "duration_us": self.duration_us,
             "kind": self.kind,
+            "loss": self.loss,
         }
 
 

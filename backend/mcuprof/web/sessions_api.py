@@ -529,6 +529,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         "records": stats.get("records"),
         "crc_errors": stats.get("crc_errors"),
         "malformed": stats.get("malformed"),
+        "loss": info.loss,  # the device's counters as of Stop (None: not recorded)
         "metadata": info.as_dict()["metadata"],
         "speed": body.speed.strip().lower(),
     }
