@@ -85,3 +85,56 @@ def lossy_stream(
             parts.append(status(min(int(kept_at[sent]) + 1 + lag, len(rec))))
     parts.append(status(len(rec)))
     return b"".join(parts)
+
+
+def bursty_capture(
+    firmware,
+    seed: int,
+    *,
+    grow: float = 1.0,
+    iterations: int = 20_000,
+    storms: int = 10,
+    storm_calls: int = 500,
+    drop_share: float = 0.05,
+) -> bytes:
+    """A periodic control loop (control_iteration -> sensor_take, control_step, its time
+    log-normal, times ``grow``) with ``storms`` bursts of fir_filter calls (and a few
+    fir_filter calls between them); ``drop_share`` of all records is dropped from the
+    middle of the bursts, where calls are densest, and the STATUS packets say so."""
+    rng = np.random.default_rng(seed)
+    period = 3000
+    t0 = 1000 + np.arange(iterations, dtype=np.int64) * period
+    take = rng.integers(6, 11, iterations)
+    step = np.maximum(1, np.round(rng.lognormal(np.log(100.0), 0.4, iterations) * grow))
+    step = step.astype(np.int64)
+    s_entry = t0 + 2
+    c_entry = s_entry + take + 1
+    quiet = t0[::20] + 600  # fir_filter between the bursts
+    burst_at = rng.choice(iterations - 1, storms, replace=False)
+    burst = (t0[burst_at][:, None] + 700 + 4 * np.arange(storm_calls)).ravel()
+    parts = [
+        ("sensor_take", s_entry, take, 1),
+        ("control_step", c_entry, step, 1),
+        ("control_iteration", t0, c_entry + step + 2 - t0, 0),
+        ("fir_filter", quiet, np.full(len(quiet), 3), 0),
+        ("fir_filter", burst, rng.integers(1, 4, len(burst)), 0),
+    ]
+    rec = np.zeros(sum(len(p[1]) for p in parts), dtype=RECORD_DTYPE)
+    i = 0
+    for name, entry, dur, depth in parts:
+        j = i + len(entry)
+        rec["func_addr"][i:j] = firmware.addr(name)
+        rec["entry_time"][i:j] = entry & 0xFFFFFFFF
+        rec["duration"][i:j], rec["depth"][i:j] = dur, depth
+        i = j
+    exits = rec["entry_time"].astype(np.int64) + rec["duration"]
+    rec = rec[np.argsort(exits, kind="stable")]
+    in_burst = np.isin(rec["entry_time"].astype(np.int64), burst) & (rec["depth"] == 0)
+    in_burst &= rec["func_addr"] == firmware.addr("fir_filter")
+    dropped = np.zeros(len(rec), bool)
+    per = round(drop_share * len(rec) / storms)
+    starts = np.flatnonzero(in_burst & ~np.concatenate([[False], in_burst[:-1]]))
+    for a in starts:  # the middle of each burst
+        first = a + (storm_calls - per) // 2
+        dropped[first : first + per] = True
+    return lossy_stream(rec, dropped, firmware.meta)
