@@ -64,7 +64,7 @@ def gated_report(
         report = percentile_report(used, base, new, basis=basis, lossy=lossy, **opts)
     else:
         report = build_report(used, basis=basis, **opts)
-    _add_verdicts(report, diff, base, new, lossy, metric, basis, opts)
+    _add_verdicts(report, used, diff, base, new, lossy, metric, basis, opts)
     return report
 
 
@@ -177,6 +177,7 @@ def _kinds(report: dict[str, Any]) -> dict[str, str]:
 
 def _add_verdicts(
     report: dict[str, Any],
+    used: ProfileDiff,
     diff: ProfileDiff,
     base: GateSide | None,
     new: GateSide | None,
@@ -188,7 +189,12 @@ def _add_verdicts(
     """Each compared function's verdict, reason and coverage: on the rows of the lists,
     in ``verdicts`` (all of them) and ``inconclusive``; a regression that loss could
     undo leaves ``regressions`` (exit 1 is for regressions only)."""
+    judged = report.get("_judged")
     kinds = _kinds(report)
+    if judged is not None:
+        changes = {k: j.change_pct for k, j in judged.items()}
+    else:
+        changes = {d.key: d.change(metric, basis) for d in used.functions if d.status == "both"}  # type: ignore[arg-type]
     gate = report["gate"]
     rule = Rule(basis, opts["threshold"], opts["min_delta_us"], gate["per_function_confidence"],
                 opts["min_calls"])  # fmt: skip
@@ -205,7 +211,8 @@ def _add_verdicts(
         else:
             v = (*plain_verdict(kind), 1.0, {"base": 1.0, "new": 1.0})
         verdicts[d.key] = {"key": d.key, "name": d.name, "verdict": v[0], "reason": v[1],
-                           "coverage": v[2], "coverage_by_side": v[3]}  # fmt: skip
+                           "coverage": v[2], "coverage_by_side": v[3],
+                           "change_pct": changes.get(d.key)}  # fmt: skip
     for r in _rows(report):
         v = verdicts.get(r["key"])
         if v is not None:

@@ -17,9 +17,12 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..capture import CHUNK
-from ..commands.compare import build_report, parse_confidence, parse_threshold, timebase_check
+from ..commands._gate import gated_report
+from ..commands.compare import parse_confidence, parse_threshold, timebase_check
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
+from ..diff.gate import GateSide, per_call
+from ..diff.reduce import Reduced, reduce_profile
 from ..errors import UserError
 from ..profile import Profile, load_capture
 from ..profile.columns import Spill
@@ -212,6 +215,30 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
+def _gate_side(request: Request, side: str, basis: str) -> tuple[GateSide, Reduced | None]:
+    """What the gate needs of one side (diff/gate.py): every call's times when a
+    percentile or the stored loss asks for them, and its stored loss (a live capture's
+    is known at Stop only)."""
+    store = _store(request)
+    live = getattr(request.app.state, "live", None)
+    if side == "live":
+        profile, loss = _live(request).profile, None
+    else:
+        fallback = getattr(live, "symbols", None)
+        tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+        profile = _session_profile(store, int(side), fallback, tick_hz)
+        loss = store.get(int(side)).loss
+    lossy = bool(loss and (loss["stretches"] or loss["lost"]))
+    if not (lossy or basis.startswith("p")):
+        return GateSide({}, loss), None
+    if side == "live":
+        with _live(request)._profile_lock:
+            calls = per_call(profile)
+    else:
+        calls = per_call(profile)
+    return GateSide(calls, loss), reduce_profile(profile, False) if lossy else None
+
+
 def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
     """The differential tree also as the main flame graph's icicle arrays, made by the same
     code (sibling order, ids, labels), so the page draws both with one canvas component.
@@ -288,15 +315,21 @@ async def diff(
     threshold: Annotated[str, Query(max_length=20)] = "10%",
     confidence: Annotated[str, Query(max_length=20)] = "95%",
     metric: Literal["self", "total"] = "self",
+    basis: Literal["mean", "p50", "p90", "p99"] = "mean",
 ) -> dict[str, Any]:
     """Per-function deltas and differential flame data; ``new`` may be 'live'. The
-    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code)."""
+    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code),
+    each function with its verdict (regressed, unchanged, inconclusive)."""
     b, n = _parse_side(base, False), _parse_side(new, True)
     gate = {"threshold": parse_threshold(threshold), "confidence": parse_confidence(confidence)}
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
-        verdict = build_report(d, metric=metric, basis="mean", globs=None, min_delta_us=0.0, **gate)
+        (bs, br), (ns, nr) = _gate_side(request, b, basis), _gate_side(request, n, basis)
+        verdict = gated_report(
+            d, bs, ns, reduced=(br, nr) if br and nr else None,
+            metric=metric, basis=basis, globs=None, min_delta_us=0.0, **gate,
+        )  # fmt: skip
         for key in ("base_summary", "new_summary"):  # already in base / new below
             verdict.pop(key, None)
         return {
