@@ -92,7 +92,7 @@ def bursty_capture(
     seed: int,
     *,
     grow: float = 1.0,
-    iterations: int = 20_000,
+    iterations: int = 8_000,
     storms: int = 10,
     storm_calls: int = 500,
     drop_share: float = 0.05,

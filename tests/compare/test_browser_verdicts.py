@@ -25,11 +25,9 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def server(tmp_path, firmware):
     store = SessionStore(tmp_path / "data")
-    before = store.import_capture("before", bursty_capture(firmware, 11, iterations=8000),
+    before = store.import_capture("before", bursty_capture(firmware, 11),
                                   firmware.elf)  # fmt: skip
-    after = store.import_capture(
-        "after", bursty_capture(firmware, 12, iterations=8000, grow=1.3), firmware.elf
-    )
+    after = store.import_capture("after", bursty_capture(firmware, 12, grow=1.3), firmware.elf)
     port = free_port()
     settings = Settings(http_port=port, autoconnect=False, data_dir=tmp_path / "data")
     srv = uvicorn.Server(
