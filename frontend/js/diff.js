@@ -23,8 +23,8 @@ const STYLE = `
 .cmp-legend { display: inline-flex; align-items: center; gap: 6px; margin-left: 8px; vertical-align: middle; }
 .cmp-legend .ramp { width: 160px; height: 10px; border-radius: 3px; border: 1px solid var(--line-2);
   background: linear-gradient(90deg, rgb(0,0,255), rgb(235,235,235) 50%, rgb(255,0,0)); }
-#cmp-functions { font-size: 12px; }
-#cmp-functions th, #cmp-functions td { padding: 3px 6px; }
+#cmp-functions { font-size: 11.5px; }
+#cmp-functions th, #cmp-functions td { padding: 3px 4px; }
 #cmp-functions td.name { max-width: 220px; }
 .cmp select { max-width: 220px; }
 .cmp #cmp-filter { width: 180px; }
@@ -91,7 +91,8 @@ function num(v, unit = "") {
 const COLUMNS = [
   // key, header, getter, unit, is-change
   ["key", "Function", (f) => f.key, "text"],
-  ["status", "", (f) => (f.status === "both" ? "" : f.status), "text"],
+  // The gate's verdict (its reason on hover); an added or removed function says so.
+  ["status", "Verdict", (f) => (f.status === "both" ? f.verdict || "" : f.status), "verdict"],
   // Captures differ in length: calls are compared per second of capture.
   ["rate_base", "Calls/s base", (f) => f.rate_base, "rate"],
   ["rate_new", "Calls/s new", (f) => f.rate_new, "rate"],
@@ -102,7 +103,6 @@ const COLUMNS = [
   ["total_mean_pct", "Total/call Δ", (f) => f.total_mean.pct, "pct"],
   ["self_share_new", "Self share", (f) => f.self_share.new, "%"],
   ["self_share_delta", "Share Δ pts", (f) => f.self_share.delta, "pts"],
-  ["verdict", "Verdict", (f) => f.verdict || "", "verdict"],
 ];
 
 export async function mount(container, ctx) {
@@ -508,7 +508,7 @@ export async function mount(container, ctx) {
       return;
     }
     const head = el("tr", {}, COLUMNS.map(([key, label, , unit]) => el("th", {
-      "data-key": key, class: [unit === "text" ? "text" : "", key === sortKey ? (sortDesc ? "sorted-desc" : "sorted-asc") : ""].join(" ").trim(),
+      "data-key": key, class: [unit === "text" || unit === "verdict" ? "text" : "", key === sortKey ? (sortDesc ? "sorted-desc" : "sorted-asc") : ""].join(" ").trim(),
       onclick: () => {
         if (sortKey === key) sortDesc = !sortDesc;
         else { sortKey = key; sortDesc = unit !== "text"; }
@@ -519,7 +519,8 @@ export async function mount(container, ctx) {
       COLUMNS.map(([key, , getter, unit]) => {
         const v = getter(f);
         if (unit === "verdict") {
-          return el("td", { class: `text v-${v || "none"}`, title: f.reason || "" }, v || "");
+          const judged = f.status === "both" && v;
+          return el("td", { class: judged ? `where v-${v}` : "where", title: judged ? f.reason || "" : null }, v || "");
         }
         if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, key === "key" ? shortName(v || "") : v || "");
         let text;
