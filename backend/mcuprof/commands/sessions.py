@@ -168,7 +168,6 @@ def run_show(args: argparse.Namespace) -> int:
         f"records     {cap['records']:,} over {(cap.get('duration_us') or 0) / 1e6:.6f} s",
         f"link        crc errors {cap.get('crc_errors', 0):,}, malformed {cap['malformed']:,}, "
         f"skipped {cap.get('skipped_bytes', 0):,} bytes",
-        f"lost        {_loss_line(d['loss'])}",
     ]
     if d["kind"] == "s12z":  # `mcuprof s12z` on the raw file gives the full analysis
         lines[-2:] = [
@@ -176,6 +175,8 @@ def run_show(args: argparse.Namespace) -> int:
             f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
             + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
         ]
+    if d["kind"] == "miniprofiler":
+        lines.append(f"lost        {_loss_line(d['loss'])}")
     if d["notes"]:
         notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
         lines.append("notes       " + notes.replace("\n", "\n            "))
