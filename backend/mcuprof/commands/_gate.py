@@ -61,7 +61,7 @@ def gated_report(
     if basis in PERCENTILES:
         if base is None or new is None:
             raise UserError(f"--basis {basis} needs every call's time")
-        report = percentile_report(used, base, new, basis=basis, lossy=lossy, **opts)
+        report = percentile_report(used, base, new, basis=basis, **opts)
     else:
         report = build_report(used, basis=basis, **opts)
     _add_verdicts(report, used, diff, base, new, lossy, metric, basis, opts)
@@ -103,7 +103,6 @@ def percentile_report(
     new: GateSide,
     *,
     basis: str,
-    lossy: bool,
     threshold: float,
     metric: str,
     globs: list[str] | None,

@@ -215,28 +215,33 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
-def _gate_side(request: Request, side: str, basis: str) -> tuple[GateSide, Reduced | None]:
-    """What the gate needs of one side (diff/gate.py): every call's times when a
-    percentile or the stored loss asks for them, and its stored loss (a live capture's
-    is known at Stop only)."""
+def _gate_sides(
+    request: Request, sides: tuple[str, str], basis: str
+) -> tuple[GateSide, GateSide, tuple[Reduced, Reduced] | None]:
+    """What the gate needs of both sides (diff/gate.py): their stored loss (a live
+    capture's is known at Stop only), and every call's times when a percentile or a
+    side's loss asks for them."""
     store = _store(request)
-    live = getattr(request.app.state, "live", None)
-    if side == "live":
-        profile, loss = _live(request).profile, None
-    else:
-        fallback = getattr(live, "symbols", None)
-        tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
-        profile = _session_profile(store, int(side), fallback, tick_hz)
-        loss = store.get(int(side)).loss
-    lossy = bool(loss and (loss["stretches"] or loss["lost"]))
+    losses = [None if s == "live" else store.get(int(s)).loss for s in sides]
+    lossy = any(loss and (loss["stretches"] or loss["lost"]) for loss in losses)
     if not (lossy or basis.startswith("p")):
-        return GateSide({}, loss), None
-    if side == "live":
-        with _live(request)._profile_lock:
-            calls = per_call(profile)
-    else:
-        calls = per_call(profile)
-    return GateSide(calls, loss), reduce_profile(profile, False) if lossy else None
+        return GateSide({}, losses[0]), GateSide({}, losses[1]), None
+    live = getattr(request.app.state, "live", None)
+    fallback = getattr(live, "symbols", None)
+    tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+    out, reduced = [], []
+    for side, loss in zip(sides, losses, strict=True):
+        if side == "live":
+            with _live(request)._profile_lock:
+                profile = _live(request).profile
+                out.append(GateSide(per_call(profile), loss))
+                reduced.append(reduce_profile(profile, False) if lossy else None)
+            continue
+        profile = _session_profile(store, int(side), fallback, tick_hz)
+        out.append(GateSide(per_call(profile), loss))
+        reduced.append(reduce_profile(profile, False) if lossy else None)
+    pair = (reduced[0], reduced[1]) if lossy else None
+    return out[0], out[1], pair  # type: ignore[return-value]
 
 
 def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
@@ -325,9 +330,9 @@ async def diff(
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
-        (bs, br), (ns, nr) = _gate_side(request, b, basis), _gate_side(request, n, basis)
+        bs, ns, reduced = _gate_sides(request, (b, n), basis)
         verdict = gated_report(
-            d, bs, ns, reduced=(br, nr) if br and nr else None,
+            d, bs, ns, reduced=reduced,
             metric=metric, basis=basis, globs=None, min_delta_us=0.0, **gate,
         )  # fmt: skip
         for key in ("base_summary", "new_summary"):  # already in base / new below
