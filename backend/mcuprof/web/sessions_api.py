@@ -24,6 +24,7 @@ from ..diff.export import render_folded2, render_svg
 from ..diff.gate import GateSide, per_call
 from ..diff.reduce import Reduced, reduce_profile
 from ..errors import UserError
+from ..loss import loss_of_chunks
 from ..profile import Profile, load_capture
 from ..profile.columns import Spill
 from ..sources import KINDS
@@ -215,6 +216,15 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
+def _session_loss(store: SessionStore, sid: int) -> dict[str, Any] | None:
+    """The session's stored loss; a session stored before loss was kept has its STATUS
+    packets read again, so the page judges it as ``mcuprof compare`` does."""
+    info = store.get(sid)
+    if info.loss is not None or info.kind != "miniprofiler":
+        return info.loss
+    return loss_of_chunks(store.raw_chunks(sid))
+
+
 def _gate_sides(
     request: Request, sides: tuple[str, str], basis: str
 ) -> tuple[GateSide, GateSide, tuple[Reduced, Reduced] | None]:
@@ -222,7 +232,7 @@ def _gate_sides(
     capture's is known at Stop only), and every call's times when a percentile or a
     side's loss asks for them."""
     store = _store(request)
-    losses = [None if s == "live" else store.get(int(s)).loss for s in sides]
+    losses = [None if s == "live" else _session_loss(store, int(s)) for s in sides]
     lossy = any(loss and (loss["stretches"] or loss["lost"]) for loss in losses)
     if not (lossy or basis.startswith("p")):
         return GateSide({}, losses[0]), GateSide({}, losses[1]), None
