@@ -154,16 +154,20 @@ class LossChunks:
         self.on = kind == "miniprofiler"
         self.decoder = ResponseDecoder(batch=True, merge=False)
         self.tracker = LossTracker()
+        self._done = False
+        self._value: dict[str, Any] | None = None
 
     def feed(self, chunk: bytes | memoryview) -> None:
         if self.on:
             self.tracker.feed(self.decoder.feed(chunk))
 
     def result(self) -> dict[str, Any] | None:
-        if not self.on:
-            return None
-        self.tracker.feed(self.decoder.close())
-        return self.tracker.result(self.decoder.stats)
+        """The loss (the stream ends here); the same answer when asked again."""
+        if self.on and not self._done:
+            self.tracker.feed(self.decoder.close())
+            self._value = self.tracker.result(self.decoder.stats)
+        self._done = True
+        return self._value
 
 
 def loss_of_chunks(chunks: Iterable[bytes | memoryview]) -> dict[str, Any] | None:
