@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .capture import CHUNK  # bytes of a capture decoded at a time
+from .loss import LossTracker, lost_text
 from .profile.span import CaptureSpan
 from .protocol import ResponseDecoder
 from .symbols.buildid import check_build_id
@@ -32,19 +33,24 @@ def summarize_chunks(
     stays that of one chunk, whatever the capture's length."""
     decoder = ResponseDecoder(batch=True, merge=False)  # arrays, as cut: no joining copy
     span = CaptureSpan()
+    loss = LossTracker()
     done = 0
     for chunk in chunks:
-        span.feed(decoder.feed(chunk))
+        events = decoder.feed(chunk)
+        span.feed(events)
+        loss.feed(events)
         done += len(chunk)
         if progress is not None:
             progress(min(done, total), total, decoder.stats.records)
-    span.feed(decoder.close())
+    events = decoder.close()
+    span.feed(events)
+    loss.feed(events)
     stats = decoder.stats
     metadata = span.metadata  # the last one: a device that reboots re-announces itself
     duration_us = span.duration_us or 0.0
     device_id = metadata.elf_build_id if metadata else None
     match = check_build_id(device_id, elf_build_id).match
-    return {
+    out = {
         "metadata": None
         if metadata is None
         else {
@@ -62,6 +68,10 @@ def summarize_chunks(
         "duration_us": round(duration_us, 3),
         "build_id": {"device": device_id, "elf": elf_build_id, "match": match},
     }
+    lost = loss.result(stats)
+    if lost is not None:  # only a capture with the device's STATUS packets: added key
+        out["loss"] = lost
+    return out
 
 
 def _hex(value: int | None) -> str:
@@ -97,4 +107,11 @@ def format_summary(name: str, size: int, s: dict[str, Any], elf_note: str | None
         f"skipped {s['skipped_bytes']:,} bytes",
         f"build id      {verdict}",
     ]
+    if "loss" in s:
+        loss = s["loss"]
+        lines.append(
+            f"lost          {lost_text(loss)} of {loss['captured']:,} captured "
+            f"(device overflows {loss['overflows']:,}; "
+            f"{len(loss['stretches']):,} stretch(es) with loss)"
+        )
     return "\n".join(lines)

@@ -182,9 +182,15 @@ export function initDevice(ctx) {
 
   // A stored session keeps its received count, CRC errors and malformed packets; the
   // device's own counters (captured, overflows) were never stored.
+  // The device's counters as of Stop come with the session (loss.py); a session stored
+  // before they were kept has none: "not recorded", never 0.
   function storedHealth(h, stored) {
+    const loss = stored.loss;
+    const captured = loss && loss.captured != null ? loss.captured : null;
     return {
-      ...h, received: stored.records ?? h.profile_records, captured: null, overflows: null,
+      ...h, received: stored.records ?? h.profile_records, captured, overflows: loss ? loss.overflows : null,
+      loss: loss ? loss.lost : null, loss_pct: captured ? (100 * loss.lost) / captured : 0,
+      in_flight: 0, status_age_s: null,
       buffer_usage: null, crc_errors: stored.crc_errors || 0, malformed: stored.malformed || 0,
       bytes_per_s: null, records_per_s: null, overflow_warning: false,
     };
@@ -251,7 +257,10 @@ export function initDevice(ctx) {
     const rec = $("h-reconcile");
     rec.hidden = (h.captured == null || qs) && !stored;
     rec.textContent = stored
-      ? `Stored session ${stored.id}: ${fmtInt(h.received)} records as recorded. Its device counters were not stored.`
+      ? (h.captured != null
+        ? `Stored session ${stored.id}, as at Stop: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost` +
+          `${stored.loss.stretches.length ? ` (dropped in ${fmtInt(stored.loss.stretches.length)} stretch${stored.loss.stretches.length === 1 ? "" : "es"})` : ""}.`
+        : `Stored session ${stored.id}: ${fmtInt(h.received)} records as recorded; loss not recorded (stored before the device's counters were kept${stored.loss ? ", or no status from the device" : ""}).`)
       : label === "profiling"
       ? `Running: the device's count is ${h.status_age_s == null ? "periodic" : `${h.status_age_s.toFixed(1)} s old`}; in-flight records arrive after Stop.`
       : `${label === "disconnected" ? "At Disconnect" : "After Stop"}: ${fmtInt(h.captured)} captured = ${fmtInt(h.received)} received + ${fmtInt(h.loss)} lost.`;

@@ -23,8 +23,8 @@ const STYLE = `
 .cmp-legend { display: inline-flex; align-items: center; gap: 6px; margin-left: 8px; vertical-align: middle; }
 .cmp-legend .ramp { width: 160px; height: 10px; border-radius: 3px; border: 1px solid var(--line-2);
   background: linear-gradient(90deg, rgb(0,0,255), rgb(235,235,235) 50%, rgb(255,0,0)); }
-#cmp-functions { font-size: 12px; }
-#cmp-functions th, #cmp-functions td { padding: 3px 6px; }
+#cmp-functions { font-size: 11.5px; }
+#cmp-functions th, #cmp-functions td { padding: 3px 4px; }
 #cmp-functions td.name { max-width: 220px; }
 .cmp select { max-width: 220px; }
 .cmp #cmp-filter { width: 180px; }
@@ -43,7 +43,23 @@ const STYLE = `
 .cmp-verdict .sections b { font-weight: 600; }
 .cmp #cmp-threshold, .cmp #cmp-confidence { width: 64px; }
 .cmp td.noise { color: var(--muted); }
+.cmp td.v-regressed { color: var(--diff-up-text); font-weight: 600; }
+.cmp td.v-inconclusive { color: var(--amber); }
+.cmp td.v-unchanged { color: var(--muted); }
+.cmp .legend-inc { color: #f0c85a; }
+.cmp #cmp-basis { width: auto; }
 `;
+
+// The gate's three verdicts in the flame graph: regressed red (by its change in the
+// gate's metric), an improvement blue, inconclusive amber, the rest pale.
+export const INCONCLUSIVE_COLOUR = "rgb(240,200,90)";
+export function verdictColour(v, scale) {
+  if (!v) return diffColour(0, scale);
+  if (v.verdict === "inconclusive") return INCONCLUSIVE_COLOUR;
+  const change = v.change_pct || 0;
+  if (v.verdict === "regressed") return diffColour(Math.max(change, 1e-9), scale);
+  return v.reason && v.reason.startsWith("shrank") ? diffColour(Math.min(change, -1e-9), scale) : diffColour(0, scale);
+}
 
 // The diff's red-white-blue is a data scale, not a theme colour: the same in both themes,
 // in the legend's ramp and in the diff SVG export (diff/, tests/compare pin its values);
@@ -78,7 +94,8 @@ function num(v, unit = "") {
 const COLUMNS = [
   // key, header, getter, unit, is-change
   ["key", "Function", (f) => f.key, "text"],
-  ["status", "", (f) => (f.status === "both" ? "" : f.status), "text"],
+  // The gate's verdict (its reason on hover); an added or removed function says so.
+  ["status", "Verdict", (f) => (f.status === "both" ? f.verdict || "" : f.status), "verdict"],
   // Captures differ in length: calls are compared per second of capture.
   ["rate_base", "Calls/s base", (f) => f.rate_base, "rate"],
   ["rate_new", "Calls/s new", (f) => f.rate_new, "rate"],
@@ -115,6 +132,9 @@ export async function mount(container, ctx) {
     "aria-label": "Threshold (%)", title: "A function fails when it grew more than this (mcuprof compare --threshold)" });
   const confidenceIn = el("input", { type: "number", id: "cmp-confidence", min: "0", max: "99.9", step: "any", value: "95",
     "aria-label": "Confidence (%)", title: "A change counts when its interval at this confidence excludes zero (--confidence)" });
+  const basisSel = el("select", { id: "cmp-basis", "aria-label": "Basis",
+    title: "What the gate compares per function: the mean time per call, or a percentile of it (mcuprof compare --basis)" },
+  ["mean", "p50", "p90", "p99"].map((b) => el("option", { value: b }, b === "mean" ? "mean" : b)));
   const verdictBox = el("div", { class: "cmp-verdict", id: "cmp-verdict", role: "status", hidden: true });
   const summary = el("div", { class: "cmp-summary", id: "cmp-summary" },
     "Pick a baseline and a session (or the live capture), then Compare.");
@@ -130,8 +150,10 @@ export async function mount(container, ctx) {
   const tip = el("div", { class: "cmp-tip", hidden: true });
   const legendLo = el("span", { class: "mono" }, "");
   const legendHi = el("span", { class: "mono" }, "");
-  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: change of self-time share of the functions the verdict calls changed (the rest pale) — ",
-    el("span", { class: "legend-up" }, "red grew"), ", ", el("span", { class: "legend-down" }, "blue shrank"),
+  const legendWhat = el("span", { id: "cmp-legend-what" }, "the gate's change");
+  const legend = el("div", { class: "cmp-summary", id: "cmp-legend" }, "Widths: the newer capture. Colour: the verdict, by ", legendWhat, " — ",
+    el("span", { class: "legend-up" }, "red regressed"), ", ", el("span", { class: "legend-down" }, "blue shrank"), ", ",
+    el("span", { class: "legend-inc" }, "amber inconclusive"), ", pale unchanged",
     el("span", { class: "cmp-legend" }, legendLo, el("span", { class: "ramp" }), legendHi),
     " Click a frame to zoom, the root to reset.");
   const root = el("div", { class: "cmp" },
@@ -141,6 +163,7 @@ export async function mount(container, ctx) {
       runBtn,
       el("label", { class: "muted" }, "Threshold ", thresholdIn, "%"),
       el("label", { class: "muted" }, "Confidence ", confidenceIn, "%"),
+      el("label", { class: "muted" }, "Basis ", basisSel),
       el("label", { class: "muted", title: "Recompute while the live capture grows" }, auto, " follow live"),
       el("span", { class: "spacer" }),
       flipBtn, filter, folded, svgLink),
@@ -243,7 +266,7 @@ export async function mount(container, ctx) {
     const seq = ++requestSeq;
     const action = async () => {
       const out = await ctx.api.getJSON("/api/sessions/diff", { base: baseSel.value, new: newSel.value, max_nodes: 3000,
-        threshold: `${thresholdIn.value || 10}%`, confidence: `${confidenceIn.value || 0}%` });
+        threshold: `${thresholdIn.value || 10}%`, confidence: `${confidenceIn.value || 0}%`, basis: basisSel.value });
       if (seq !== requestSeq) return; // a newer choice was made while this one computed
       data = out;
       fc.reset();
@@ -280,9 +303,10 @@ export async function mount(container, ctx) {
     svgLink.hidden = false;
     summary.textContent = `${b.name}: ${fmtInt(b.records)} records, ${fmtTime(b.duration_us)}  →  ` +
       `${n.name}: ${fmtInt(n.records)} records, ${fmtTime(n.duration_us)}`;
-    const scalePts = 100 * diffScale(data.flame.max_abs_delta);
-    legendLo.textContent = `−${scalePts.toFixed(scalePts >= 10 ? 0 : 1)} pts`;
-    legendHi.textContent = `+${scalePts.toFixed(scalePts >= 10 ? 0 : 1)} pts`;
+    scale = gateScale(data.verdict);
+    legendLo.textContent = `−${scale.toFixed(0)}%`;
+    legendHi.textContent = `+${scale.toFixed(0)}%`;
+    legendWhat.textContent = data.verdict ? `its change in ${basisText(data.verdict)}` : "the change";
     const bs = (b.duration_us || 0) / 1e6;
     const ns = (n.duration_us || 0) / 1e6;
     for (const f of data.functions) {
@@ -303,12 +327,14 @@ export async function mount(container, ctx) {
     const v = data.verdict;
     verdictBox.hidden = !v;
     if (!v) return;
-    const what = `${v.metric} time per call`;
+    const what = basisText(v);
+    const inconclusive = v.inconclusive || [];
     const thr = `${+v.threshold_pct.toFixed(3)}%`;
     verdictBox.className = `cmp-verdict ${v.failed ? "fail" : "ok"}`;
+    const also = inconclusive.length ? `; ${inconclusive.length} inconclusive` : "";
     const headline = v.failed
-      ? `FAIL: ${v.regressions.length} function(s) grew more than ${thr} (${what})`
-      : `OK: no function grew more than ${thr} (${what})${v.within_noise.length ? " — the larger changes are within noise" : ""}`;
+      ? `FAIL: ${v.regressions.length} function(s) grew more than ${thr} (${what})${also}`
+      : `OK: no function grew more than ${thr} (${what})${v.within_noise.length ? " — the larger changes are within noise" : ""}${also}`;
     const g = v.gate;
     const gate = g.confidence > 0
       ? `Compared ${v.compared} functions. A change counts when its ${+(g.confidence * 100).toFixed(2)}% interval excludes zero: ` +
@@ -326,10 +352,18 @@ export async function mount(container, ctx) {
       el("div", { class: "headline" }, el("span", { class: "pill", id: "cmp-verdict-pill" }, v.failed ? "regressed" : "within noise"),
         el("span", { id: "cmp-verdict-text" }, headline)),
       el("div", { class: "sections" }, section("regressions", "Regressed"), section("improvements", "Improved"),
-        section("within_noise", "Within noise"), section("too_few_calls", "Too few calls")),
-      el("div", { class: "gate" }, gate));
+        section("within_noise", "Within noise"), section("too_few_calls", "Too few calls"),
+        el("span", { "data-section": "inconclusive" }, el("b", {}, `Inconclusive: ${inconclusive.length}`),
+          inconclusive.length ? ` — ${inconclusive.slice(0, 3).map((r) => `${shortName(displayName(r.key))} (${r.reason})`).join(", ")}${inconclusive.length > 3 ? ", …" : ""}` : "")),
+      el("div", { class: "gate" }, gate, lossText(v)));
     // By the gate's key, and by the display name the flame frames carry. Two statics of
     // one name: the stronger verdict shows.
+    gateOf = new Map();
+    for (const r of v.verdicts || []) {
+      gateOf.set(r.key, r);
+      const name = displayName(r.key);
+      if (!gateOf.has(name) || r.verdict === "regressed") gateOf.set(name, r);
+    }
     verdictOf = new Map();
     for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
       for (const r of v[key]) {
@@ -340,6 +374,29 @@ export async function mount(container, ctx) {
     }
   }
   let verdictOf = new Map();
+  let gateOf = new Map(); // function -> its verdict, reason, coverage and change (the gate's)
+
+  function basisText(v) {
+    const what = `${v.metric} time per call`;
+    return v.basis && v.basis.startsWith("p") ? `${v.basis} of the ${what}` : what;
+  }
+  // The colour scale in % of the gate's change: full at twice the threshold, or at the
+  // largest regression, so a change just past the threshold is plainly red.
+  function gateScale(v) {
+    if (!v) return 20;
+    const changes = (v.verdicts || []).filter((r) => r.verdict === "regressed").map((r) => Math.abs(r.change_pct || 0));
+    return Math.max(2 * (v.threshold_pct || 10), ...changes);
+  }
+  function lossText(v) {
+    const parts = [];
+    for (const side of ["base", "new"]) {
+      const l = v.loss && v.loss[side];
+      if (l && (l.lost || l.stretches.length)) {
+        parts.push(`${side} lost ${fmtInt(l.lost)} of ${fmtInt(l.captured)} records in ${fmtInt(l.stretches.length)} stretch${l.stretches.length === 1 ? "" : "es"}`);
+      }
+    }
+    return parts.length ? ` Loss: ${parts.join("; ")}: functions judged without those stretches (coverage floor ${Math.round(100 * v.loss.coverage_floor)}%).` : "";
+  }
 
   // ---------------------------------------------------------------- flame graph
 
@@ -354,7 +411,6 @@ export async function mount(container, ctx) {
       return;
     }
     if (canvas.parentNode !== flameBox) flameBox.replaceChildren(canvas);
-    scale = diffScale(data.flame.max_abs_delta);
     fc.setData(ic);
     drawFlame();
   }
@@ -366,11 +422,14 @@ export async function mount(container, ctx) {
     if (fc.flip) flameBox.scrollTop = flameBox.scrollHeight;
   }
 
-  // With a verdict, colour only the functions the gate calls changed (as the table).
+  // Coloured by the gate: each frame by its function's verdict and its change in the
+  // metric the gate judged (the table's verdict column says the same).
   function paint(i) {
-    const cell = fc.data.raw.diff[i];
-    const real = !data.verdict || ["up", "down"].includes(verdictOf.get(fc.data.names[i]));
-    return diffColour(cell && real ? cell[3] : 0, scale);
+    if (!data.verdict) {
+      const cell = fc.data.raw.diff[i];
+      return diffColour(cell ? cell[3] : 0, diffScale(data.flame.max_abs_delta));
+    }
+    return verdictColour(gateOf.get(fc.data.names[i]), scale);
   }
 
   function showTip(ev, i) {
@@ -387,6 +446,8 @@ export async function mount(container, ctx) {
       lines.push(`base: total ${fmtTime(base)} (${share(base, baseTotal)}), self ${fmtTime(baseSelf)} (${share(baseSelf, baseTotal)})`,
         `self share change: ${delta >= 0 ? "+" : ""}${(delta * 100).toFixed(2)} points`);
     }
+    const g = gateOf.get(t.names[i]);
+    if (g) lines.push(`${g.verdict}: ${pct(g.change_pct)} (${basisText(data.verdict)}); ${g.reason}`);
     tip.textContent = lines.join("\n");
     tip.hidden = false;
     const x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
@@ -422,6 +483,11 @@ export async function mount(container, ctx) {
   // ---------------------------------------------------------------- table
 
   function renderTable() {
+    for (const f of data.functions) {
+      const g = gateOf.get(f.key);
+      f.verdict = g ? g.verdict : null;
+      f.reason = g ? `${g.reason}${g.coverage < 1 ? ` (coverage ${Math.round(100 * g.coverage)}%)` : ""}` : null;
+    }
     let rows = data.functions;
     const q = filter.value.trim();
     if (q) {
@@ -445,7 +511,7 @@ export async function mount(container, ctx) {
       return;
     }
     const head = el("tr", {}, COLUMNS.map(([key, label, , unit]) => el("th", {
-      "data-key": key, class: [unit === "text" ? "text" : "", key === sortKey ? (sortDesc ? "sorted-desc" : "sorted-asc") : ""].join(" ").trim(),
+      "data-key": key, class: [unit === "text" || unit === "verdict" ? "text" : "", key === sortKey ? (sortDesc ? "sorted-desc" : "sorted-asc") : ""].join(" ").trim(),
       onclick: () => {
         if (sortKey === key) sortDesc = !sortDesc;
         else { sortKey = key; sortDesc = unit !== "text"; }
@@ -455,6 +521,10 @@ export async function mount(container, ctx) {
     const body = rows.slice(0, 2000).map((f) => el("tr", { "data-key": f.key },
       COLUMNS.map(([key, , getter, unit]) => {
         const v = getter(f);
+        if (unit === "verdict") {
+          const judged = f.status === "both" && v;
+          return el("td", { class: judged ? `where v-${v}` : "where", title: judged ? f.reason || "" : null }, v || "");
+        }
         if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, key === "key" ? shortName(v || "") : v || "");
         let text;
         if (unit === "pct") text = pct(v);
@@ -471,7 +541,7 @@ export async function mount(container, ctx) {
   }
 
   filter.addEventListener("input", () => { if (data) renderTable(); });
-  for (const input of [thresholdIn, confidenceIn]) input.addEventListener("change", () => run());
+  for (const input of [thresholdIn, confidenceIn, basisSel]) input.addEventListener("change", () => run());
   baseSel.addEventListener("change", () => { chosen = true; run(); });
   newSel.addEventListener("change", () => { chosen = true; run(); });
   window.addEventListener("resize", throttle(() => { if (data && ctx.view === "compare") drawFlame(); }, 200));

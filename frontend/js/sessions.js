@@ -196,8 +196,9 @@ export async function mount(container, ctx) {
         el("div", { class: "muted" }, "Stored sessions can be reopened, replayed, annotated and compared.")));
       return;
     }
-    const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Size", "ELF", "Export"]
-      .map((h, i) => el("th", { class: i === 1 || i === 7 ? "text" : "" }, h)));
+    const head = el("tr", {}, ["#", "Name", "Status", "Created", "Length", "Records", "Lost", "Size", "ELF", "Export"]
+      .map((h, i) => el("th", { class: i === 1 || i === 8 ? "text" : "",
+        title: h === "Lost" ? "Records the device captured that never arrived, as at Stop" : "" }, h)));
     const rows = sessions.map((s) => el("tr", {
       "data-id": s.id, class: s.id === selected ? "selected" : "",
       onclick: () => { selected = s.id; renderList(); showDetail(); },
@@ -208,6 +209,7 @@ export async function mount(container, ctx) {
     el("td", {}, fmtWhen(s.created_at)),
     el("td", {}, s.length_s === null ? "—" : fmtTime(s.length_s * 1e6)),
     el("td", {}, s.records === null || s.records === undefined ? "—" : fmtInt(s.records)),
+    s.status === "recording" ? el("td", { class: "lost" }, "—") : lostCell(s.loss),
     el("td", {}, fmtBytes(s.raw_bytes)),
     el("td", { class: "where" }, s.elf_name || "—"),
     el("td", {}, exportMenu(s))));
@@ -221,6 +223,15 @@ export async function mount(container, ctx) {
       const again = listBox.querySelector(`tr[data-id="${openId}"] details.sess-export`);
       if (again) again.open = true;
     }
+  }
+
+  // The device's loss as at Stop (loss.py's lost_text): sessions stored before it was kept
+  // read "not recorded", never 0.
+  function lostCell(loss) {
+    if (!loss) return el("td", { class: "lost muted", title: "stored before loss was kept" }, "not recorded");
+    if (loss.lost === null || loss.lost === undefined) return el("td", { class: "lost muted", title: "no status from the device" }, "?");
+    const pct = loss.captured && loss.lost ? ` (${fmtPct((100 * loss.lost) / loss.captured)})` : "";
+    return el("td", { class: `lost ${loss.lost ? "warn" : ""}` }, `${fmtInt(loss.lost)}${pct}`);
   }
 
   // Every format of the Export menu, for this session without opening it. An S12Z trace
@@ -327,8 +338,12 @@ export async function mount(container, ctx) {
           `malformed ${fmtInt(c.malformed)}${c.tbovf ? "; ended by TBOVF (data lost)" : ""}`;
         return;
       }
+      const l = out.session.loss;
+      const lost = !l ? "; loss not recorded" : l.lost == null ? "; loss unknown (no device status)"
+        : `; lost ${fmtInt(l.lost)} of ${fmtInt(l.captured)} captured (overflows ${fmtInt(l.overflows)}` +
+          `${l.stretches.length ? `, in ${fmtInt(l.stretches.length)} stretch${l.stretches.length === 1 ? "" : "es"}` : ""})`;
       capBox.textContent = `${fmtInt(c.records)} records over ${fmtTime(c.duration_us)}; ` +
-        `CRC errors ${fmtInt(c.crc_errors)}, malformed ${fmtInt(c.malformed)}, skipped ${fmtInt(c.skipped_bytes)} bytes`;
+        `CRC errors ${fmtInt(c.crc_errors)}, malformed ${fmtInt(c.malformed)}, skipped ${fmtInt(c.skipped_bytes)} bytes${lost}`;
     } catch (err) {
       capBox.textContent = err.message;
     }

@@ -348,7 +348,9 @@ def test_screenshots_of_every_view_at_three_sizes(server, page) -> None:
                 newest = sorted((s["id"] for s in sessions if s["records"]), reverse=True)[:2]
                 expect(pg.locator("#cmp-base")).to_have_value(str(newest[1]))
                 expect(pg.locator("#cmp-new")).to_have_value(str(newest[0]))
-                expect(pg.locator("#cmp-legend")).to_contain_text("pts")
+                expect(pg.locator("#cmp-legend")).to_contain_text(
+                    "its change in self time per call"
+                )
                 # The table fits the window (it may be redrawn meanwhile: ask the page).
                 pg.wait_for_function(
                     "(w) => { const t = document.getElementById('cmp-functions');"

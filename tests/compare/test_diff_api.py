@@ -143,3 +143,37 @@ def test_timer_frequencies_are_checked_as_the_cli_does(env, firmware, kit):
         assert "\n" not in error
         assert "timer frequencies differ: BASE 1,000,000 Hz, NEW 2,000,000 Hz" in error
         assert f"session {a.id} (before)" in error and f"session {other.id} (2 MHz)" in error
+
+
+def test_diff_judges_loss_as_the_cli_also_for_sessions_stored_before_it(tmp_path, firmware, capsys):
+    """A session stored before loss was kept (its loss column NULL) has its STATUS packets
+    read again: the page's verdicts are `mcuprof compare`'s."""
+    import json
+    import sqlite3
+
+    from tests.compare.captures import bursty_capture
+
+    from mcuprof.cli import main
+
+    data = tmp_path / "data"
+    with SessionStore(data) as store:
+        a = store.import_capture("a", bursty_capture(firmware, 21), firmware.elf)
+        b = store.import_capture("b", bursty_capture(firmware, 22, grow=1.3), firmware.elf)
+    db = sqlite3.connect(data / "sessions.db")
+    db.execute("UPDATE sessions SET loss = NULL WHERE id = ?", (a.id,))
+    db.commit()
+    db.close()
+    store = SessionStore(data, autoflush=False)
+    assert store.get(a.id).loss is None
+    app = create_app(Settings(autoconnect=False, data_dir=data), store=store)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        r = client.get("/api/sessions/diff", params={"base": a.id, "new": b.id, "basis": "p99"})
+        assert r.status_code == 200, r.text
+        verdict = r.json()["verdict"]
+    store.close()
+    assert verdict["loss"]["base"]["lost"] > 0
+    page = {v["key"]: (v["verdict"], v["reason"]) for v in verdict["verdicts"]}
+    assert page["fir_filter"][0] == "inconclusive" and page["control_step"][0] == "regressed"
+    main(["compare", str(a.id), str(b.id), "--basis", "p99", "--json", "--data-dir", str(data)])
+    cli = json.loads(capsys.readouterr().out)
+    assert {v["key"]: (v["verdict"], v["reason"]) for v in cli["verdicts"]} == page

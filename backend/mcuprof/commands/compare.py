@@ -45,10 +45,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--basis",
-        choices=("mean", "share"),
+        choices=("mean", "share", "p50", "p90", "p99"),
         default="mean",
-        help="normalisation: time per call (mean, default) or share of the capture's "
-        "profiled time (share)",
+        help="normalisation: time per call (mean, default), share of the capture's "
+        "profiled time (share), or a percentile of the time per call (p50, p90, p99: "
+        "an order-statistics interval)",
+    )
+    p.add_argument(
+        "--fail-on-inconclusive",
+        action="store_true",
+        help="exit 1 also when a function's verdict is inconclusive (loss could change it, "
+        "or too few calls); by default only a regression fails",
     )
     p.add_argument(
         "--threshold", default="10%", help="fail when a function grew more than this (10%%)"
@@ -186,11 +193,13 @@ def run(args: argparse.Namespace) -> int:
     folded = bool(args.diff_folded or args.diff_svg)  # per stack: only when written
     # One capture at a time: each is reduced to its per-function sums, and its records
     # are gone, before the other is read (the memory peak is one capture's).
+    calls = args.basis.startswith("p")  # a percentile needs every call's time
     base_cap, base_meta = reduce_source(
         base_src,
         base_syms,
         folded=folded,
         progress=lambda d, _t, r: progress(d, both, r),
+        calls=calls,
     )
     base_bytes, base_recs = base_src.size, base_cap.n_records
     new_cap, new_meta = reduce_source(
@@ -198,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
         new_syms,
         folded=folded,
         progress=lambda d, _t, r: progress(base_bytes + d, both, base_recs + r),
+        calls=calls,
     )
     progress.step("comparing")
     for label, cap in ((args.base, base_cap), (args.new, new_cap)):
@@ -207,8 +217,14 @@ def run(args: argparse.Namespace) -> int:
     if timebase["mismatch"] and not args.allow_timebase_mismatch:
         raise UserError(timebase["message"] + "; --allow-timebase-mismatch compares them anyway")
     diff = diff_reduced(base_cap, new_cap)
-    report = build_report(
+    from ..diff.gate import GateSide
+    from ._gate import gated_report
+
+    report = gated_report(
         diff,
+        GateSide(base_cap.calls or {}, base_cap.loss),
+        GateSide(new_cap.calls or {}, new_cap.loss),
+        reduced=(base_cap, new_cap),
         threshold=threshold,
         metric=args.metric,
         basis=args.basis,
@@ -220,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
     report["base"] = _describe(base_src, base_cap, base_meta, base_syms)
     report["new"] = _describe(new_src, new_cap, new_meta, new_syms)
     report["timebase"] = timebase
+    for key in ("inconclusive", "verdicts", "loss"):  # added keys last: the rest as before
+        report[key] = report.pop(key)
     _write_exports(args, diff)
     progress.finish()
     if timebase["mismatch"]:
@@ -233,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         pass  # the reader went away (| head): the verdict still stands
-    return 1 if report["failed"] else 0
+    return 1 if report["failed"] or (args.fail_on_inconclusive and report["inconclusive"]) else 0
 
 
 def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
@@ -409,10 +427,15 @@ def _denoise(pct: float | None) -> float | None:
 
 def _metric_text(metric: str, basis: str) -> str:
     what = "self time" if metric == "self" else "total time"
+    if basis.startswith("p"):
+        return f"{basis} of the {what} per call"
     return f"{what} per call" if basis == "mean" else f"{what} share of the capture"
 
 
 def _value(row: dict[str, Any], metric: str, basis: str, side: str) -> str:
+    if basis.startswith("p"):
+        v = row["percentile"][side]
+        return "-" if v is None else f"{v:,.{3 if abs(v) < 10 else 2}f} µs"
     if basis == "mean":
         v = row[f"{metric}_mean"][side]
         return "-" if v is None else f"{v:,.{3 if abs(v) < 10 else 2}f} µs"
@@ -500,6 +523,7 @@ def format_report(report: dict[str, Any], top: int) -> str:
             lines.append(f"{title}: {len(rows)}")
         if rows:
             lines.extend(_table(rows, metric, basis, top))
+    lines.extend(_loss_lines(report, top))
     for kind in ("added", "removed"):
         names = report[kind]
         if names:
@@ -508,9 +532,35 @@ def format_report(report: dict[str, Any], top: int) -> str:
             )
             lines.append(f"{kind.capitalize()} functions ({len(names)}): {shown}")
     lines.append("")
+    undecided = len(report.get("inconclusive") or [])
+    also = f"; {undecided} inconclusive" if undecided else ""
     if report["failed"]:
         regs = report["regressions"]
-        lines.append(f"FAIL: {len(regs)} function(s) grew more than {thr:g}% ({what})")
+        lines.append(f"FAIL: {len(regs)} function(s) grew more than {thr:g}% ({what}){also}")
     else:
-        lines.append(f"OK: no function grew more than {thr:g}% ({what})")
+        lines.append(f"OK: no function grew more than {thr:g}% ({what}){also}")
     return "\n".join(lines)
+
+
+def _loss_lines(report: dict[str, Any], top: int) -> list[str]:
+    """What the device's counters say each side lost, and the functions loss (or too few
+    calls) leaves inconclusive, with the reason."""
+    from ..loss import lost_text
+
+    lines = []
+    loss = report.get("loss") or {}
+    for side in ("base", "new"):
+        figures = loss.get(side)
+        if figures is not None and (figures["lost"] or figures["stretches"]):
+            lines.append(
+                f"{side.upper()} lost {lost_text(figures)} of {figures['captured']:,} records "
+                f"in {len(figures['stretches']):,} stretch(es): functions judged without them"
+            )
+    rows = report.get("inconclusive") or []
+    if rows:
+        lines.append(f"Inconclusive: {len(rows)}")
+        for v in rows[:top]:
+            lines.append(f"  {_clip(v['name'], 40):<40} {v['reason']}")
+        if len(rows) > top:
+            lines.append(f"  … {len(rows) - top} more (--top to show more, --json for all)")
+    return lines

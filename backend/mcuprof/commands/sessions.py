@@ -15,6 +15,7 @@ from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
 from ..files import open_regular
+from ..loss import lost_text
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
 from ..store.tags import parse_tags
@@ -127,6 +128,10 @@ def add_tag_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _lost(info: SessionInfo) -> str:
+    return "-" if info.status == "recording" else lost_text(info.loss)
+
+
 def run_list(args: argparse.Namespace) -> int:
     where = parse_tags(getattr(args, "where", None))
     with _store(args) as store:
@@ -138,11 +143,14 @@ def run_list(args: argparse.Namespace) -> int:
         which = " with those tags" if where else ""
         print(f"no sessions{which} in {resolve_data_dir(getattr(args, 'data_dir', None))}")
         return 0
-    print(f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11}  name")
+    print(
+        f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11} "
+        f"{'lost':>16}  name"
+    )
     for s in sessions:
         print(
             f"{s.id:>5}  {s.status:<11} {_when(s.created_at):<19} {_length(s):>9} "
-            f"{_records(s):>11}  {for_terminal(s.name, NAME_COLUMN)}"
+            f"{_records(s):>11} {_lost(s):>16}  {for_terminal(s.name, NAME_COLUMN)}"
         )
     return 0
 
@@ -208,6 +216,8 @@ def run_show(args: argparse.Namespace) -> int:
             f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
             + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
         ]
+    if d["kind"] == "miniprofiler":
+        lines.append(f"lost        {_loss_line(d['loss'])}")
     if d["tags"]:
         tags = " ".join(f"{k}={v}" for k, v in d["tags"].items())
         lines.append(f"tags        {for_terminal(tags)}")
@@ -216,6 +226,23 @@ def run_show(args: argparse.Namespace) -> int:
         lines.append("notes       " + notes.replace("\n", "\n            "))
     print("\n".join(lines))
     return 0
+
+
+def _loss_line(loss: dict[str, Any] | None) -> str:
+    """The device's counters as of Stop, and where the loss was (loss.py)."""
+    text = lost_text(loss)
+    if loss is None or loss.get("captured") is None:
+        return text
+    out = (
+        f"{text} of {loss['captured']:,} captured; overflows {loss['overflows']:,}, "
+        f"crc errors {loss['crc_errors']:,}, malformed {loss['malformed']:,}"
+    )
+    stretches = loss.get("stretches") or []
+    if stretches:
+        shown = ", ".join(f"{a / 1e6:.3f}-{b / 1e6:.3f} s ({n:,})" for a, b, n in stretches[:5])
+        more = f", … {len(stretches) - 5} more" if len(stretches) > 5 else ""
+        out += f"\n            dropped in {len(stretches)} stretch(es): {shown}{more}"
+    return out
 
 
 def run_rename(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ loader and one set of tables for every consumer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..profile.aggregate import call_spread
 from .table import Spread, capture_span
@@ -39,6 +39,8 @@ class Reduced:
     stats: list[FunctionTotals]
     spread: Spread
     folded: dict[str, int] | None = None  # only when asked for (it costs per stack)
+    calls: dict[str, Any] | None = None  # every call's times (diff/gate.py), when asked for
+    loss: dict[str, Any] | None = None  # what the device's counters say was lost (loss.py)
 
     @property
     def span(self) -> tuple[float, float]:

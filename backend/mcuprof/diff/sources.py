@@ -80,18 +80,35 @@ def reduce_source(
     *,
     folded: bool = False,
     progress: Progress | None = None,
+    calls: bool = False,
 ) -> tuple[Reduced, Metadata | None]:
     """A capture of any kind (MiniProfiler, QS: told from its first bytes) reduced to
     what a comparison reads, through the loader and tables every command uses
     (``sources.load_stream``, then the profile's aggregates); its records are gone when
-    this returns."""
+    this returns. ``calls`` keeps every call's times too (they are kept anyway when the
+    device's counters say records were lost)."""
+    from ..loss import LossChunks
     from ..sources import load_stream, peek_kind
 
     kind, chunks = peek_kind(src.chunks())
-    cap = load_stream(kind, chunks, src.size, symbols, progress=progress)
+    loss = LossChunks(kind)
+
+    def read(pieces: Iterator[bytes]) -> Iterator[bytes]:
+        for chunk in pieces:  # the device's counters read from the same pieces
+            loss.feed(chunk)
+            yield chunk
+
+    cap = load_stream(kind, read(chunks), src.size, symbols, progress=progress)
     del chunks
     src.data = None  # a session's raw bytes: decoded, not needed any more
-    return reduce_profile(cap.profile, folded), cap.metadata
+    reduced = reduce_profile(cap.profile, folded)
+    reduced.loss = loss.result()
+    lossy = reduced.loss is not None and bool(reduced.loss["stretches"] or reduced.loss["lost"])
+    if calls or lossy:  # every call's times: a percentile, or the stretches with loss
+        from .gate import per_call
+
+        reduced.calls = per_call(cap.profile)
+    return reduced, cap.metadata
 
 
 class StoreOpener:

@@ -43,6 +43,9 @@ class SessionInfo:
     duration_us: float | None = None  # the capture's own time span (first entry to last exit)
     kind: str = "miniprofiler"  # what the raw bytes are: miniprofiler | s12z
     tags: dict[str, str] = field(default_factory=dict)  # store/tags.py: build, board...
+    # The device's counters as of Stop and the stretches with loss (loss.py); None:
+    # stored before loss was kept ("loss not recorded"), or a protocol without counters.
+    loss: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class SessionInfo:
             "duration_us": self.duration_us,
             "kind": self.kind,
             "tags": dict(self.tags),
+            "loss": self.loss,
         }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -40,6 +41,7 @@ from ..files import (
     open_regular_file,
     read_file,
 )
+from ..loss import LossChunks
 from ..profile.span import CaptureSpan
 from ..protocol import LinkStats, Metadata, ProfileData
 from .location import ENV_VAR
@@ -102,11 +104,14 @@ CREATE TABLE IF NOT EXISTS session_summaries (
 """
 _COLUMNS = (
     "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
-    "elf_sha256, elf_name, metadata, link_stats, duration_us, kind"
+    "elf_sha256, elf_name, metadata, link_stats, duration_us, kind, loss"
 )
 # Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
 _KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
 KINDS = ("miniprofiler", "s12z", "qs")
+# Added later still: the device's counters as of Stop and the stretches with loss
+# (loss.py), as JSON. NULL in rows stored before it: "loss not recorded", never 0.
+_LOSS_COLUMN = "ALTER TABLE sessions ADD COLUMN loss TEXT"
 
 ElfInput = str | os.PathLike[str] | bytes | None
 
@@ -184,6 +189,8 @@ class SessionStore:
             db.executescript(_SCHEMA)
             if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}:
                 db.execute(_KIND_COLUMN)
+            if "loss" not in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}:
+                db.execute(_LOSS_COLUMN)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.db_path}: not a usable mcuprof database ({exc})") from None
@@ -406,6 +413,7 @@ class SessionStore:
         source = new_source(kind)
         span = CaptureSpan()
         done = records = 0
+        loss = LossChunks(kind)
 
         def take(batch: Any, size: int) -> None:
             nonlocal done, records
@@ -430,9 +438,11 @@ class SessionStore:
         )
         try:
             writer.append(first)
+            loss.feed(first)
             for chunk in chunks:
                 take(source.feed(chunk), len(chunk))
                 writer.append(chunk)
+                loss.feed(chunk)
                 if progress is not None:
                     progress(done, records)
             take(source.close(), 0)
@@ -455,7 +465,7 @@ class SessionStore:
             writer.abort()
             self.delete(writer.id)
             raise
-        return writer.finish(stats, duration_us=span.duration_us)
+        return writer.finish(stats, duration_us=span.duration_us, loss=loss.result())
 
     # callbacks from SessionWriter
 
@@ -476,6 +486,7 @@ class SessionStore:
         n: int,
         stats: LinkStats | dict[str, Any] | None,
         duration_us: float | None,
+        loss: dict[str, Any] | None = None,
     ) -> None:
         with self._write() as db:
             db.execute(
@@ -484,6 +495,8 @@ class SessionStore:
                 "WHERE id = ?",
                 (status, n, self._wall(), stats_to_json(stats), duration_us, sid),
             )
+            if loss is not None:
+                db.execute("UPDATE sessions SET loss = ? WHERE id = ?", (json.dumps(loss), sid))
             self._active.pop(sid, None)
 
     def _unfinished(self, sid: int) -> None:
@@ -691,6 +704,7 @@ def _info(r: tuple[Any, ...], tags: dict[str, str] | None = None) -> SessionInfo
         duration_us=r[13],
         kind=r[14],
         tags=dict(tags or {}),
+        loss=json.loads(r[15]) if r[15] else None,
     )
 
 

@@ -100,20 +100,31 @@ class SessionWriter:
             return True
 
     def finish(
-        self, stats: LinkStats | dict[str, Any] | None = None, duration_us: float | None = None
+        self,
+        stats: LinkStats | dict[str, Any] | None = None,
+        duration_us: float | None = None,
+        loss: dict[str, Any] | None = None,
     ) -> SessionInfo:
         """Close the session as 'complete'. ``duration_us`` is the capture's own time span
-        (e.g. ``Profile.duration_us``), shown in session lists; optional."""
-        return self._close(COMPLETE, stats, duration_us)
+        (e.g. ``Profile.duration_us``), shown in session lists; optional. ``loss`` is what
+        the device's counters say was lost (loss.py)."""
+        return self._close(COMPLETE, stats, duration_us, loss)
 
     def abort(
-        self, stats: LinkStats | dict[str, Any] | None = None, duration_us: float | None = None
+        self,
+        stats: LinkStats | dict[str, Any] | None = None,
+        duration_us: float | None = None,
+        loss: dict[str, Any] | None = None,
     ) -> SessionInfo:
         """Close as 'interrupted' (the link dropped, the server is shutting down)."""
-        return self._close(INTERRUPTED, stats, duration_us)
+        return self._close(INTERRUPTED, stats, duration_us, loss)
 
     def _close(
-        self, status: str, stats: LinkStats | dict[str, Any] | None, duration_us: float | None
+        self,
+        status: str,
+        stats: LinkStats | dict[str, Any] | None,
+        duration_us: float | None,
+        loss: dict[str, Any] | None = None,
     ) -> SessionInfo:
         with self._lock:
             if not self._closed:
@@ -123,7 +134,7 @@ class SessionWriter:
                     self._sync_locked()
                 self._closed = True
                 try:
-                    self._store._finish(self._id, status, self._written, stats, duration_us)
+                    self._store._finish(self._id, status, self._written, stats, duration_us, loss)
                 except UserError:
                     # The database could not take it (a full disk): the store's flusher
                     # recovers the session, as a dead writer's, once there is room.

@@ -17,10 +17,14 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..capture import CHUNK
-from ..commands.compare import build_report, parse_confidence, parse_threshold, timebase_check
+from ..commands._gate import gated_report
+from ..commands.compare import parse_confidence, parse_threshold, timebase_check
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
+from ..diff.gate import GateSide, per_call
+from ..diff.reduce import Reduced, reduce_profile
 from ..errors import UserError
+from ..loss import loss_of_chunks
 from ..profile import Profile, load_capture
 from ..profile.columns import Spill
 from ..sources import KINDS
@@ -226,6 +230,44 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
+def _session_loss(store: SessionStore, sid: int) -> dict[str, Any] | None:
+    """The session's stored loss; a session stored before loss was kept has its STATUS
+    packets read again, so the page judges it as ``mcuprof compare`` does."""
+    info = store.get(sid)
+    if info.loss is not None or info.kind != "miniprofiler":
+        return info.loss
+    return loss_of_chunks(store.raw_chunks(sid))
+
+
+def _gate_sides(
+    request: Request, sides: tuple[str, str], basis: str
+) -> tuple[GateSide, GateSide, tuple[Reduced, Reduced] | None]:
+    """What the gate needs of both sides (diff/gate.py): their stored loss (a live
+    capture's is known at Stop only), and every call's times when a percentile or a
+    side's loss asks for them."""
+    store = _store(request)
+    losses = [None if s == "live" else _session_loss(store, int(s)) for s in sides]
+    lossy = any(loss and (loss["stretches"] or loss["lost"]) for loss in losses)
+    if not (lossy or basis.startswith("p")):
+        return GateSide({}, losses[0]), GateSide({}, losses[1]), None
+    live = getattr(request.app.state, "live", None)
+    fallback = getattr(live, "symbols", None)
+    tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
+    out, reduced = [], []
+    for side, loss in zip(sides, losses, strict=True):
+        if side == "live":
+            with _live(request)._profile_lock:
+                profile = _live(request).profile
+                out.append(GateSide(per_call(profile), loss))
+                reduced.append(reduce_profile(profile, False) if lossy else None)
+            continue
+        profile = _session_profile(store, int(side), fallback, tick_hz)
+        out.append(GateSide(per_call(profile), loss))
+        reduced.append(reduce_profile(profile, False) if lossy else None)
+    pair = (reduced[0], reduced[1]) if lossy else None
+    return out[0], out[1], pair  # type: ignore[return-value]
+
+
 def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
     """The differential tree also as the main flame graph's icicle arrays, made by the same
     code (sibling order, ids, labels), so the page draws both with one canvas component.
@@ -302,15 +344,21 @@ async def diff(
     threshold: Annotated[str, Query(max_length=20)] = "10%",
     confidence: Annotated[str, Query(max_length=20)] = "95%",
     metric: Literal["self", "total"] = "self",
+    basis: Literal["mean", "p50", "p90", "p99"] = "mean",
 ) -> dict[str, Any]:
     """Per-function deltas and differential flame data; ``new`` may be 'live'. The
-    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code)."""
+    verdict is `mcuprof compare`'s report on the same pair (same defaults, same code),
+    each function with its verdict (regressed, unchanged, inconclusive)."""
     b, n = _parse_side(base, False), _parse_side(new, True)
     gate = {"threshold": parse_threshold(threshold), "confidence": parse_confidence(confidence)}
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
-        verdict = build_report(d, metric=metric, basis="mean", globs=None, min_delta_us=0.0, **gate)
+        bs, ns, reduced = _gate_sides(request, (b, n), basis)
+        verdict = gated_report(
+            d, bs, ns, reduced=reduced,
+            metric=metric, basis=basis, globs=None, min_delta_us=0.0, **gate,
+        )  # fmt: skip
         for key in ("base_summary", "new_summary"):  # already in base / new below
             verdict.pop(key, None)
         return {
@@ -545,6 +593,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         "records": stats.get("records"),
         "crc_errors": stats.get("crc_errors"),
         "malformed": stats.get("malformed"),
+        "loss": info.loss,  # the device's counters as of Stop (None: not recorded)
         "metadata": info.as_dict()["metadata"],
         "speed": body.speed.strip().lower(),
         "kind": info.kind,  # the page shows the health rows of the session's protocol
