@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import kinds
 from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
 from ..files import open_regular
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
-from ..summary import summarize_chunks
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--notes", default="", help="notes")
     a.add_argument(
         "--kind",
-        choices=("auto", "miniprofiler", "qs"),
+        choices=("auto", *kinds.PROFILE_NAMES),
+        type=kinds.input_name,
         default="auto",
         help="protocol of the capture (auto: told from its first bytes)",
     )
@@ -128,9 +129,9 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     out["raw_path"] = str(store.raw_path(sid))
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
-    # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
-    if info.kind == "miniprofiler":
-        out["capture"] = summarize_chunks(store.raw_chunks(sid), 0)
+    counted = kinds.get(info.kind).count_stored(store, sid)
+    if counted is not None:
+        out["capture"] = counted
     else:  # counted when it was stored; its span too
         out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
     return out
@@ -157,16 +158,8 @@ def run_show(args: argparse.Namespace) -> int:
             if meta
             else "no METADATA"
         ),
-        f"records     {cap['records']:,} over {(cap.get('duration_us') or 0) / 1e6:.6f} s",
-        f"link        crc errors {cap.get('crc_errors', 0):,}, malformed {cap['malformed']:,}, "
-        f"skipped {cap.get('skipped_bytes', 0):,} bytes",
+        *kinds.get(d["kind"]).capture_lines(cap),
     ]
-    if d["kind"] == "s12z":  # `mcuprof s12z` on the raw file gives the full analysis
-        lines[-2:] = [
-            f"s12z        {cap['records']:,} lines; reserved {cap['reserved']:,}, malformed "
-            f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
-            + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
-        ]
     if d["notes"]:
         notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
         lines.append("notes       " + notes.replace("\n", "\n            "))

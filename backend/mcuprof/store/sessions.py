@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .. import kinds
 from ..capture import CHUNK
 from ..errors import UserError
 from ..files import (
@@ -93,7 +94,7 @@ _COLUMNS = (
 )
 # Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
 _KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
-KINDS = ("miniprofiler", "s12z", "qs")
+KINDS = kinds.NAMES
 
 ElfInput = str | os.PathLike[str] | bytes | None
 
@@ -324,10 +325,9 @@ class SessionStore:
                 ),
             )
             sid = int(cur.lastrowid or 0)
-            if kind != "miniprofiler":
-                if kind not in KINDS:
-                    raise ValueError(f"unknown session kind {kind!r}")
-                db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
+            if kind not in KINDS:
+                raise ValueError(f"unknown session kind {kind!r}")
+            db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
             fd = self._open_raw(sid)
             writer = SessionWriter(self, sid, fd, self._clock, self._interval)
             self._active[sid] = writer
@@ -381,12 +381,11 @@ class SessionStore:
         metadata and link statistics are decoded from it, so it looks like a recording.
         ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given.
         ``progress(bytes done, records so far)`` is called after each chunk."""
-        from ..sources import detect_kind, new_source
-
         chunks = _chunks(data)
         first = next(chunks, b"")
-        kind = kind or detect_kind(first) or "miniprofiler"
-        source = new_source(kind)
+        found = kinds.resolve(kind) if kind else kinds.detect(first) or kinds.DEFAULT
+        kind = found.name
+        source = found.new_source()
         span = CaptureSpan()
         done = records = 0
 
@@ -403,7 +402,7 @@ class SessionStore:
         take(source.feed(first), len(first))
         writer = self.create(
             name,
-            elf if kind == "miniprofiler" else None,
+            elf if found.names_from_elf else None,
             span.metadata,
             elf_name=elf_name,
             source="import",
@@ -423,13 +422,9 @@ class SessionStore:
                 progress(done, records)
             if not sum(stats["packets"].values()):
                 # Random bytes or a README are not a capture: refuse, store nothing.
-                what = (
-                    "MiniProfiler capture: no valid packet"
-                    if kind == "miniprofiler"
-                    else (f"{kind.upper()} capture: no valid frame")
-                )
                 raise UserError(
-                    f"{name}: not a {what} in {stats['bytes']:,} bytes; nothing was stored"
+                    f"{name}: not a {found.nothing_found} in {stats['bytes']:,} bytes; "
+                    "nothing was stored"
                 )
             if span.metadata is not None:
                 writer.set_metadata(span.metadata)
