@@ -15,9 +15,9 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from .. import kinds
-from ..commands.compare import build_report, parse_confidence, parse_threshold, timebase_check
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
+from ..diff.report import build_report, parse_confidence, parse_threshold, timebase_check
 from ..errors import UserError
 from ..link.replay import parse_speed
 from ..profile import Profile
