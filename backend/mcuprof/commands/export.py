@@ -49,12 +49,12 @@ def _symbols(elf: str | None):
 
 
 def _writer(args: argparse.Namespace, loaded: Any) -> Callable[[Callable[[bytes], Any]], None]:
-    """What writes the export to a byte sink. The SVG flame graph carries the page's
-    title lines: firmware, capture time (the capture file's last write), profiled time."""
+    """What writes the export to a byte sink. A titled format (the SVG flame graph)
+    carries the page's title lines: firmware, capture time (the capture file's last
+    write), profiled time."""
     profile = loaded.profile
-    if args.format != "svg":
+    if not FORMATS[args.format].titled:
         return lambda out: export.write(args.format, profile, out)
-    from ..export import svg
     from ..export.titles import flame_titles
     from ..profile.shares import span
 
@@ -63,8 +63,8 @@ def _writer(args: argparse.Namespace, loaded: Any) -> Callable[[Callable[[bytes]
         captured: float | None = os.stat(args.capture).st_mtime
     except OSError:
         captured = None
-    title, subtitle = flame_titles(version, captured, None, profile.t0_us, span(profile, None))
-    return lambda out: out(svg.render(profile, title=title, subtitle=subtitle).encode("utf-8"))
+    title = flame_titles(version, captured, None, profile.t0_us, span(profile, None))
+    return lambda out: export.write(args.format, profile, out, None, title)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,9 @@ that highlights matches and shows the matched share."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..markup import escape, quoteattr
@@ -109,6 +112,18 @@ def _fit(name: str, width_px: float) -> str:
     if n < 3:
         return ""
     return name if len(name) <= n else name[: n - 1] + "…"
+
+
+def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py): ``title`` is the title line and the
+    subtitle the page puts over its flame graph (export/titles.py)."""
+    head, sub = title if title is not None else ("Flame Graph", "")
+    out(render(profile, title=head, window=window, subtitle=sub).encode("utf-8"))
 
 
 def render(
