@@ -118,6 +118,9 @@ def test_each_kind_says_what_it_offers() -> None:
     assert mp.new_source().kind == "miniprofiler" and qs.new_source(1000).tick_hz == 1000
     with pytest.raises(UserError, match="S12Z captures do not decode to a profile"):
         s12z.new_source()
+    assert mp.link_factory().__name__ == "DeviceSession"
+    assert qs.link_factory().__name__ == "QSLink"
+    assert not s12z.live
 
 
 def test_detect_tells_the_kind_from_the_bytes(qs_stream: bytes) -> None:
@@ -133,3 +136,16 @@ def qs_stream() -> bytes:
     from tests.sources.conftest import sim_stream
 
     return sim_stream(0.2)
+
+
+def test_the_commands_take_mp_as_miniprofiler() -> None:
+    from mcuprof.cli import build_parser
+
+    parser = build_parser()
+    assert (
+        parser.parse_args(["export", "c.bin", "-f", "csv", "--kind", "mp"]).kind == "miniprofiler"
+    )
+    assert parser.parse_args(["sessions", "import", "c.bin", "--kind", "QS"]).kind == "qs"
+    assert parser.parse_args(["serve", "--proto", "mp"]).proto == "miniprofiler"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["export", "c.bin", "-f", "csv", "--kind", "s12z"])
