@@ -5,10 +5,12 @@ the code asks instead of comparing a kind's name. A kind's protocol code lives b
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # What a stored session of a kind can be opened as (``Kind.views``).
 PROFILE = "profile"  # a Profile: flame graph, timeline, tables, exports, compare, replay

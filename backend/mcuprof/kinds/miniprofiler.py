@@ -4,13 +4,13 @@ sources/miniprofiler.py, link/session.py (DeviceSession), link/replay.py."""
 
 from __future__ import annotations
 
-import mmap
-import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import DEVICE_CONTROL, PROFILE, Kind
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class MiniProfiler(Kind):
@@ -36,6 +36,9 @@ class MiniProfiler(Kind):
     def load_stored(self, store: Any, sid: int, symbols: Any, tick_hz: int | None = None) -> Any:
         """The session decoded into a profile whose records live on disk, read from its
         file a few MB at a time: a session larger than RAM can be compared."""
+        import mmap
+        import os
+
         from ..capture import CHUNK
         from ..profile import load_capture
         from ..profile.columns import Spill

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import PROFILE, QS_MONITOR, QS_RX, Kind
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class QS(Kind):
