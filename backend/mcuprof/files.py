@@ -52,9 +52,16 @@ def _check_regular(path: Path, st: os.stat_result, kind: str, limit: int, hint: 
         what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
         raise UserError(f"{path}: is {what}, not a {kind}; {hint}")
     if st.st_size > limit:
-        raise UserError(
-            f"{path}: {kind} too large ({_mib(st.st_size)}; the limit is {_mib(limit)})"
-        )
+        raise UserError(f"{path}: {kind} too large ({_over(st.st_size, limit)})")
+
+
+def _over(size: int, limit: int) -> str:
+    """The size and the limit, in bytes when MiB would print the same figure for both
+    (a file one byte over 1 GiB is not "1,024 MiB; the limit is 1,024 MiB")."""
+    shown, cap = _mib(size), _mib(limit)
+    if shown == cap:
+        shown, cap = f"{size:,} bytes", f"{limit:,} bytes"
+    return f"{shown}; the limit is {cap}"
 
 
 def open_regular_file(

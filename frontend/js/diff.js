@@ -478,12 +478,23 @@ export async function mount(container, ctx) {
     if (liveAuto && ctx.view === "compare" && newSel.value === "live" && data) run(true);
   }, 2000);
   ctx.on("version", followLive);
-  ctx.on("view", (name) => { if (name === "compare") openTab(); });
+  // The History tab's change point: the builds either side of it, compared at once.
+  async function openPair() {
+    const pair = ctx.comparePair;
+    ctx.comparePair = null;
+    chosen = true;
+    await ctx.run(() => loadSessions(pair.base));
+    baseSel.value = String(pair.base);
+    newSel.value = String(pair.new);
+    await run();
+  }
+  ctx.on("view", (name) => { if (name === "compare") (ctx.comparePair ? openPair() : openTab()); });
   ctx.on("compare-base", (id) => ctx.run(async () => {
     chosen = true;
     await loadSessions(id);
     await run();
   }));
+  if (ctx.comparePair) return openPair();
   if (ctx.compareBase !== undefined) chosen = true;
   const pick = await ctx.run(() => loadSessions(ctx.compareBase));
   if (pick) await run(ctx.compareBase === undefined);

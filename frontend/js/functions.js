@@ -1,5 +1,8 @@
-// Functions: a sortable table of per-function statistics.
+// Functions: a sortable table of per-function statistics, and the selected function's
+// distribution of call durations under it (distribution.js).
 
+import { budgetLine } from "./budgets.js";
+import { initDistribution } from "./distribution.js";
 import { esc, fmtInt, fmtPct, fmtTime, shortName, throttle } from "./format.js";
 
 const TEXT_KEYS = new Set(["label", "where"]);
@@ -16,6 +19,7 @@ export function initFunctions(ctx) {
   let stale = true;
   let selected = null; // frame id of the selected function
   let span = null;
+  let broken = new Map(); // function name -> its broken budgets' lines (serve --budgets)
 
   function render() {
     const q = filter.value.trim().toLowerCase();
@@ -36,10 +40,10 @@ export function initFunctions(ctx) {
     for (const r of shown) {
       html.push(
         `<tr data-fid="${r.fid}" class="${r.fid === selected ? "selected" : ""}">` +
-        `<td class="name" title="${esc(r.label)}">${esc(shortName(r.label))}</td>` +
+        nameCell(r) +
         `<td class="where" title="${esc(r.where)}">${esc(r.where)}</td>` +
         `<td>${fmtInt(r.calls)}</td><td>${fmtTime(r.total_us)}</td><td>${fmtTime(r.self_us)}</td>` +
-        `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.max_us)}</td>` +
+        `<td>${fmtTime(r.mean_us)}</td><td>${fmtTime(r.min_us)}</td><td>${fmtTime(r.p99_us)}</td><td>${fmtTime(r.max_us)}</td>` +
         `<td class="pct-cell"><div class="bar" style="width:${Math.min(100, (100 * r.pct) / maxPct).toFixed(1)}%"></div>` +
         `<span>${fmtPct(r.pct)}</span></td><td>${fmtPct(r.self_pct)}</td></tr>`,
       );
@@ -52,8 +56,18 @@ export function initFunctions(ctx) {
       : "";
   }
 
+  const dist = initDistribution(ctx);
+
+  function nameCell(r) {
+    const lines = broken.get(r.name);
+    if (!lines) return `<td class="name" title="${esc(r.label)}">${esc(shortName(r.label))}</td>`;
+    return `<td class="name budget-broken" title="${esc([r.label, ...lines].join("\n"))}">` +
+      `<span class="budget-mark" aria-label="budget broken">⚠</span> ${esc(shortName(r.label))}</td>`;
+  }
+
   async function load() {
     stale = false;
+    dist.load();
     const d = await ctx.run(() => ctx.api.getJSON("/api/functions", ctx.windowParams()));
     if (!d) return;
     span = { profiled_us: d.profiled_us, wall_us: d.wall_us, coverage_pct: d.coverage_pct };
@@ -82,6 +96,14 @@ export function initFunctions(ctx) {
     ctx.emit("select-function", selected === fid ? null : { fid, name: row?.name, from: "functions" });
   });
   ctx.on("select-function", (sel) => { selected = sel ? sel.fid : null; render(); });
+  ctx.on("budgets", (verdicts) => {
+    broken = new Map();
+    for (const v of verdicts) {
+      if (v.state !== "broken") continue;
+      broken.set(v.function, [...(broken.get(v.function) || []), budgetLine(v)]);
+    }
+    if (ctx.view === "functions") render();
+  });
   const follow = throttle(() => { if (ctx.view === "functions") load(); }, 1000);
   ctx.on("version", () => { stale = true; follow(); });
   ctx.on("window", () => { stale = true; if (ctx.view === "functions") load(); });

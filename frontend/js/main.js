@@ -6,6 +6,7 @@ import { createContext } from "./context.js";
 import { initDevice } from "./device.js";
 import { initExport } from "./exporter.js";
 import { initFlame } from "./flame.js";
+import { initBudgets } from "./budgets.js";
 import { initFunctions } from "./functions.js";
 import { connectLive } from "./live.js";
 import { initLog } from "./log.js";
@@ -69,10 +70,12 @@ function start() {
     log: initLog(ctx),
     sessions: mountModule("./sessions.js", "sessions-mount"),
     compare: mountModule("./diff.js", "compare-mount"),
+    history: mountModule("./history.js", "history-mount"),
     s12z: mountModule("./s12z.js", "s12z-mount"),
     qs: mountModule("./qs.js", "qs-mount"),
   };
   initExport(ctx, flame);
+  initBudgets(ctx); // after the Log, which takes its lines
 
   const tabs = [...document.querySelectorAll("[role=tab]")];
   let relayoutTabs = () => {};

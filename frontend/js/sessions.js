@@ -231,15 +231,14 @@ export async function mount(container, ctx) {
   // Every refresh (the tab shown, a capture stored) rebuilds the panel: what the user is
   // typing into the same session's name or notes carries over, focus too, so nothing
   // typed is lost. Returns the field to focus again, if any.
-  function carryEdits(id, name, notes) {
+  function carryEdits(id, name, notes, tags) {
     const same = detail.dataset.sid === String(id);
     detail.dataset.sid = String(id);
-    const before = [document.getElementById("sess-name"), document.getElementById("sess-notes")];
-    name.dataset.orig = name.value;
-    notes.dataset.orig = notes.value;
+    const before = ["sess-name", "sess-notes", "sess-tags"].map((i) => document.getElementById(i));
+    for (const field of [name, notes, tags]) field.dataset.orig = field.value;
     if (!same) return null;
     let focus = null;
-    for (const [old, now] of [[before[0], name], [before[1], notes]]) {
+    for (const [old, now] of [[before[0], name], [before[1], notes], [before[2], tags]]) {
       if (!old) continue;
       if (old.value !== old.dataset.orig) now.value = old.value;
       if (document.activeElement === old) focus = now;
@@ -256,9 +255,17 @@ export async function mount(container, ctx) {
     const name = el("input", { type: "text", id: "sess-name", value: s.name, maxlength: "200", "aria-label": "Session name" });
     const notes = el("textarea", { id: "sess-notes", "aria-label": "Notes", maxlength: "20000" });
     notes.value = s.notes || "";
+    // Tags as KEY=VALUE words (commit=…, branch=…, board=…): what History filters by.
+    const tagText = (t) => Object.entries(t || {}).map(([k, v]) => `${k}=${v}`).join(" ");
+    const tags = el("input", { type: "text", id: "sess-tags", value: tagText(s.tags), maxlength: "2000",
+      "aria-label": "Tags", placeholder: "commit=… branch=main board=…",
+      title: "KEY=VALUE words, such as branch=main board=nucleo-f4; the History tab filters by them" });
+    tags.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") { ev.preventDefault(); save(s, name.value, notes.value, tags.value); }
+    });
     // Enter in the name saves, as in any form with one line to edit.
     name.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") { ev.preventDefault(); save(s, name.value, notes.value); }
+      if (ev.key === "Enter") { ev.preventDefault(); save(s, name.value, notes.value, tags.value); }
     });
     const info = el("dl", { class: "kv", id: "sess-info" });
     const meta = s.metadata;
@@ -271,7 +278,7 @@ export async function mount(container, ctx) {
     for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
     const busy = s.status === "recording";
     const s12z = s.kind === "s12z"; // an S12Z DBG trace: shown in its own tab, not replayed
-    const focus = carryEdits(s.id, name, notes);
+    const focus = carryEdits(s.id, name, notes, tags);
     detail.replaceChildren(
       el("h3", { class: "mono" }, `Session ${s.id}`),
       el("label", {}, "Name", name),
@@ -295,10 +302,11 @@ export async function mount(container, ctx) {
           onclick: () => remove(s) }, "Delete"),
       ),
       info,
+      el("label", {}, "Tags", tags),
       el("label", {}, "Notes", notes),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-save",
-          onclick: () => save(s, name.value, notes.value) }, "Save")),
+          onclick: () => save(s, name.value, notes.value, tags.value) }, "Save")),
       el("div", { class: "note", id: "sess-capture" }, "Reading the capture…"),
     );
     if (focus) focus.focus();
@@ -318,11 +326,18 @@ export async function mount(container, ctx) {
     }
   }
 
-  async function save(s, name, notes) {
+  async function save(s, name, notes, tagText) {
     await ctx.run(async () => {
       const body = {};
       if (name !== s.name) body.name = name;
       if (notes !== (s.notes || "")) body.notes = notes;
+      const tags = {};
+      for (const word of (tagText || "").split(/\s+/).filter(Boolean)) {
+        const at = word.indexOf("=");
+        if (at <= 0) throw new Error(`tag ${word}: expected KEY=VALUE, such as branch=main`);
+        tags[word.slice(0, at)] = word.slice(at + 1);
+      }
+      if (JSON.stringify(tags) !== JSON.stringify(s.tags || {})) body.tags = tags;
       if (!Object.keys(body).length) return;
       await send("PATCH", `/api/sessions/${s.id}`, body);
       ctx.notify(`Session ${s.id} saved`, "info");

@@ -70,6 +70,7 @@ export function initTimeline(ctx) {
         data = d;
         if (!d.empty) range = d.range;
         draw();
+        revealPending();
       }
     } finally {
       inflight = false;
@@ -81,7 +82,7 @@ export function initTimeline(ctx) {
   async function fetchOverview() {
     const width = Math.max(200, Math.round(overview.clientWidth || 1000));
     const d = await ctx.run(() => ctx.api.getJSON("/api/timeline", { width }));
-    if (d) { whole = d; if (!d.empty) range = d.range; drawOverview(); }
+    if (d) { whole = d; if (!d.empty) range = d.range; drawOverview(); revealPending(); }
   }
 
   // ---------------------------------------------------------------- drawing
@@ -421,7 +422,17 @@ export function initTimeline(ctx) {
   ctx.on("select-function", (sel) => { selectedFid = sel ? sel.fid : null; draw(); });
   // Another view asks for a time span to be shown (a QS dispatch's RTC step): it, and as
   // much again on each side.
-  ctx.on("reveal", ([a, b]) => setView(a - (b - a), b + (b - a)));
+  // Asked before the timeline has loaded (a distribution bin clicked from Functions),
+  // the span waits for the capture's range.
+  let pendingReveal = null;
+  const reveal = ([a, b]) => setView(a - (b - a), b + (b - a));
+  ctx.on("reveal", (span) => { if (range) reveal(span); else pendingReveal = span; });
+  function revealPending() {
+    if (!range || !pendingReveal) return;
+    const span = pendingReveal;
+    pendingReveal = null;
+    reveal(span);
+  }
   ctx.on("theme", () => { draw(); drawOverview(); });
   // While live, follow the data at most twice a second.
   const follow = throttle(() => {

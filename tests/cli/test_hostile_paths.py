@@ -98,6 +98,20 @@ def test_size_cap_refuses_before_reading(tmp_path) -> None:
     assert len(read_file(big, "capture file", limit=100_000)) == 100_000
 
 
+def test_a_size_just_over_the_cap_says_a_true_figure(tmp_path) -> None:
+    """Issue 35: "too large (1,024 MiB; the limit is 1,024 MiB)" for a file one byte over."""
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate((1 << 30) + 1)  # sparse
+    with pytest.raises(UserError) as info:
+        read_file(big, "capture file", limit=1 << 30)
+    assert str(info.value).endswith(
+        "too large (1,073,741,825 bytes; the limit is 1,073,741,824 bytes)"
+    )
+    with pytest.raises(UserError, match=r"too large \(1,024 MiB; the limit is 1 MiB\)"):
+        read_file(big, "capture file", limit=1 << 20)
+
+
 def test_a_symlink_to_a_regular_file_is_fine(capture, tmp_path) -> None:
     link = tmp_path / "link.bin"
     link.symlink_to(capture)

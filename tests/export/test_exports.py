@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import xml.etree.ElementTree as ET
 
@@ -16,7 +14,12 @@ from mcuprof.export import callgrind, chrome, folded, speedscope, svg
 from mcuprof.export import csv as csv_export
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
-from tests.export.validators import validate_callgrind, validate_chrome, validate_speedscope
+from tests.export.validators import (
+    validate_callgrind,
+    validate_chrome,
+    validate_csv,
+    validate_speedscope,
+)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -110,7 +113,7 @@ def test_chrome_valid_and_complete(profile: Profile, frame_names: set[str]) -> N
 
 
 def test_csv_parses_and_matches_stats(profile: Profile) -> None:
-    rows = list(csv.DictReader(io.StringIO(csv_export.render(profile))))
+    rows = validate_csv(csv_export.render(profile))
     stats = profile.function_stats()
     assert len(rows) == len(stats)
     by_label = {(r["function"], r["file"]): r for r in rows}

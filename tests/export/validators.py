@@ -136,3 +136,38 @@ def validate_callgrind(text: str) -> dict[str, Any]:
     assert not expect_cost
     assert int(header["summary"]) == self_total
     return {"header": header, "functions": set(names.values())}
+
+
+CSV_NUMBERS = [
+    "total_us",
+    "self_us",
+    "min_us",
+    "max_us",
+    "mean_us",
+    "total_pct",
+    "self_pct",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
+]
+
+
+def validate_csv(text: str) -> list[dict[str, str]]:
+    """The per-function CSV: the header, whole call counts, numbers with three decimals,
+    and per row min <= p50 <= p90 <= p99 <= p99.9 <= max (all per call, inclusive)."""
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    header = text.split("\n", 1)[0].split(",")
+    assert header == ["function", "file", "line", "calls", *CSV_NUMBERS], header
+    for r in rows:
+        assert int(r["calls"]) >= 1
+        for k in CSV_NUMBERS:
+            whole, _, frac = r[k].partition(".")
+            assert whole.isdigit() and len(frac) == 3, (k, r[k])
+        chain = [float(r[k]) for k in ("min_us", "p50_us", "p90_us", "p99_us", "p999_us")]
+        chain.append(float(r["max_us"]))
+        assert chain == sorted(chain), r
+    return rows

@@ -136,7 +136,7 @@ def test_a_refusal_stops_the_run_with_one_line_and_keeps_the_session(
     # Ten parameter bytes: more than the demo's 12-byte pool block holds, so the target
     # acknowledges the event, then refuses it (Trg-ERR).
     (tmp_path / "demo.jsonl").write_text(
-        '{"wait_steps": 5}\n{"post": "RATE_SIG", "to": 1, "params": "000102030405060708ff"}\n'
+        '{"wait_steps": 5}\n{"post": "RATE_SIG", "to": "l_blinky", "params": "000102030405060708ff"}\n'
         '{"wait_steps": 5}\n'
     )
     done, sid = scenario(normal_elf, tmp_path)

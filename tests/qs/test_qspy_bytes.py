@@ -100,8 +100,7 @@ def _phases(decoder: QSDecoder) -> list[list[bytes]]:
         event(0, "SERVE_SIG"),
         event(253, "EAT_SIG", b"\x01\x7e"),
         event(255, "SERVE_SIG"),
-        event(254, "TIMEOUT_SIG"),
-        b"\x10\x0c\x07\x00\x00\x00",
+        b"\x10\xfd\x07\x00\x00\x00",  # raw EVENT (to a priority: refused, qs/guard.py)
         b"\x07",
         b"\x08",
         b"\x0e",

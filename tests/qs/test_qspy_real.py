@@ -4,6 +4,7 @@ name, and the target's answers (issue 25, items 1 and 3)."""
 
 from __future__ import annotations
 
+import re
 import signal
 import struct
 from pathlib import Path
@@ -85,6 +86,8 @@ def test_every_command_against_the_real_target(setup):
     assert s.ask(b"\x0f\x00", r"Query-SM Obj=Table_inst,State=Table_serving")
     s.by_name(0x89, 1, "Philo_inst[1]", r"Trg-Ack  QS_RX_CURR_OBJ")
     assert s.ask(b"\x0f\x01", r"Query-AO Obj=Philo_inst\[1\],State=Philo_(thinking|hungry|eating)")
+    # The pool is known as one once its records came (the guard, qs/guard.py).
+    wait_for(lambda: any(p[1] == 24 for p in fe.binaries()), "an MP-Get record")
     s.by_name(0x89, 2, "EvtPool1", r"Trg-Ack  QS_RX_CURR_OBJ")
     assert s.ask(b"\x0f\x02", r"Query-MP Obj=EvtPool1,Free=\d+,Min=\d+")
     s.by_name(0x89, 4, "Philo_inst[1].timeEvt", r"Trg-Ack  QS_RX_CURR_OBJ")
@@ -114,8 +117,10 @@ def test_every_command_against_the_real_target(setup):
     assert s.ask(b"\x0b\x10" + b"\xff" * 16, r"Trg-Ack  QS_RX_LOC_FILTER")
     s.by_name(0x88, 1, "Table_inst", r"Trg-Ack  QS_RX_AO_FILTER")
     s.by_name(0x88, 0, "Table_inst", r"Trg-Ack  QS_RX_AO_FILTER")
-    # Post to a priority, to the current AO, and dispatch to the current SM.
-    assert s.ask(_event(12, "SERVE_SIG"), r"Trg-Ack  QS_RX_EVENT")
+    # Post to the current AO, and dispatch to the current SM. A post to a priority is
+    # refused: the DPP's records never say which priority an active object holds (the
+    # Table's is 12), and QP posts through an empty registry slot without a check.
+    assert s.ask(_event(12, "SERVE_SIG"), r"ERROR .*post to priority 12 refused")
     assert s.ask(_event(253, "EAT_SIG"), r"Trg-Ack  QS_RX_EVENT")
     s.by_name(0x89, 0, "Table_inst", r"Trg-Ack  QS_RX_CURR_OBJ")
     assert s.ask(_event(255, "SERVE_SIG"), r"Trg-Ack  QS_RX_EVENT")
@@ -132,10 +137,57 @@ def test_every_command_against_the_real_target(setup):
     saved = s.ask(b"\x82", r"<QSPY-> Dictionaries saved to (.*)$").split("saved to ")[1]
     dic = Path(saved).read_text()
     assert "Table_inst" in dic and "SERVE_SIG" in dic
-    # Init takes the SM's initial transition again: the target acknowledges it (and may
-    # then assert: its time events are armed already).
+    # Init would take the SM's initial transition again: QP asserts (qep_hsm, 200), so
+    # it is refused (qs/guard.py).
     s.by_name(0x89, 0, "Table_inst", r"Trg-Ack  QS_RX_CURR_OBJ")
-    assert s.ask(_event(254, "SERVE_SIG"), r"Trg-Ack  QS_RX_EVENT")
+    assert s.ask(_event(254, "SERVE_SIG"), r"ERROR .*init refused: QP asserts")
+
+
+def test_commands_that_would_crash_the_target_are_refused(setup):
+    """Issue 35, finding 1: each of these killed the real target when forwarded (exit
+    -11, or an assertion in qf_actq); the host refuses each in one line, and the target
+    stays alive and answers the next command."""
+    name, host, _tport, fe, target = setup
+    ptr = 8 if name.endswith("64") else 4
+    s = Session(fe, ptr)
+    fe.send(b"\x80\x03")
+    host.wait_line(r"QF_RUN")
+    wait_for(lambda: any(p[1] == 24 for p in fe.binaries()), "an MP-Get record")
+    pool = next(a for a, n in _objects(host) if n == "EvtPool1")
+    # A post to a priority with no active object (the DPP's are 3-7 and 12).
+    assert s.ask(_event(1, "SERVE_SIG"), r"ERROR .*post to priority 1 refused")
+    assert s.ask(bytes([0x10, 1, 6, 0, 0, 0]), r"ERROR .*post to priority 1 refused")
+    # A pool made the current AO (by name and by address), then a post to current.
+    assert s.by_name(0x89, 1, "EvtPool1", r"ERROR .*EvtPool1 cannot be made current as an "
+                     r"active object \(AO\): its records show it as a memory pool")  # fmt: skip
+    by_addr = bytes([0x0D, 1]) + pool.to_bytes(ptr, "little")
+    assert s.ask(by_addr, r"ERROR .*EvtPool1 cannot be made current as an active object")
+    assert s.ask(_event(253, "EAT_SIG"), r"ERROR .*no current AO object set by this host")
+    # A time event made the current SM, then a dispatch; the AO filter through a pool.
+    assert s.by_name(0x89, 0, "Philo_inst[0].timeEvt", r"ERROR .*cannot be made current as a "
+                     r"state machine \(SM\): its records show it as a time event")  # fmt: skip
+    assert s.ask(_event(255, "SERVE_SIG"), r"ERROR .*no current SM object set by this host")
+    # Init of a state machine that ran its initial transition (all the records show).
+    s.by_name(0x89, 0, "Philo_inst[0]", r"Trg-Ack  QS_RX_CURR_OBJ")
+    assert s.ask(_event(254, "SERVE_SIG"), r"ERROR .*init refused: QP asserts \(qep_hsm, 200\)")
+    assert s.by_name(0x88, 0, "EvtPool1", r"ERROR .*EvtPool1 cannot be filtered as an active")
+    # An object no record shows as anything: unknown is refused too.
+    assert s.by_name(0x89, 0, "l_clock_tick", r"ERROR .*none of the target's records shows")
+    # The target lives on and answers.
+    assert s.ask(b"\x03\x00", r"Trg-Ack  QS_RX_TICK")
+    s.by_name(0x89, 6, "Table_inst", r"Trg-Ack  QS_RX_CURR_OBJ")
+    assert s.ask(_event(253, "SERVE_SIG"), r"Trg-Done QS_RX_EVENT")
+    assert target.proc.poll() is None
+
+
+def _objects(host) -> list[tuple[int, str]]:
+    """(address, name) of the object dictionary lines the host printed."""
+    found = []
+    for line in host.out:
+        m = re.search(r"Obj-Dict 0x([0-9A-F]+)->(\S+)", line)
+        if m:
+            found.append((int(m.group(1), 16), m.group(2)))
+    return found
 
 
 def test_reset_ends_the_target_and_the_new_connection_is_taken(setup):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from mcuprof.protocol.qs import decode_capture
-from mcuprof.qs.rtc import folded, rtc_steps, rtc_table
+from mcuprof.qs.rtc import RtcStep, RtcTally, folded, rtc_steps, rtc_table
 
 from .cli import mcuprof
 
@@ -77,3 +80,34 @@ def test_cut_stream_leaves_unfinished_steps(capture):
     result = rtc_steps(cut)
     assert result.steps == []
     assert result.unfinished > 0
+
+
+steps_st = st.lists(
+    st.builds(
+        RtcStep,
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["s", "t"]),
+        st.sampled_from(["X", "Y"]),
+        st.just(0),
+        st.integers(0, 2**40),
+        st.sampled_from(["internal", "transition", "ignored"]),
+        st.just(0),
+        st.just(0),
+    ),
+    max_size=40,
+)
+
+
+@given(steps_st, st.integers(1, 5))
+def test_the_tally_is_the_table_without_the_steps(steps, split) -> None:
+    """Issue 35: qs scenario kept every step for its table; the tally keeps the rows."""
+    tally = RtcTally()
+    for i in range(0, len(steps), split):
+        tally.add(steps[i : i + split])
+    assert tally.rows() == rtc_table(steps) and tally.steps == len(steps)
+    small = RtcTally(limit=2)
+    small.add(steps)
+    assert len(small.rows()) <= 2
+    assert small.untallied == sum(r.count for r in rtc_table(steps)) - sum(
+        r.count for r in small.rows()
+    )

@@ -155,6 +155,10 @@ def test_exports_carry_names_version_and_time(client: TestClient) -> None:
     windowed = client.get("/api/export/folded", params={"t0": 0, "t1": 1e15})
     assert windowed.status_code == 200
     assert client.get("/api/export/pdf").status_code == 400
+    # Issue 35: a window of ±1e308 made a 650-character download name.
+    huge = client.get("/api/export/folded", params={"t0": -1e308, "t1": 1e308})
+    assert huge.status_code == 400
+    assert huge.json()["error"] == "the time window must lie within ±1e+18 µs"
 
 
 def test_exports_before_any_capture_are_refused_politely(idle_client: TestClient) -> None:

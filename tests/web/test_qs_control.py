@@ -191,6 +191,31 @@ def test_local_filter_silences_an_active_object(client) -> None:
     wait_for(lambda: log_lines(client, mark, "Obj=Table_inst,Sig=SERVE_SIG"), "Table again")
 
 
+CRASHERS = [
+    # Each killed the real target when let through (issue 35, finding 1).
+    ({"action": "post", "prio": 1, "signal": "SERVE_SIG"}, "post to priority 1 refused"),
+    ({"action": "post", "ao": "EvtPool1", "signal": "SERVE_SIG"},
+     "EvtPool1 cannot be made current as an active object (AO): its records show it as a "
+     "memory pool (MP)"),
+]  # fmt: skip
+
+
+def test_commands_that_would_crash_the_target_are_refused(client) -> None:
+    wait_for(lambda: log_lines(client, 0, "MP-Get"), "an MP-Get record")  # the pool is known
+    for body, why in CRASHERS:
+        assert why in refused(client, "event", body)
+    assert "its records show it as a memory pool" in refused(
+        client, "curr_obj", {"kind": "AO", "object": "EvtPool1"}
+    )
+    assert "show it as a time event (TE)" in refused(
+        client, "curr_obj", {"kind": "SM", "object": "Philo_inst[0].timeEvt"}
+    )
+    # The target lives on: it answers, and a post by name is taken.
+    after = send(client, "event", action="post", ao="Table_inst", signal="SERVE_SIG")
+    answer(client, after, r"Trg-Done QS_RX_EVENT")
+    assert any("QS-RX event refused: post to priority 1" in m for m in messages(client))
+
+
 def test_user_command_and_tick_are_acknowledged(client) -> None:
     after = send(client, "command", id=7, params=[1, "0x2", 3])
     answer(client, after, r"Trg-Ack  QS_RX_COMMAND")
@@ -212,6 +237,10 @@ HOSTILE = [
     ("tick", {"rate": 1}, "the target has 1 rate"),
     ("command", {"id": 1, "params": [1, 2, 3, 4]}, "at most 3"),
     ("peek", {"offset": "1e9", "size": 1, "num": 1}, "must be a whole number"),
+    ("peek", {"offset": "01", "size": 1, "num": 1}, "no leading zeros"),
+    ("event", {"action": "post", "prio": "01", "signal": "SERVE_SIG"}, "no leading zeros"),
+    ("curr_obj", {"kind": "AP", "object": "007"}, "no leading zeros"),
+    ("glb_filter", {"records": ["01"]}, "no leading zeros"),
     ("launch_missiles", {}, "unknown QS command"),
 ]
 
@@ -268,7 +297,8 @@ KEYS = ["offset", "size", "num", "value", "values", "data", "mask", "records", "
         "ranges", "object", "kind", "ao", "signal", "action", "params", "prio", "id", "rate",
         "remove", "fun"]  # fmt: skip
 WORDS = ["SM", "AO", "AP", "TE", "post", "publish", "dispatch", "Table_inst", "SERVE_SIG",
-         "QS_QF_TICK", "U0", "EP", "0x10", "12", "ff" * 16, "01 02", "zz", "", "\x00"]  # fmt: skip
+         "QS_QF_TICK", "U0", "EP", "0x10", "12", "ff" * 16, "01 02", "zz", "", "\x00", "01", "007",
+         "00"]  # fmt: skip
 SCALARS = (
     st.integers(-(2**70), 2**70)
     | st.sampled_from([0, 1, 2, 4, 16, 255, 256, 300])
@@ -283,6 +313,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4), max_le
 @settings(max_examples=150)
 @example(name="glb_filter", body={"groups": [[]]})  # was TypeError: unhashable (HTTP 500)
 @example(name="loc_filter", body={"groups": [["AO"]]})
+@example(name="peek", body={"offset": "01"})  # was ValueError from int("01", 0) (HTTP 500)
 @given(
     name=st.sampled_from(sorted(qs_control.BUILDERS)),
     body=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6),

@@ -152,3 +152,25 @@ def test_the_port_number_is_checked(capsys) -> None:
     assert main(["serve", "--qspy-udp", "70000", "--no-connect"]) == 2
     err = capsys.readouterr().err
     assert "--qspy-udp 70000: a UDP port from 0 to 65535" in err and err.count("\n") == 1
+
+
+def test_a_command_that_would_crash_the_target_is_refused_in_one_line(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Issue 35, finding 1, through the dashboard's port: the guard (qs/guard.py) refuses
+    a post to a priority no record names (the simulated board sends no scheduler
+    records), to the front end and in the page's log; the target goes on answering."""
+    c, before = _profiling(make_client)
+    fe = _attached(c)
+    try:
+        mark = fe.mark()
+        fe.send(b"\x10\x01" + struct.pack("<HH", 4, 0))  # EAT_SIG to priority 1
+        line = fe.wait_text(r"ERROR", mark)
+        assert line.startswith("   <F-END> ERROR    post to priority 1 refused: ")
+        log = [e for e in c.get("/api/log").json()["entries"] if "priority 1" in e["message"]]
+        assert [e["level"] for e in log] == ["warning"]
+        fe.send(b"\x00")
+        fe.wait_text(r"Trg-Ack  QS_RX_INFO", mark)
+        _still_profiling(c, before)
+    finally:
+        fe.close()

@@ -220,7 +220,7 @@ def _save_dic(args: argparse.Namespace, decoder: QSDecoder, dicts: Any) -> None:
 
 
 def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
-    decoder.close()
+    _write(decoder.close(), args.json)  # a frame the end cut short is judged
     sys.stdout.flush()
     if getattr(args, "save_dic", None):
         save = decoder.run_dicts if decoder.run_dicts is not None else decoder.dicts
@@ -229,9 +229,19 @@ def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
     print(
         f"mcuprof: {f.frames} frames, {f.bad_checksum} bad checksums, "
         f"{f.discontinuities} discontinuities, {f.too_short} too short, {f.too_long} too long, "
-        f"{s.malformed} malformed, {s.unknown_records} unknown records",
+        f"{s.malformed} malformed, {s.unknown_records} unknown records" + _bounds_hit(decoder),
         file=sys.stderr,
     )
+
+
+def _bounds_hit(decoder: QSDecoder) -> str:
+    """The bounds a stream hit, said only when hit (docs/limits.md)."""
+    out = ""
+    if decoder.frame_stats.truncated:
+        out += f", {decoder.frame_stats.truncated} truncated by the end of the stream"
+    if decoder.stats.dictionary_overflow:
+        out += f", {decoder.stats.dictionary_overflow} dictionary entries over capacity"
+    return out
 
 
 def run_decode(args: argparse.Namespace) -> int:

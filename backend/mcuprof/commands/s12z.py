@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..capture import read_capture
+from ..capture import iter_capture
 from ..console import warn
 from ..errors import UserError
 
@@ -46,11 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..s12z import load_firmware, load_trace
-    from ..s12z.analysis import analyse
+    from ..s12z import load_firmware
+    from ..s12z.digest import TRACE_CHUNK, analyse_chunks
     from ..s12z.report import format_report
 
-    data = read_capture(args.capture)
+    _, chunks = iter_capture(args.capture, TRACE_CHUNK)  # checked before any work
     firmware = None
     if args.elf:
         firmware = load_firmware(args.elf, args.vector_base)
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             warn(f"{args.elf}: {warning}")
     elif args.vector_base is not None:
         raise UserError("--vector-base needs --elf: the vector table is read from the ELF")
-    result = analyse(load_trace(data), firmware, args.bus_hz)
+    result = analyse_chunks(chunks, firmware, args.bus_hz)
     if args.json:
         print(json.dumps(result))
     else:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import kinds
 from ..errors import UserError
+from ..store.tags import parse_tags
 from ..web.settings import Settings
 
 
@@ -61,7 +62,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
     p.add_argument(
+        "--tag",
+        action="append",
+        metavar="KEY=VALUE",
+        help="tag every capture stored (repeatable): commit=SHA, branch=main, board=...",
+    )
+    p.add_argument(
         "--no-connect", action="store_true", help="do not connect to the device at start-up"
+    )
+    p.add_argument(
+        "--budgets",
+        metavar="FILE",
+        help="timing budgets (TOML, as mcuprof check takes): broken ones are marked in "
+        "Functions and counted in Health",
     )
     p.set_defaults(func=run)
 
@@ -117,7 +130,20 @@ def build_settings(args: argparse.Namespace) -> Settings:
         qs_tick_hz=getattr(args, "qs_tick_hz", 1_000_000),
         proto=getattr(args, "proto", None),
         qspy_udp=qspy_udp,
+        budgets=_budgets(getattr(args, "budgets", None)),
+        budgets_file=getattr(args, "budgets", None),
+        tags=parse_tags(getattr(args, "tag", None)),
     )
+
+
+def _budgets(path: str | None) -> tuple:
+    """The budgets file's entries, checked before the server starts (one-line error)."""
+    if path is None:
+        return ()
+    from ..files import read_file
+    from ..profile.budget import MAX_BUDGET_BYTES, parse
+
+    return tuple(parse(read_file(path, "budgets file", MAX_BUDGET_BYTES), path))
 
 
 def run(args: argparse.Namespace) -> int:

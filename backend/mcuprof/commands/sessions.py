@@ -18,6 +18,7 @@ from ..errors import UserError
 from ..files import open_regular
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
+from ..store.tags import parse_tags
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
@@ -37,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = actions.add_parser("list", help="list sessions, newest first", parents=[common])
     a.add_argument("--json", action="store_true", help="print a JSON array")
+    a.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only sessions with this tag (repeatable: all must match)",
+    )
     a.set_defaults(func=run_list)
 
     a = actions.add_parser("show", help="details of one session", parents=[common])
@@ -54,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("text", help="the notes; '-' reads them from stdin")
     a.set_defaults(func=run_notes)
 
+    a = actions.add_parser("tag", help="set a session's tags (build, board...)", parents=[common])
+    a.add_argument("id", help="session id")
+    a.add_argument("tags", nargs="*", metavar="KEY=VALUE", help="tags, such as branch=main")
+    a.add_argument("--clear", action="store_true", help="remove the tags not given")
+    a.set_defaults(func=run_tag)
+
     a = actions.add_parser("delete", help="delete sessions and their files", parents=[common])
     a.add_argument("ids", nargs="+", metavar="ID", help="session ids")
     a.set_defaults(func=run_delete)
@@ -63,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--name", help="session name (default: the file name)")
     a.add_argument("--elf", help="firmware ELF to keep with the session")
     a.add_argument("--notes", default="", help="notes")
+    add_tag_option(a)
     a.add_argument(
         "--kind",
         choices=("auto", *kinds.PROFILE_NAMES),
@@ -105,14 +119,25 @@ def _records(info: SessionInfo) -> str:
     return f"{stats['records']:,}" if isinstance(stats.get("records"), int) else "-"
 
 
+def add_tag_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tag",
+        action="append",
+        metavar="KEY=VALUE",
+        help="tag the stored session (repeatable): commit=SHA, branch=main, board=...",
+    )
+
+
 def run_list(args: argparse.Namespace) -> int:
+    where = parse_tags(getattr(args, "where", None))
     with _store(args) as store:
-        sessions = store.list()
+        sessions = store.list(where)
     if getattr(args, "json", False):
         print(json.dumps([s.as_dict() for s in sessions]))
         return 0
     if not sessions:
-        print(f"no sessions in {resolve_data_dir(getattr(args, 'data_dir', None))}")
+        which = " with those tags" if where else ""
+        print(f"no sessions{which} in {resolve_data_dir(getattr(args, 'data_dir', None))}")
         return 0
     print(f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11}  name")
     for s in sessions:
@@ -129,12 +154,26 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     out["raw_path"] = str(store.raw_path(sid))
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
-    counted = kinds.get(info.kind).count_stored(store, sid)
+    kind = kinds.get(info.kind)
+    counted = kind.count_stored(store, sid)
     if counted is not None:
         out["capture"] = counted
     else:  # counted when it was stored; its span too
-        out["capture"] = {"duration_us": info.duration_us, **(info.link_stats or {})}
+        stats = info.link_stats or {}
+        if "records" not in stats and kind.profiles:
+            stats = _count_stored(store, sid, kind)
+        out["capture"] = {"duration_us": info.duration_us, **stats}
     return out
+
+
+def _count_stored(store: SessionStore, sid: int, kind: kinds.Kind) -> dict[str, Any]:
+    """The counts of a session stored without them (``qs scenario`` stores none; a
+    writer killed with -9 never wrote its own), decoded from its bytes a piece at a time."""
+    source = kind.new_source()
+    for piece in store.raw_chunks(sid):
+        source.feed(piece)
+    source.close()
+    return source.stats()
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -160,6 +199,9 @@ def run_show(args: argparse.Namespace) -> int:
         ),
         *kinds.get(d["kind"]).capture_lines(cap),
     ]
+    if d["tags"]:
+        tags = " ".join(f"{k}={v}" for k, v in d["tags"].items())
+        lines.append(f"tags        {for_terminal(tags)}")
     if d["notes"]:
         notes = for_terminal(d["notes"], multiline=True).expandtabs(4)
         lines.append("notes       " + notes.replace("\n", "\n            "))
@@ -179,6 +221,17 @@ def run_notes(args: argparse.Namespace) -> int:
     with _store(args) as store:
         info = store.set_notes(_id(args.id), text)
     print(f"session {info.id}: notes saved ({len(info.notes)} characters)")
+    return 0
+
+
+def run_tag(args: argparse.Namespace) -> int:
+    given = parse_tags(args.tags)
+    with _store(args) as store:
+        sid = _id(args.id)
+        tags = given if args.clear else {**store.tags(sid), **given}
+        info = store.set_tags(sid, tags)
+    shown = " ".join(f"{k}={v}" for k, v in info.tags.items()) or "(none)"
+    print(for_terminal(f"session {info.id} tags: {shown}"))
     return 0
 
 
@@ -211,6 +264,7 @@ def run_import(args: argparse.Namespace) -> int:
             notes=args.notes,
             kind=None if kind == "auto" else kind,
             progress=progress,
+            tags=parse_tags(getattr(args, "tag", None)),
         )
     bar.finish()
     if args.json:

@@ -1,5 +1,7 @@
 """Per-function statistics as CSV, one header row. A function is named as in every
-view; its file is a column of its own, which tells same-name statics apart."""
+view; its file is a column of its own, which tells same-name statics apart. The
+percentile columns come last (after the shares), so a reader that took columns by
+position before they were added reads the same columns."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..profile import Profile, Window
+from ..profile.distribution import summaries
 
 HEADER = [
     "function",
@@ -22,6 +25,11 @@ HEADER = [
     "mean_us",
     "total_pct",
     "self_pct",
+    # per call, inclusive, as mean_us: profile/distribution.py's nearest-rank percentiles
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
 ]
 
 
@@ -29,8 +37,11 @@ def render(profile: Profile, window: Window = None) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
+    dist = summaries(profile, window, exact=True)  # sorted, however many calls
     for s in profile.function_stats(window):
+        d = dist[s.frame]
         numbers = (s.total_us, s.self_us, s.min_us, s.max_us, s.mean_us, s.pct, s.self_pct)
+        numbers += (d.p50_us, d.p90_us, d.p99_us, d.p999_us)
         line = "" if s.line is None else s.line
         w.writerow([s.name, s.where or "", line, s.calls, *(f"{v:.3f}" for v in numbers)])
     return buf.getvalue()

@@ -81,7 +81,11 @@ class Kind:
         """`mcuprof sessions show`'s lines for the capture's counts."""
         return [
             f"records     {capture['records']:,} over "
-            f"{(capture.get('duration_us') or 0) / 1e6:.6f} s",
+            + (
+                "- s"
+                if capture.get("duration_us") is None
+                else f"{capture['duration_us'] / 1e6:.6f} s"
+            ),
             f"link        crc errors {capture.get('crc_errors', 0):,}, malformed "
             f"{capture['malformed']:,}, skipped {capture.get('skipped_bytes', 0):,} bytes",
         ]

@@ -23,6 +23,7 @@ import serial.tools.list_ports
 
 from ..errors import UserError
 from .simulator import SimOptions
+from .urlhandler.keep_socket import KeepInputSocket
 
 MAX_BAUD = 1_000_000_000
 _HOSTNAME = re.compile(
@@ -204,11 +205,16 @@ def _open_error(port: str, exc: BaseException) -> UserError:
 
 
 def open_transport(port: str, baud: int) -> serial.SerialBase:
-    """Open a validated port: exclusive access for serial devices, non-blocking reads."""
+    """Open a validated port: exclusive access for serial devices, non-blocking reads;
+    ``socket://`` keeps every byte from the connection's first (KeepInputSocket)."""
     port = validate_port(port)
     validate_baud(baud)
     try:
-        if "://" in port:
+        if port.startswith("socket://"):
+            # Keep what the target sent as the connection opened (its boot).
+            ser = KeepInputSocket()
+            ser.port = port
+        elif "://" in port:
             ser = serial.serial_for_url(port, do_not_open=True)
         else:
             # A device path goes straight to the native class, never through serial_for_url.

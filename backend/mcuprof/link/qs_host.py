@@ -19,7 +19,7 @@ from typing import Any
 
 from ..protocol.qs import QSDecoder, QSEvent, Record, encode_frame
 from ..protocol.qs.records import TARGET_INFO
-from ..qs.rx import RxCommand, RxCommands
+from ..qs.rx import RxCommand, RxCommands, RxError
 from .qs_link import READ_CHUNK, _Listening
 from .qs_udp import FrontEndPort
 
@@ -101,6 +101,10 @@ class QSHost:
             return "no target connected"
         if len(self.tx) > MAX_TX_BACKLOG:
             return f"the target is not reading: {len(self.tx)} command bytes waiting"
+        try:
+            self.commands.admit(cmd)  # what would crash the target (qs/guard.py)
+        except RxError as exc:
+            return str(exc)
         self.tx_seq = (self.tx_seq + 1) & 0xFF
         self.tx += encode_frame(self.tx_seq, cmd.rec, cmd.payload)
         self.commands.sent(cmd)
@@ -147,6 +151,7 @@ class QSHost:
         if self._capture is not None:
             self._capture.write(data)
         events = self.decoder.feed(data)
+        self.commands.observe(events)
         for event in events:
             if event.__class__ is Record and event.rec == TARGET_INFO and event.values[0]:
                 self._target_reset()

@@ -260,6 +260,7 @@ class QSLink(ListenerCalls):
         lst = self._listening
         if lst is not None and lst.conn is None:
             raise LinkError(f"no QS target is connected to {self.listening_on} yet")
+        self.rx.admit(cmd)  # RxError when it would crash the target (qs/guard.py)
         self._send_cmd(cmd)
 
     def _send_cmd(self, cmd: RxCommand) -> None:
@@ -446,6 +447,7 @@ class QSLink(ListenerCalls):
             self._info.set()
             self._notify("on_metadata", meta)
         if batch.events:
+            self.rx.observe(batch.events)  # what the target holds, for the guard
             self._notify("on_qs_events", batch.events)
         if len(batch.records):
             self._notify("on_records", batch.records)

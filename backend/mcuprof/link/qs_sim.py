@@ -18,7 +18,7 @@ filtering what it emits: the global mask by record, the local one by the active
 object's QS-ID, its priority), AO_FILTER, CURR_OBJ and QUERY_CURR, and EVENT: publish,
 post and dispatch produce the post, dispatch and "ignored" records a QP target would;
 init takes the initial transition again. Each is acknowledged with QS_RX_STATUS, and
-COMMAND and EVENT end with QS_TARGET_DONE. The QUTest records (7, 8, 9, 14) are
+TICK, COMMAND and EVENT end with QS_TARGET_DONE. The QUTest records (7, 8, 9, 14) are
 answered with Trg-ERR 0x43, as the real DPP (built without QUTest) answers them.
 """
 
@@ -198,7 +198,7 @@ class QSSimDevice:
             raise ValueError("only tick rate 0")  # as the real DPP (rate 1 asserts)
         self._ack(RX_TICK)
         self._tick()
-        return False
+        return True  # Trg-Done follows the tick's records, as the real DPP sends it
 
     def _ap(self, offset: int, size: int, num: int) -> tuple[bytearray, int]:
         """The current AP object's memory and the end of the range asked for."""

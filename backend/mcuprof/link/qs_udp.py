@@ -306,7 +306,7 @@ class DashboardFrontEnds:
     def _send(self, cmd: RxCommand) -> str | None:
         try:
             self._control().send_rx(cmd)
-        except (UserError, LinkError) as exc:
+        except (UserError, LinkError, RxError) as exc:  # RxError: the guard refused it
             return str(exc)
         return None
 

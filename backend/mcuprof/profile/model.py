@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ, RECORD_DTYPE
+from .buckets import Counts
 from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
@@ -91,9 +92,13 @@ class Profile:
         self._last_exit: int | None = None
         self._t0: int | None = None
         self._t1: int | None = None
+        self._max_dur = 0  # the longest call added, in ticks
         self._cache: dict[Any, Any] = {}
         self.lock = threading.RLock()
         self.aggregator = Aggregator(spill)
+        # Every call's (address, duration bucket), counted as it is settled: the live
+        # percentiles past distribution.EXACT_CALLS (buckets.py).
+        self.buckets = Counts()
 
     # ------------------------------------------------------------------ settings
 
@@ -228,6 +233,7 @@ class Profile:
                     piece, self._last_exit, entry[at : at + k], dur[at : at + k]
                 )
                 self.aggregator.check(lo)
+                self._max_dur = max(self._max_dur, int(dur[at : at + k].max()))
                 self._t0 = lo if self._t0 is None else min(self._t0, lo)
                 self._t1 = hi if self._t1 is None else max(self._t1, hi)
                 ids[at : at + k].view(np.uint32)[:] = piece["func_addr"]
@@ -250,6 +256,19 @@ class Profile:
 
             stacks(self)
             release_free_memory()
+
+    @_locked
+    def lands_behind(self, records: np.ndarray) -> bool:
+        """Whether ``records``, the next in stream order, enter before the records held end,
+        less twice the longest call (the aggregates' commit horizon): a timer restart (a
+        board in a reset loop, captures joined with ``cat``). Merging such records passes
+        over what they land among and rebuilds the aggregates, work that grows with the
+        records held. A stream whose clock only goes forward never lands behind."""
+        if self._t1 is None or len(records) == 0:
+            return False
+        batch = place(np.asarray(records), self._last_exit)
+        longest = max(self._max_dur, int(batch.duration.max()))
+        return batch.lo < self._t1 - (2 * longest + 1)
 
     def _intern(self, raw: np.ndarray) -> None:
         """Replace raw addresses (u32) with their address ids in place, new ones interned
@@ -275,6 +294,7 @@ class Profile:
         n, self._n_staged = self._n_staged, 0
         entry, dur, ids, depth = (a[:n] for a in self._stage)
         self._stage, self._stage_limit = _EMPTY_STAGE, _STAGE
+        self.buckets.add(ids, dur)
         groups = {int(depth[idx[0]]): idx for idx in depth_groups(depth)}
         del depth
         entries: dict[int, np.ndarray] = {}
@@ -328,6 +348,7 @@ class Profile:
         snap._addrs = self._addrs.copy()
         snap._levels = {d: lv.copy(spill) for d, lv in self.levels.items()}
         snap.n_records = self.n_records
+        snap.buckets = self.buckets.copy()
         snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
         if spill is not None:
             spill.drop()

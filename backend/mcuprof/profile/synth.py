@@ -127,3 +127,29 @@ def addresses(
         a = rng.randrange(start + 2, end) & ~1 if use_return and end - start > 2 else start
         out[i] = a | 1 if thumb else a
     return out
+
+
+def flat(func: np.ndarray, duration: np.ndarray, gap: np.ndarray) -> Trace:
+    """Root calls of known durations, one after the other in the order given: call i
+    starts ``gap[i]`` ticks after call i - 1 returns (the first at ``gap[0]``). The truth
+    for distribution tests: each function's per-call durations are exactly ``duration``'s."""
+    duration = np.asarray(duration, np.int64)
+    ends_before = np.concatenate(([0], np.cumsum(duration)[:-1]))
+    entry = np.cumsum(np.asarray(gap, np.int64)) + ends_before
+    n = len(duration)
+    zeros = np.zeros(n, np.int64)
+    return Trace(np.asarray(func, np.int64), entry, duration, zeros, zeros - 1)
+
+
+def restarting_records(
+    rng: random.Random, restarts: int, calls: int, n_funcs: int = 24
+) -> list[np.ndarray]:
+    """A capture of a board in a reset loop, or captures joined with ``cat``: ``restarts
+    + 1`` runs of about ``calls`` calls each, every run's clock starting again near 0 (time
+    goes back at each restart). One RECORD_DTYPE array per run; function i at 0x0800_0000
+    + 0x40 * i."""
+    runs = []
+    for _ in range(restarts + 1):
+        trace = generate(rng, n_funcs, calls, start_tick=rng.randint(0, 50), max_depth=5)
+        runs.append(trace.records((0x0800_0000 + 0x40 * trace.func).astype(np.uint32)))
+    return runs

@@ -356,6 +356,50 @@ def rtc_table(steps: Iterable[RtcStep]) -> list[RtcRow]:
     return rows
 
 
+# (object, state, signal) rows a running tally keeps; steps of further rows are counted
+# only (docs/limits.md): a target naming ever new objects cannot grow it.
+MAX_RTC_ROWS = 10_000
+
+
+class RtcTally:
+    """``rtc_table`` kept as steps arrive, without keeping the steps: per (object, state,
+    signal) the count, total, min, max and outcomes. ``rows()`` equals ``rtc_table`` of
+    every step added, while at most ``limit`` rows; steps of rows past it are counted in
+    ``untallied``."""
+
+    def __init__(self, limit: int = MAX_RTC_ROWS) -> None:
+        self.limit = limit
+        self.steps = 0
+        self.untallied = 0
+        self._rows: dict[tuple[str, str, str], list[Any]] = {}
+
+    def add(self, steps: Iterable[RtcStep]) -> None:
+        rows = self._rows
+        for s in steps:
+            self.steps += 1
+            key = (s.obj, s.state, s.signal)
+            row = rows.get(key)
+            if row is None:
+                if len(rows) >= self.limit:
+                    self.untallied += 1
+                    continue
+                rows[key] = [1, s.duration, s.duration, s.duration, Counter((s.outcome,))]
+                continue
+            row[0] += 1
+            row[1] += s.duration
+            row[2] = min(row[2], s.duration)
+            row[3] = max(row[3], s.duration)
+            row[4][s.outcome] += 1
+
+    def rows(self) -> list[RtcRow]:
+        out = [
+            RtcRow(*key, count, total, low, high, tuple(sorted(outcomes.items())))
+            for key, (count, total, low, high, outcomes) in self._rows.items()
+        ]
+        out.sort(key=lambda r: (-r.total, r.obj, r.state, r.signal))
+        return out
+
+
 def rtc_table_columns(parts: Iterable[StepColumns]) -> tuple[list[RtcRow], int]:
     """``rtc_table`` of steps given as columns (``feed_selected``), and their number."""
     parts = list(parts)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..protocol.qs import Dictionaries, QSConfig
+from .guard import Known, refusal
 from .text import RX_RECORDS
 
 # Record ids by short name (INFO 0 ... EVENT 16), from the one list of QS-RX names.
@@ -78,6 +80,21 @@ class RxCommands:
         self.current: dict[int, int] = {}
         # The last GLB_FILTER / LOC_FILTER mask sent, by record id (none: the target's own).
         self.masks: dict[int, bytes] = {}
+        # What the target's records show it holds (qs/guard.py): fed by ``observe``.
+        self.known = Known()
+
+    def observe(self, events: list[Any]) -> None:
+        """The target's decoded records, in order, as the link reads them."""
+        self.known.observe(events)
+
+    def admit(self, cmd: RxCommand) -> None:
+        """Every sender calls this just before a command goes to the target: RxError when
+        what the target is known to hold says the command would crash it (qs/guard.py)."""
+        config, dicts = self.state()
+        why = refusal(cmd.rec, cmd.payload, self.known, self.current, dicts.obj,
+                      config.obj_ptr_size)  # fmt: skip
+        if why is not None:
+            raise RxError(why)
 
     def target_reset(self) -> None:
         """A reset target has no current objects, and its filters are its own again."""

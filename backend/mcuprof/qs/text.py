@@ -595,6 +595,8 @@ def event_lines(event: QSEvent) -> list[str]:
             return [f"{COMMS}Bad checksum in Rec={_rec_label(rec)}(?),Seq={event.seq}"]
         if event.kind == "too_short":
             return [f"{COMMS}Record too short at Seq={event.seq}(?),Rec={_rec_label(rec)}"]
+        if event.kind == "truncated":
+            return [f"{COMMS}Record cut short by the end of the stream at Seq={event.seq}(?)"]
         return [f"{COMMS}Record too long at Seq={event.seq}(?)"]
     if cls is Malformed:
         return [f"{COMMS}{event.message} in Rec={_rec_label(event.rec)}"]

@@ -12,8 +12,9 @@ from ..capture import CHUNK
 from ..errors import UserError
 from ..protocol.s12z import LineDecoder, LineEvent, Lines
 from ..store import SessionInfo, SessionStore
-from .analysis import Trace, analyse, carried_cycles
+from .digest import TRACE_CHUNK, analyse_chunks
 from .elf import Firmware, load_firmware
+from .measures import carried_cycles
 
 KIND = "s12z"
 
@@ -47,7 +48,8 @@ def import_trace(
     )
     try:
         for chunk in _chunks(data):
-            take(decoder.feed(chunk))
+            for at in range(0, len(chunk), TRACE_CHUNK):
+                take(decoder.feed(chunk[at : at + TRACE_CHUNK]))
             writer.append(chunk)
         take(decoder.close())
     except BaseException:
@@ -131,16 +133,24 @@ def session_analysis(
         if elf is not None
         else Firmware.none()
     )
-    # Fed a piece at a time: a whole capture at once would build every line of it,
-    # good or bad, in one array before the bad ones are dropped.
-    decoder = LineDecoder()
-    events: list[LineEvent] = []
-    for chunk in store.raw_chunks(sid, CHUNK):
-        events += decoder.feed(chunk)
-    events += decoder.close()
-    result = analyse(Trace.from_events(events, decoder.stats), firmware, hz, TIMELINE_POINTS)
+    # Read, decoded and analysed a piece at a time (digest.Analysis): memory bounded
+    # whatever the trace's length. The timeline's step needs the interrupt count first.
+    interrupts = (saved.get("lines") or {}).get("PTVB")
+    if not isinstance(interrupts, int):
+        interrupts = _count_interrupts(store, sid)
+    chunks = store.raw_chunks(sid, TRACE_CHUNK)
+    result = analyse_chunks(chunks, firmware, hz, (interrupts, TIMELINE_POINTS))
     if elf is None:
         result["elf"] = None
     result["warnings"] = firmware.warnings
     _cache.put(key, result)
     return info, result
+
+
+def _count_interrupts(store: SessionStore, sid: int) -> int:
+    """PTVB lines of a stored trace (for a session whose import did not count them)."""
+    decoder = LineDecoder()
+    for chunk in store.raw_chunks(sid, TRACE_CHUNK):
+        decoder.feed(chunk)
+    decoder.close()
+    return decoder.stats.lines["PTVB"]

@@ -19,6 +19,7 @@ import numpy as np
 from ..capture import QS_CHUNK
 from ..protocol import RECORD_DTYPE, Metadata
 from ..protocol.qs import QSConfig, QSDecoder, Record, encode_frame
+from ..protocol.qs.decoder import DICT_CAPACITY
 from ..protocol.qs.records import (
     ENUM_DICT,
     FUN_DICT,
@@ -42,6 +43,16 @@ LEVELS = ("object", "state", "signal")
 MAX_NAMES_PER_LEVEL = 8192
 OTHER = ("(other objects)", "(other states)", "(other signals)")
 _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
+# The preamble (dictionary records kept to make a stored capture stand alone) keeps one
+# record per dictionary key, and at most the entries the decoder's dictionaries hold
+# (DICT_CAPACITY): a target that sends ever new entries or renames cannot grow it.
+PREAMBLE_CAPACITY = {
+    OBJ_DICT: DICT_CAPACITY["obj"],
+    FUN_DICT: DICT_CAPACITY["fun"],
+    SIG_DICT: DICT_CAPACITY["sig"],
+    USR_DICT: DICT_CAPACITY["usr"],
+    ENUM_DICT: DICT_CAPACITY["enum"],
+}
 _SPAN = 16  # synthetic bytes per symbol
 _WRAP = 1 << 32
 _MASK = _WRAP - 1
@@ -135,7 +146,11 @@ class QSSource:
         self.last_seq: int | None = None
         self._end: int | None = None  # unwrapped end of the last step, in ticks
         self._end_raw = 0
-        self._preamble: dict[bytes, Record] = {}  # target info and dictionary records
+        # Target info (key "info") and one dictionary record per (record, key); a
+        # renamed entry replaces its record in place.
+        self._preamble: dict[Any, Record] = {}
+        self._preamble_sizes = dict.fromkeys(PREAMBLE_CAPACITY, 0)
+        self.preamble_dropped = 0  # dictionary records past PREAMBLE_CAPACITY, not kept
 
     # ------------------------------------------------------------ stream
 
@@ -169,11 +184,28 @@ class QSSource:
         """Keep what a dictionary or target-info record changes for what follows; True
         when it is a target reset."""
         if e.rec in _DICT_RECORDS:
-            self._preamble[e.raw[1:-1]] = e
+            self._keep_dictionary(e)
         elif e.rec == TARGET_INFO:
             self._target_info(e)
             return bool(e.values[0])
         return False
+
+    def _keep_dictionary(self, e: Record) -> None:
+        v = e.values
+        key = (e.rec, v[0]) if e.rec in (OBJ_DICT, FUN_DICT, USR_DICT) else (e.rec, v[0], v[1])
+        if key not in self._preamble:
+            if self._preamble_sizes[e.rec] >= PREAMBLE_CAPACITY[e.rec]:
+                if not self.preamble_dropped:
+                    log.warning(
+                        "QS: more than %d dictionary entries of record %d; later new "
+                        "ones are not kept for stored captures (dictionary_overflow)",
+                        PREAMBLE_CAPACITY[e.rec],
+                        e.rec,
+                    )
+                self.preamble_dropped += 1
+                return
+            self._preamble_sizes[e.rec] += 1
+        self._preamble[key] = e
 
     def _columns(self, data: bytes | bytearray | memoryview) -> Batch:
         """``_batch`` without the events: only the frames that change what follows
@@ -196,7 +228,8 @@ class QSSource:
     def _target_info(self, e: Record) -> None:
         if e.values[0]:
             self._preamble.clear()
-        self._preamble[b"info"] = e
+            self._preamble_sizes = dict.fromkeys(PREAMBLE_CAPACITY, 0)
+        self._preamble["info"] = e
         version = e.values[2].version
         fw = f"QP {version // 100}.{version // 10 % 10}.{version % 10}"
         self.metadata = Metadata(0, self.tick_hz, 0, fw)
@@ -286,7 +319,7 @@ class QSSource:
         sequence number seen: a capture that starts with them decodes and names its
         records on its own, and its sequence numbers run on without a gap."""
         records = list(self._preamble.values())
-        info = self._preamble.get(b"info")
+        info = self._preamble.get("info")
         if info is not None:
             records.remove(info)
             records.insert(0, info)
@@ -297,7 +330,7 @@ class QSSource:
     def stats(self) -> dict[str, Any]:
         fs = self.decoder.frame_stats
         qs = self.decoder.stats
-        bad = fs.bad_checksum + fs.too_short + fs.too_long
+        bad = fs.bad_checksum + fs.too_short + fs.too_long + fs.truncated
         return {
             "bytes": fs.bytes,
             "records": 3 * self.steps,
@@ -307,7 +340,7 @@ class QSSource:
             "bad_frames": bad,
             "discontinuities": fs.discontinuities,
             "crc_errors": fs.bad_checksum,
-            "malformed": fs.too_short + fs.too_long + qs.malformed,
+            "malformed": fs.too_short + fs.too_long + fs.truncated + qs.malformed,
             "skipped_bytes": fs.skipped_bytes,
             "unsupported_version": 0,
             "qs_records": qs.records,

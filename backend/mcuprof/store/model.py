@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
@@ -42,6 +42,7 @@ class SessionInfo:
     link_stats: dict[str, Any] | None
     duration_us: float | None = None  # the capture's own time span (first entry to last exit)
     kind: str = "miniprofiler"  # what the raw bytes are: miniprofiler | s12z
+    tags: dict[str, str] = field(default_factory=dict)  # store/tags.py: build, board...
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +61,7 @@ class SessionInfo:
             "link_stats": self.link_stats,
             "duration_us": self.duration_us,
             "kind": self.kind,
+            "tags": dict(self.tags),
         }
 
 

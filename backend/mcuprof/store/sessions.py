@@ -56,6 +56,7 @@ from .model import (
     metadata_to_json,
     stats_to_json,
 )
+from .tags import check_tags, matches
 from .writer import SessionWriter
 
 try:
@@ -87,6 +88,18 @@ CREATE TABLE IF NOT EXISTS sessions (
     duration_us REAL
 );
 CREATE INDEX IF NOT EXISTS sessions_elf ON sessions(elf_sha256);
+CREATE TABLE IF NOT EXISTS session_tags (
+    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+);
+CREATE INDEX IF NOT EXISTS session_tags_kv ON session_tags(key, value);
+CREATE TABLE IF NOT EXISTS session_summaries (
+    session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    version    INTEGER NOT NULL,
+    summary    TEXT NOT NULL
+);
 """
 _COLUMNS = (
     "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
@@ -300,11 +313,13 @@ class SessionStore:
         notes: str = "",
         started_at: float | None = None,
         kind: str = "miniprofiler",
+        tags: dict[str, str] | None = None,
     ) -> SessionWriter:
         """Start a session and return its writer. ``elf_path`` may be a path or the ELF's
         bytes (then ``elf_name`` names it). The ELF is copied into the store."""
         name = clean_name(name)
         notes = clean_notes(notes)
+        tags = check_tags(tags)
         elf_bytes, elf_label = _read_elf(elf_path, elf_name)
         now = self._wall()
         with self._write() as db:
@@ -328,6 +343,7 @@ class SessionStore:
             if kind not in KINDS:
                 raise ValueError(f"unknown session kind {kind!r}")
             db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
+            _insert_tags(db, sid, tags)
             fd = self._open_raw(sid)
             writer = SessionWriter(self, sid, fd, self._clock, self._interval)
             self._active[sid] = writer
@@ -376,6 +392,7 @@ class SessionStore:
         notes: str = "",
         kind: str | None = None,
         progress: Callable[[int, int], None] | None = None,
+        tags: dict[str, str] | None = None,
     ) -> SessionInfo:
         """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
         metadata and link statistics are decoded from it, so it looks like a recording.
@@ -408,6 +425,7 @@ class SessionStore:
             source="import",
             notes=notes,
             kind=kind,
+            tags=tags,
         )
         try:
             writer.append(first)
@@ -505,16 +523,61 @@ class SessionStore:
 
     # ------------------------------------------------------------------ reading
 
-    def list(self) -> list[SessionInfo]:
-        """All sessions, newest first."""
+    def list(self, where: dict[str, str] | None = None) -> list[SessionInfo]:
+        """All sessions, newest first; with ``where``, those carrying every tag given."""
         rows = self._read(f"SELECT {_COLUMNS} FROM sessions ORDER BY id DESC")
-        return [_info(r) for r in rows]
+        tags: dict[int, dict[str, str]] = {}
+        for sid, key, value in self._read("SELECT session_id, key, value FROM session_tags"):
+            tags.setdefault(sid, {})[key] = value
+        infos = (_info(r, tags.get(r[0], {})) for r in rows)
+        return [i for i in infos if matches(i.tags, where or {})]
 
     def get(self, session_id: int) -> SessionInfo:
         rows = self._read(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (int(session_id),))
         if not rows:
             raise SessionNotFound(f"no session {session_id}")
-        return _info(rows[0])
+        return _info(rows[0], self.tags(session_id))
+
+    def tags(self, session_id: int) -> dict[str, str]:
+        rows = self._read(
+            "SELECT key, value FROM session_tags WHERE session_id = ? ORDER BY key",
+            (int(session_id),),
+        )
+        return dict(rows)
+
+    def set_tags(self, session_id: int, tags: dict[str, str]) -> SessionInfo:
+        """Replace a session's tags (checked: store/tags.py)."""
+        tags = check_tags(tags)
+        sid = int(session_id)
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None:
+                raise SessionNotFound(f"no session {sid}")
+            db.execute("DELETE FROM session_tags WHERE session_id = ?", (sid,))
+            _insert_tags(db, sid, tags)
+        return self.get(sid)
+
+    def summary(self, session_id: int, version: int) -> dict[str, Any] | None:
+        """The per-function summary kept for a session (history/summary.py), if one of
+        this ``version`` was kept."""
+        import json
+
+        rows = self._read(
+            "SELECT summary FROM session_summaries WHERE session_id = ? AND version = ?",
+            (int(session_id), version),
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def save_summary(self, session_id: int, version: int, summary: dict[str, Any]) -> None:
+        import json
+
+        text = json.dumps(summary, separators=(",", ":"), allow_nan=False)
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (int(session_id),)).fetchone():
+                db.execute(
+                    "INSERT OR REPLACE INTO session_summaries (session_id, version, summary) "
+                    "VALUES (?, ?, ?)",
+                    (int(session_id), version, text),
+                )
 
     def raw(self, session_id: int) -> bytes:
         """The stored stream (at most MAX_RAW_WHOLE bytes). For a session still recording,
@@ -596,7 +659,14 @@ class SessionStore:
         self.raw_path(sid).unlink(missing_ok=True)
 
 
-def _info(r: tuple[Any, ...]) -> SessionInfo:
+def _insert_tags(db: sqlite3.Connection, sid: int, tags: dict[str, str]) -> None:
+    db.executemany(
+        "INSERT INTO session_tags (session_id, key, value) VALUES (?, ?, ?)",
+        [(sid, k, v) for k, v in tags.items()],
+    )
+
+
+def _info(r: tuple[Any, ...], tags: dict[str, str] | None = None) -> SessionInfo:
     import json
 
     return SessionInfo(
@@ -615,6 +685,7 @@ def _info(r: tuple[Any, ...]) -> SessionInfo:
         link_stats=json.loads(r[12]) if r[12] else None,
         duration_us=r[13],
         kind=r[14],
+        tags=dict(tags or {}),
     )
 
 

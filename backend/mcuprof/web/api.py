@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import UserError
 from ..link import list_ports
-from . import views
+from . import timing, views
 from .deps import CatalogDep, LiveDep, SettingsDep, WindowDep
 from .live import LiveSession
 from .uploads import receive_file
@@ -173,6 +173,33 @@ async def sandwich(
 @router.get("/functions")
 async def functions(live: LiveDep, window: WindowDep) -> dict[str, Any]:
     return await asyncio.to_thread(_query, live, views.functions, window)
+
+
+@router.get("/distribution")
+async def distribution(
+    live: LiveDep, window: WindowDep, fid: Annotated[int, Query(ge=0, le=10_000_000)]
+) -> dict[str, Any]:
+    """One function's per-call durations: histogram, percentiles, period and jitter."""
+    return await asyncio.to_thread(_query, live, timing.distribution, window, fid)
+
+
+@router.get("/distribution/bucket")
+async def distribution_bucket(
+    live: LiveDep,
+    window: WindowDep,
+    fid: Annotated[int, Query(ge=0, le=10_000_000)],
+    k: Annotated[int, Query(ge=-1_000_000, le=100_000)],
+) -> dict[str, Any]:
+    """The calls of one histogram bucket, first ones in time order."""
+    return await asyncio.to_thread(_query, live, timing.bucket_calls, window, fid, k)
+
+
+@router.get("/budgets")
+async def budgets(live: LiveDep, settings: SettingsDep, window: WindowDep) -> dict[str, Any]:
+    """serve --budgets: each budget's verdicts on the live profile (none: no file)."""
+    return await asyncio.to_thread(
+        _query, live, timing.budget_verdicts, settings.budgets, settings.budgets_file, window
+    )
 
 
 @router.get("/tree")

@@ -20,7 +20,7 @@ from ..errors import UserError
 from ..paths import frontend_dir
 from ..qs.monitor import QsMonitor
 from ..store import SessionStore
-from . import api, exports, qs_api, qs_control, qs_flow, s12z_api, static, views
+from . import api, exports, history_api, qs_api, qs_control, qs_flow, s12z_api, static, views
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
@@ -132,6 +132,7 @@ def create_app(
     if sessions is not None:
         app.include_router(sessions)
     app.include_router(s12z_api.router)
+    app.include_router(history_api.router)
     app.include_router(qs_api.router)
     qs_control.install(app)
     app.include_router(qs_flow.router)

@@ -37,6 +37,11 @@ def get_catalog(request: Request) -> ElfCatalog:
     return request.app.state.catalog
 
 
+# Ends of a time window (µs, about 31,700 years): a window's ends are printed in download
+# names, and ±1e308 made a 650-character one (docs/limits.md).
+MAX_WINDOW_US = 1e18
+
+
 def get_window(
     t0: Annotated[float | None, Query(description="window start, µs")] = None,
     t1: Annotated[float | None, Query(description="window end, µs")] = None,
@@ -48,6 +53,8 @@ def get_window(
         raise UserError("give both t0 and t1, or neither")
     if not t1 > t0:
         raise UserError("the time window must end after it starts")
+    if not -MAX_WINDOW_US <= t0 < t1 <= MAX_WINDOW_US:
+        raise UserError(f"the time window must lie within ±{MAX_WINDOW_US:.0e} µs")
     return (t0, t1)
 
 

@@ -49,7 +49,7 @@ def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: 
     # The live lock is held only to copy the records: the state endpoint and the
     # WebSocket keep answering while a large capture renders.
     with live._profile_lock:
-        live.ingest()
+        live.ingest(flush=True)
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
         profile = live.profile.snapshot()

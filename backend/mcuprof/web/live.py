@@ -92,7 +92,7 @@ class LiveSession(ProtocolNames):
         self.log = LiveLog(wall)
         self.conn = Connection(self.links, settings.baud, clock)
         self.link_health = Health(clock, self._log)
-        self.recorder = Recorder(store, self.links.new_source, self._log, wall)
+        self.recorder = Recorder(store, self.links.new_source, self._log, wall, tags=settings.tags)
         self.elf: ElfChoice | None = catalog.default()
         self.symbols: SymbolTable = SymbolTable.empty()
         self.elf_error: str | None = None
@@ -419,7 +419,7 @@ class LiveSession(ProtocolNames):
     def _span(self) -> float:
         """The capture's own time span, records still queued included."""
         with self.feed.lock:
-            self.ingest()
+            self.ingest(flush=True)
             return float(self.feed.profile.duration_us)
 
     def _close_capture(self, interrupted: bool) -> int | None:
@@ -468,10 +468,11 @@ class LiveSession(ProtocolNames):
 
     # ------------------------------------------------------------- profile access
 
-    def ingest(self) -> int:
-        """Move queued records into the profile. Returns the number of records added."""
+    def ingest(self, flush: bool = False) -> int:
+        """Move queued records into the profile. Returns the number of records added.
+        ``flush``: those a timer restart put behind too, now (live_profile.py)."""
         try:
-            return self.feed.ingest()
+            return self.feed.ingest(flush)
         except ColumnsFull as exc:  # the disk (or mapping) holding the columns is full
             self.feed.drop_pending()  # what is queued would fail again on every tick
             self._recording_failed(str(exc))

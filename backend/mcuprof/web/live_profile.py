@@ -4,12 +4,22 @@ The link's reader thread only appends to ``pending`` (``put_records``,
 ``put_metadata``): it never waits for the profile, a query or a browser. ``ingest``
 (the ticker, 10 a second, and each REST query) drains the queue into the profile
 under ``lock``, which queries and exports also hold while they read the profile.
+
+Records whose timer restarted (a board in a reset loop, captures joined with ``cat``)
+land behind those held, and each merge of such records costs a pass over the records
+held: merged at every tick, a capture of R restarts opened in time growing as R². They
+are held back and joined as the whole-capture loader joins them, in few large merges:
+when the records held back reach 1/JOIN_PARTS of the profile's (so the merges' work is a
+geometric series: linear in all), when the stream pauses (a replay's end, Stop), when an
+export asks, or, for a live board, once JOIN_WAIT_S and JOIN_COST_FACTOR times the last
+join's cost have passed (joins then take at most a fifth of the time).
 """
 
 from __future__ import annotations
 
 import collections
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,12 +31,31 @@ from ..profile.timebase import concat_records
 from ..protocol import Metadata
 
 INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
+# Joining records that land behind (see above; docs/limits.md): at most JOIN_MAX_HELD held
+# back (16 bytes each), joined at 1/JOIN_PARTS of the profile's records, or after
+# JOIN_WAIT_S and JOIN_COST_FACTOR times the last join's cost.
+JOIN_PARTS = 1
+JOIN_MAX_HELD = 1 << 22
+JOIN_WAIT_S = 1.0
+JOIN_COST_FACTOR = 4.0
 
 
 class LiveProfile:
-    def __init__(self, columns_dir: Any, wall: Callable[[], float], symbols: Any) -> None:
+    def __init__(
+        self,
+        columns_dir: Any,
+        wall: Callable[[], float],
+        symbols: Any,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.columns_dir = columns_dir
         self.wall = wall
+        self.clock = clock
+        self.held: list[np.ndarray] = []  # records that land behind, not yet joined
+        self.n_held = 0
+        self.joins = 0  # merges of held-back records, for the tests and the log
+        self._joined_at = clock()
+        self._join_cost = 0.0
         self.lock = threading.RLock()
         self.pending: collections.deque[tuple[str, Any, float]] = collections.deque()
         self.version = 0  # bumped whenever the profile gains data or is replaced
@@ -54,6 +83,7 @@ class LiveProfile:
         """An empty profile in place of this one; what is queued is dropped."""
         with self.lock:
             self.pending.clear()
+            self.held, self.n_held = [], 0
             self.oldest_unpublished = None
             self.profile = self.empty(symbols)
             if metadata is not None:
@@ -77,6 +107,7 @@ class LiveProfile:
     def drop_pending(self) -> None:
         with self.lock:
             self.pending.clear()
+            self.held, self.n_held = [], 0
 
     def records(self) -> int:
         return int(getattr(self.profile, "n_records", 0))
@@ -89,31 +120,64 @@ class LiveProfile:
             return None
         return [float(profile.t0_us), float(profile.t1_us)]
 
-    def ingest(self) -> int:
-        """Move queued records into the profile. Returns the number of records added;
-        ColumnsFull (a full disk) goes to the caller."""
+    def ingest(self, flush: bool = False) -> int:
+        """Move queued records into the profile (those that land behind: held back, see
+        above; with ``flush`` joined now). Returns the number of records that entered the
+        profile; ColumnsFull (a full disk) goes to the caller."""
         added = 0
         with self.lock:
+            before = self.profile.n_records
             batch: list[np.ndarray] = []
-            held = 0
+            queued = 0
             # What is queued now, not what the reader adds meanwhile: a fast source
             # (a max-speed replay) would otherwise keep this loop, and the lock, forever.
             for _ in range(len(self.pending)):
                 kind, item, _ = self.pending.popleft()
                 if kind == "meta":
                     if batch:
-                        self.profile.add(concat_records(batch))
-                        batch, held = [], 0
+                        self._add(concat_records(batch))
+                        batch, queued = [], 0
+                    self._join()  # the records before it are timed by the rate before it
                     self.profile.set_timer_freq(item.timer_freq or 1_000_000)
                 else:
                     batch.append(item)
                     added += len(item)
-                    held += len(item)
-                    if held >= INGEST_CHUNK:  # bounds an add's temporaries after a backlog
-                        self.profile.add(concat_records(batch))
-                        batch, held = [], 0
+                    queued += len(item)
+                    if queued >= INGEST_CHUNK:  # bounds an add's temporaries after a backlog
+                        self._add(concat_records(batch))
+                        batch, queued = [], 0
             if batch:
-                self.profile.add(concat_records(batch))
-            if added:
+                self._add(concat_records(batch))
+            if self.held and (flush or not added or self._join_due()):
+                self._join()  # (no records since the last ingest: the stream paused)
+            entered = self.profile.n_records - before
+            if entered:
                 self.version += 1
-        return added
+        return entered
+
+    def _add(self, records: np.ndarray) -> None:
+        if not self.held and not self.profile.lands_behind(records):
+            self.profile.add(records)
+            return
+        self.held.append(records)
+        self.n_held += len(records)
+        enough = max(INGEST_CHUNK, self.profile.n_records // JOIN_PARTS)
+        if self.n_held >= min(enough, JOIN_MAX_HELD):
+            self._join()
+
+    def _join_due(self) -> bool:
+        waited = self.clock() - self._joined_at
+        return waited >= max(JOIN_WAIT_S, JOIN_COST_FACTOR * self._join_cost)
+
+    def _join(self) -> None:
+        """Merge the records held back at once, as one add (one merge: ``reserve``)."""
+        if not self.held:
+            return
+        began = self.clock()
+        held, self.held, self.n_held = self.held, [], 0
+        self.profile.reserve(sum(len(r) for r in held))
+        self.profile.add(held)
+        self.profile.settle()
+        self.joins += 1
+        self._joined_at = self.clock()
+        self._join_cost = self._joined_at - began

@@ -20,6 +20,7 @@ from ..protocol.qs import QSDecoder
 from ..protocol.qs.records import RECORDS
 from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
 from ..store import SessionStore
+from .decode_pool import SingleFlight, in_decode_pool
 from .filenames import disposition
 
 router = APIRouter(prefix="/api/qs")
@@ -51,6 +52,7 @@ class _StoredMonitors:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cache: collections.OrderedDict[tuple[int, int], QsMonitor] = collections.OrderedDict()
+        self._flights = SingleFlight()
 
     def get(self, store: SessionStore, sid: int) -> QsMonitor:
         info = store.get(sid)
@@ -58,6 +60,11 @@ class _StoredMonitors:
             raise UserError(f"session {sid} is a {info.kind} session, not a QS session")
         size = store.raw_path(sid).stat().st_size if store.raw_path(sid).exists() else 0
         key = (sid, size)
+        # Concurrent first views of one session wait for one decode.
+        return self._flights.run((id(store), key), lambda: self._cached(store, key))
+
+    def _cached(self, store: SessionStore, key: tuple[int, int]) -> QsMonitor:
+        sid = key[0]
         with self._lock:
             monitor = self._cache.get(key)
             if monitor is not None:
@@ -89,7 +96,7 @@ SessionParam = Annotated[int | None, Query(ge=1, le=2**62, description="stored Q
 async def _monitor(request: Request, session: SessionParam = None) -> QsMonitor:
     if session is None:
         return get_monitor(request)
-    return await asyncio.to_thread(_stored.get, _store(request), session)
+    return await in_decode_pool(_stored.get, _store(request), session)
 
 
 MonitorDep = Annotated[QsMonitor, Depends(_monitor)]

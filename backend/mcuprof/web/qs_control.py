@@ -148,7 +148,11 @@ def _as_int(value: Any, what: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
-        return int(value.strip(), 0)
+        text = value.strip()
+        if len(text) > 1 and text[0] == "0" and text[1] not in "xX":
+            # int(text, 0) refuses "01" (Python reads no octal there): say so, not HTTP 500
+            raise RxError(f"{what} {_quote(value)}: no leading zeros (decimal or 0x hex)")
+        return int(text, 0)
     raise RxError(f"{what} must be a whole number (decimal or 0x hex), not {_quote(value)}")
 
 

@@ -30,6 +30,7 @@ from ..qs.sequence import (
     parse_seq_list,
     state_label,
 )
+from .decode_pool import in_decode_pool, iterate_in_decode_pool
 from .deps import WindowDep
 from .exports import attachment
 from .filenames import disposition, stored_stem
@@ -279,6 +280,8 @@ async def export_seq(
     names, chosen, dropped = _export_rows(request, monitor, window, session, g)
     body = _seq_body(names, g if g is not None else ",".join(names), chosen, dropped)
     name = _file_name(request, session, window, ".seq")
+    if session is not None:  # decoded as it is sent: on the decode pool
+        body = iterate_in_decode_pool(body)
     return StreamingResponse(
         body, media_type="text/plain; charset=utf-8", headers=disposition(name)
     )
@@ -301,6 +304,6 @@ async def export_svg(
             svg.feed(item)
         return svg.finish()
 
-    body = await asyncio.to_thread(build)
+    body = await (asyncio.to_thread(build) if session is None else in_decode_pool(build))
     name = _file_name(request, session, window, ".svg")
     return attachment(body, name, "image/svg+xml")

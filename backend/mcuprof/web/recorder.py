@@ -28,8 +28,10 @@ class Recorder:
         new_source: Callable[[str], Any],
         log: Callable[[str, str], None],
         wall: Callable[[], float],
+        tags: dict[str, str] | None = None,
     ) -> None:
         self.store = store
+        self.tags = dict(tags or {})  # serve --tag: every capture stored carries them
         self.new_source = new_source  # kind -> the decoder that counts a stored capture
         self.log = log
         self.wall = wall
@@ -71,7 +73,12 @@ class Recorder:
         elf_path = elf.path if elf is not None and elf.path.is_file() else None
         try:
             writer = self.store.create(
-                name, elf_path, meta, elf_name=elf.label if elf else None, kind=kind
+                name,
+                elf_path,
+                meta,
+                elf_name=elf.label if elf else None,
+                kind=kind,
+                tags=self.tags,
             )
         except UserError as exc:
             self.log("error", f"cannot record this capture: {exc}")

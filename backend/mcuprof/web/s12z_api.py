@@ -16,6 +16,7 @@ from ..errors import UserError
 from ..s12z.store import import_trace, session_analysis
 from ..store import SessionStore
 from ..store.model import MAX_NAME
+from .decode_pool import in_decode_pool
 from .exports import attachment
 from .uploads import received_capture
 
@@ -60,7 +61,7 @@ async def import_capture(
 @router.get("/sessions/{sid}")
 async def analysis(request: Request, sid: SessionId, bus_hz: BusHz = None) -> dict[str, Any]:
     store = _store(request)
-    info, result = await asyncio.to_thread(session_analysis, store, sid, bus_hz)
+    info, result = await in_decode_pool(session_analysis, store, sid, bus_hz)
     return {"session": info.as_dict(), "analysis": result}
 
 
@@ -102,7 +103,7 @@ async def export(
     """JSON: the whole analysis (what `mcuprof s12z --json` prints, plus the timeline);
     CSV: one table, the numbers the view shows."""
     store = _store(request)
-    _, result = await asyncio.to_thread(session_analysis, store, sid, bus_hz)
+    _, result = await in_decode_pool(session_analysis, store, sid, bus_hz)
     if format == "json":
         body, media, name = json.dumps(result, indent=1), "application/json", "s12z.json"
     else:

@@ -7,6 +7,12 @@ another tab can aim requests at 127.0.0.1 (CSRF), rebind its own DNS name to
 - the Host header must name this server on loopback with its port;
 - a WebSocket handshake, and any request that changes state, must come from
   this page's own Origin;
+- no ``/api/`` route does any work for another site, GET included: a page elsewhere
+  could otherwise start costly decodes with ``<img>`` tags or read a whole capture.
+  The browser says where a request comes from in ``Sec-Fetch-Site`` and, on most
+  requests, ``Origin``; only ``same-origin`` and ``none`` (typed, bookmarked) pass.
+  Clients that send neither (curl, scripts) are not browsers and pass. The page
+  itself (``/``, ``/static``) still opens from a link on another site;
 - in ``--allow-remote`` mode every request must carry the token (query, cookie
   or header), compared in constant time.
 
@@ -34,6 +40,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 TOKEN_COOKIE = "mcuprof_token"
 TOKEN_HEADER = "x-mcuprof-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Sec-Fetch-Site values an /api/ request may carry: the page's own, or typed by the user.
+# "same-site" is refused too: another port on localhost is the same site, not our page.
+OWN_FETCH_SITES = frozenset({"same-origin", "none"})
+API_PREFIX = "/api/"
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -57,6 +67,18 @@ def origin_ok(host: str | None, origin: str | None) -> bool:
         return False
     origin = origin.lower().rstrip("/")
     return origin in (f"http://{host.lower()}", f"https://{host.lower()}")
+
+
+def foreign_api_request(scope: Scope, headers: dict[str, str]) -> bool:
+    """Whether another site sent this /api/ request or WebSocket handshake (Sec-Fetch-Site
+    or Origin say so); such a request must do no work at all."""
+    if scope["type"] == "http" and not scope.get("path", "").startswith(API_PREFIX):
+        return False
+    site = headers.get("sec-fetch-site")
+    if site is not None and site.strip().lower() not in OWN_FETCH_SITES:
+        return True
+    origin = headers.get("origin")
+    return origin is not None and not origin_ok(headers.get("host"), origin)
 
 
 def presented_token(scope: Scope, headers: dict[str, str]) -> tuple[str | None, bool]:
@@ -112,6 +134,9 @@ class GuardMiddleware:
             and not origin_ok(host, origin)
         ):
             await self._deny(kind, send, 403, "request refused: foreign Origin")
+            return
+        if foreign_api_request(scope, headers):
+            await self._deny(kind, send, 403, "request refused: sent by another site")
             return
         set_cookie = False
         if self.settings.token:

@@ -6,6 +6,7 @@ import ipaddress
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from ..paths import default_elf
@@ -52,6 +53,9 @@ class Settings:
     qs_tick_hz: int = 1_000_000  # QS timestamp ticks per second (QS_onGetTime's clock)
     proto: str | None = None  # "qs": ``port`` is a QS target (serial or socket://)
     qspy_udp: int | None = None  # QSPY's front-end UDP port beside the dashboard (0: any)
+    budgets: tuple[Any, ...] = ()  # profile.budget.Budget: serve --budgets, checked live
+    budgets_file: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)  # given to every stored capture
 
     def __post_init__(self) -> None:
         if not is_loopback(self.host) and not self.allow_remote:

@@ -11,6 +11,7 @@ from ..errors import UserError
 from ..names import short_label
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
+from ..profile.distribution import summaries
 from ..profile.frames import where
 from ..profile.shares import share_pct, span
 from .icicle import Frame, icicle_payload
@@ -177,7 +178,9 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
     rows = []
     sp = span(profile, window)
     if profile.n_records:
+        dist = summaries(profile, window)
         for f in profile.function_stats(window):
+            d = dist[f.frame]
             rows.append(
                 {
                     "name": f.name,
@@ -193,6 +196,11 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
                     "mean_us": f.mean_us,
                     "min_us": f.min_us,
                     "max_us": f.max_us,
+                    # per call, inclusive, as mean_us (profile/distribution.py)
+                    "p50_us": d.p50_us,
+                    "p90_us": d.p90_us,
+                    "p99_us": d.p99_us,
+                    "p999_us": d.p999_us,
                     "fid": f.frame,
                     # Of the window's profiled time, as in the call tree and flame graph.
                     "pct": f.pct,

@@ -45,7 +45,8 @@ class Frame(NamedTuple):
 
 
 class BadFrame(NamedTuple):
-    """A dropped frame: ``kind`` is "checksum", "too_short" or "too_long". ``seq`` is
+    """A dropped frame: ``kind`` is "checksum", "too_short", "too_long" or "truncated"
+    (cut short by the end of the stream). ``seq`` is
     the sequence number of the last good frame (QSPY reports that one), ``raw`` the
     unstuffed bytes (none for a frame too long to keep)."""
 
@@ -75,6 +76,7 @@ class FrameStats:
         "tail_bytes",
         "too_long",
         "too_short",
+        "truncated",
     )
 
     def __init__(self) -> None:
@@ -83,6 +85,8 @@ class FrameStats:
         self.bad_checksum = 0
         self.too_short = 0
         self.too_long = 0
+        # A frame the end of the stream cut short (no closing flag), once started.
+        self.truncated = 0
         self.discontinuities = 0
         self.skipped_bytes = 0
         # Bytes after the last flag when the stream closed: not a frame.
@@ -205,11 +209,19 @@ class Framer:
         return self.feed_batch(data).events()
 
     def close(self) -> list[FramerEvent]:
-        """End of stream: a tail with no closing flag is not a frame."""
+        """End of stream (disconnect, Stop, end of file): a tail with no closing flag is
+        not a frame, but once the stream has started it is a frame cut short, and is
+        judged: "truncated" (unless it was already reported "too long"). Feeding may go
+        on after it, as after a flag."""
         self.stats.tail_bytes = self._pending
+        out: list[FramerEvent] = []
+        if self._pending and self.started and not self._overlong:
+            self.stats.truncated += 1
+            out.append(BadFrame("truncated", self.last_seq, _unstuff_tail(self._tail)))
         self._tail = b""
         self._pending = 0
-        return []
+        self._overlong = False
+        return out
 
     def feed_batch(self, data: bytes | bytearray | memoryview) -> FrameBatch:
         data = bytes(data)
@@ -366,6 +378,21 @@ def _last_flag(buf: bytes) -> int:
     return int(flags[-1]) if len(flags) else -1
 
 
+def _unstuff_tail(buf: bytes) -> bytes:
+    """The unstuffed bytes of an unfinished frame (an escape at its end awaits its byte)."""
+    out = bytearray()
+    esc = False
+    for b in buf:
+        if esc:
+            out.append(b ^ ESC_XOR)
+            esc = False
+        elif b == ESC:
+            esc = True
+        else:
+            out.append(b)
+    return bytes(out)
+
+
 def _unstuffed_length(buf: bytes) -> int:
     """How many bytes ``buf`` (no flags, starting outside any escape) unstuffs to: a run
     of r escape bytes holds ceil(r / 2) escapes; an escape at the end awaits its byte."""
@@ -424,6 +451,16 @@ class ByteFramer:
                 self.record = bytearray()
                 if self.started:
                     out.append(BadFrame("too_long", self.last_seq, b""))
+        return out
+
+    def close(self) -> list[FramerEvent]:
+        out: list[FramerEvent] = []
+        if (self.record or self.esc) and self.started and not self.overlong:
+            out.append(BadFrame("truncated", self.last_seq, bytes(self.record)))
+        self.record = bytearray()
+        self.chksum = 0
+        self.esc = False
+        self.overlong = False
         return out
 
     def _end(self, out: list[FramerEvent]) -> None:
