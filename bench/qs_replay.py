@@ -1,6 +1,6 @@
 """Opening a stored QS session for replay (issue 13): each frame's due second.
 
-Times ``store.qs_replay._due_seconds`` (records of a fixed layout read as columns)
+Times ``link.qs_replay._due_seconds`` (records of a fixed layout read as columns)
 beside the per-record walk it replaced (every record decoded to a Python object), in
 the same run, on captures made by bench/qs_scale.py, and checks they agree. Also the
 QSReplayDevice construction (since issue 26 it reads nothing: the recording is
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mcuprof.link.qs_replay import QSReplayDevice, _due_seconds
 from mcuprof.protocol.qs import QSDecoder, Record
-from mcuprof.store.qs_replay import QSReplayDevice, _due_seconds
 
 HERE = Path(__file__).resolve().parent
 

@@ -147,11 +147,11 @@ class LossTracker:
 
 
 class LossChunks:
-    """``LossTracker`` over a stream of ``kind`` fed piece by piece; only MiniProfiler
-    streams carry the device's counters (any other kind: ``result`` is None)."""
+    """``LossTracker`` over a stream fed piece by piece; ``counts``: the stream's kind
+    carries the device's counters (``Kind.counts_loss``; otherwise ``result`` is None)."""
 
-    def __init__(self, kind: str = "miniprofiler") -> None:
-        self.on = kind == "miniprofiler"
+    def __init__(self, counts: bool = True) -> None:
+        self.on = counts
         self.decoder = ResponseDecoder(batch=True, merge=False)
         self.tracker = LossTracker()
         self._done = False

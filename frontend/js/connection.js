@@ -86,7 +86,7 @@ export function initConnection(ctx) {
   // The QS simulator and a listening port only ever speak QS; serial and TCP either.
   function fixedProto() {
     return portSelect.value === SIM_QS || portSelect.value === LISTEN ? "qs"
-      : portSelect.value === SIM ? "mp" : null;
+      : portSelect.value === SIM ? "miniprofiler" : null;
   }
 
   function showFields() {

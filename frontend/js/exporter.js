@@ -58,19 +58,34 @@ export function initExport(ctx, flame) {
     await fetchAndSave(url, fmt);
   }
 
-  // A stored session's export from its row in Sessions: the same formats, titles and
-  // file names as this menu gives once the session is opened.
-  ctx.exportFormats = [...list.querySelectorAll("[data-export]")].map((b) => [b.dataset.export, b.textContent]);
+  // The menu's items, in groups, from the server's one list of formats.
+  function build(groups) {
+    const items = [];
+    groups.forEach((group, i) => {
+      if (i) items.push(document.createElement("hr"));
+      for (const format of group) {
+        const item = document.createElement("button");
+        item.setAttribute("role", "menuitem");
+        item.dataset.export = format.name;
+        item.textContent = format.label;
+        item.addEventListener("click", async () => {
+          setOpen(false);
+          await ctx.run(() => download(format.name));
+        });
+        items.push(item);
+      }
+    });
+    list.replaceChildren(...items);
+    // A stored session's export from its row in Sessions: the same formats, titles and
+    // file names as this menu gives once the session is opened.
+    ctx.exportFormats = groups.flat().map((format) => [format.name, format.label]);
+  }
+  // (the Sessions view waits for it; without it, a row offers its raw capture only)
+  ctx.exportFormatsReady = ctx.api.getJSON("/api/export/formats")
+    .then((body) => build(body.groups)).catch(() => {});
   ctx.exportSession = (sid, fmt) => ctx.run(async () => {
     if (fmt !== "png") return fetchAndSave(new URL(`/api/sessions/${sid}/export/${fmt}`, location.origin), fmt);
     const stored = await ctx.api.getJSON(`/api/sessions/${sid}/flame`);
     await flame.png(`${stored.file_stem}.png`, stored);
   });
-
-  for (const item of list.querySelectorAll("[data-export]")) {
-    item.addEventListener("click", async () => {
-      setOpen(false);
-      await ctx.run(() => download(item.dataset.export));
-    });
-  }
 }

@@ -80,6 +80,7 @@ function fmtBytes(n) {
 }
 
 export async function mount(container, ctx) {
+  await ctx.exportFormatsReady; // each row's Export menu offers the menu's formats
   injectStyle("mcuprof-sessions-style", STYLE);
   let sessions = [];
   let selected = null;

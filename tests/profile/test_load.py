@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mcuprof.link.replay import ReplayDevice
 from mcuprof.profile import load_capture
 from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
-from mcuprof.store.replay import ReplayDevice
 from mcuprof.summary import summarize
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from hypothesis import given
 from tests.qs.test_columns import SETTINGS, build, corrupt, stream
 
+from mcuprof.link.qs_replay import _due_seconds
 from mcuprof.protocol.qs import QSDecoder, Record
-from mcuprof.store.qs_replay import _due_seconds
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "qs"
 

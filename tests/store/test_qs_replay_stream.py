@@ -16,11 +16,11 @@ from tests.qs.test_columns import SETTINGS, build, corrupt, stream
 from tests.sources.conftest import sim_stream
 from tests.store.test_qs_replay_due import reference_due
 
+from mcuprof.link import qs_replay, replay
+from mcuprof.link.qs_replay import RX_GLB_FILTER, QSReplayDevice, _frame_pieces
+from mcuprof.link.replay import MAX_BURST
 from mcuprof.protocol.qs import Framer, encode_frame
 from mcuprof.sources import load
-from mcuprof.store import qs_replay, replay
-from mcuprof.store.qs_replay import RX_GLB_FILTER, QSReplayDevice, _frame_pieces
-from mcuprof.store.replay import MAX_BURST
 
 START = encode_frame(0, RX_GLB_FILTER, b"\x10" + b"\xff" * 16)  # QSPY's global filter: all on
 

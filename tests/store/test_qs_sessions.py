@@ -12,9 +12,9 @@ from tests.qs.cli import mcuprof
 from tests.sources.conftest import sim_stream
 from tests.web.conftest import wait_for
 
+from mcuprof.link.qs_replay import qs_replay_factory
 from mcuprof.sources import load
 from mcuprof.store import SessionStore
-from mcuprof.store.qs_replay import qs_replay_factory
 from mcuprof.web.elfs import ElfCatalog
 from mcuprof.web.live import LiveSession
 from mcuprof.web.settings import Settings

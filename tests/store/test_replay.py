@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mcuprof.link import DeviceSession, NullListener
+from mcuprof.link.replay import MAX_BURST, ReplayDevice, ReplayPort, parse_speed, replay_factory
 from mcuprof.protocol import (
     RECORD_DTYPE,
     Ack,
@@ -19,7 +20,6 @@ from mcuprof.protocol import (
     encode_metadata,
     encode_profile_data,
 )
-from mcuprof.store.replay import MAX_BURST, ReplayDevice, ReplayPort, parse_speed, replay_factory
 
 META = Metadata(168_000_000, 1_000_000, 0xABCD, "replayed")
 

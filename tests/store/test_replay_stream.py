@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 from tests.store.conftest import META, capture
 
+from mcuprof.link import replay as replay_mod
+from mcuprof.link.replay import ReplayDevice
 from mcuprof.protocol import Command, ProfileData, ResponseDecoder, encode_command
-from mcuprof.store import replay as replay_mod
-from mcuprof.store.replay import ReplayDevice
 
 
 def played(dev: ReplayDevice, clock, steps: int = 400) -> list[np.ndarray]:

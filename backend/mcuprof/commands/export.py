@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import export
+from .. import export, kinds
 from ..capture import iter_capture
 from ..console import load_elf, warn
 from ..errors import UserError
@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--kind",
-        choices=("auto", "miniprofiler", "qs"),
+        choices=("auto", *kinds.PROFILE_NAMES),
+        type=kinds.input_name,
         default="auto",
         help="protocol of the capture (auto: told from its first bytes); QS captures are "
         "exported as RTC steps: active object;state;signal",
@@ -48,12 +49,12 @@ def _symbols(elf: str | None):
 
 
 def _writer(args: argparse.Namespace, loaded: Any) -> Callable[[Callable[[bytes], Any]], None]:
-    """What writes the export to a byte sink. The SVG flame graph carries the page's
-    title lines: firmware, capture time (the capture file's last write), profiled time."""
+    """What writes the export to a byte sink. A titled format (the SVG flame graph)
+    carries the page's title lines: firmware, capture time (the capture file's last
+    write), profiled time."""
     profile = loaded.profile
-    if args.format != "svg":
+    if not FORMATS[args.format].titled:
         return lambda out: export.write(args.format, profile, out)
-    from ..export import svg
     from ..export.titles import flame_titles
     from ..profile.shares import span
 
@@ -62,8 +63,8 @@ def _writer(args: argparse.Namespace, loaded: Any) -> Callable[[Callable[[bytes]
         captured: float | None = os.stat(args.capture).st_mtime
     except OSError:
         captured = None
-    title, subtitle = flame_titles(version, captured, None, profile.t0_us, span(profile, None))
-    return lambda out: out(svg.render(profile, title=title, subtitle=subtitle).encode("utf-8"))
+    title = flame_titles(version, captured, None, profile.t0_us, span(profile, None))
+    return lambda out: export.write(args.format, profile, out, None, title)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     if kind == "auto":
         kind, chunks = peek_kind(chunks)
     loaded = load_stream(kind, chunks, size, symbols, progress=progress, tick_hz=args.qs_tick_hz)
-    if kind == "miniprofiler" and loaded.metadata is not None and symbols is not None:
+    names_from_elf = kinds.get(kind).names_from_elf
+    if names_from_elf and loaded.metadata is not None and symbols is not None:
         from ..symbols import check_build_id
 
         check = check_build_id(loaded.metadata.elf_build_id, symbols.build_id)
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             warn(check.message)
     progress.step(f"rendering {args.format}")
     _output(args, _writer(args, loaded), progress)
-    if kind == "miniprofiler" and symbols is None and loaded.profile.n_records:
+    if names_from_elf and symbols is None and loaded.profile.n_records:
         # Said once the export is written (a failed one says only its error).
         warn(
             "no --elf: functions are named by their addresses; give the firmware's ELF "

@@ -8,6 +8,7 @@ import threading
 import webbrowser
 from pathlib import Path
 
+from .. import kinds
 from ..errors import UserError
 from ..store.tags import parse_tags
 from ..web.settings import Settings
@@ -28,9 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--proto",
-        choices=("mp", "qs"),
+        choices=kinds.LIVE_NAMES,
+        type=kinds.input_name,
         default=None,
-        help="protocol of --port: mp (MiniProfiler, default) or qs (QP/Spy target)",
+        help="protocol of --port: miniprofiler (or mp; the default) or qs (QP/Spy target)",
     )
     p.add_argument(
         "--qs-tick-hz",
@@ -97,7 +99,6 @@ def _check_bindable(host: str, port: int) -> None:
 
 
 def build_settings(args: argparse.Namespace) -> Settings:
-    from ..link import validate_port
     from ..store.location import resolve_data_dir
 
     if not 1 <= args.http_port <= 65535:
@@ -105,15 +106,10 @@ def build_settings(args: argparse.Namespace) -> Settings:
     if not 300 <= args.baud <= 20_000_000:
         raise UserError(f"--baud {args.baud}: must be between 300 and 20000000")
     port = None
-    if args.port and args.port.strip().lower().startswith("listen://"):
-        from ..link.qs_link import validate_listen
+    if args.port:  # listen:// checked, a sim:// port told the protocol, as /api/connect
+        from ..link.open import resolve
 
-        validate_listen(args.port, args.allow_remote)
-        port = args.port.strip()
-    elif args.port:
-        port = validate_port(args.port)
-    if port is not None and getattr(args, "proto", None) == "qs" and port.startswith("sim://"):
-        port = validate_port(port + ("&" if "?" in port else "?") + "proto=qs")
+        port = resolve(args.port.strip(), getattr(args, "proto", None), args.allow_remote).port
     if not 1 <= getattr(args, "qs_tick_hz", 1_000_000) <= 10**12:
         raise UserError("--qs-tick-hz must be between 1 and 10^12")
     elf = None
@@ -165,11 +161,9 @@ def _budgets(path: str | None) -> tuple:
 def _simulated_label(settings: Settings) -> str:
     """The simulator's name as the page's device card gives it: the QS one or the
     MiniProfiler one."""
-    from ..link.open import LinkProtocol, QSProtocol
-    from ..link.qs_link import is_qs_port
+    from ..link.open import simulated_label
 
-    qs = settings.proto == "qs" or (settings.port is not None and is_qs_port(settings.port))
-    return QSProtocol.simulated if qs else LinkProtocol.simulated
+    return simulated_label(settings.port, settings.proto)
 
 
 def run(args: argparse.Namespace) -> int:

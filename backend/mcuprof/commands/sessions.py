@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import kinds
 from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
@@ -19,7 +20,6 @@ from ..loss import lost_text
 from ..progress import ReadProgress
 from ..store import SessionInfo, SessionStore, resolve_data_dir
 from ..store.tags import parse_tags
-from ..summary import summarize_chunks
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
@@ -80,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_tag_option(a)
     a.add_argument(
         "--kind",
-        choices=("auto", "miniprofiler", "qs"),
+        choices=("auto", *kinds.PROFILE_NAMES),
+        type=kinds.input_name,
         default="auto",
         help="protocol of the capture (auto: told from its first bytes)",
     )
@@ -161,23 +162,22 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     out["raw_path"] = str(store.raw_path(sid))
     elf = store.elf_path(sid)
     out["elf_path"] = None if elf is None else str(elf)
-    # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
-    if info.kind == "miniprofiler":
-        out["capture"] = summarize_chunks(store.raw_chunks(sid), 0)
+    kind = kinds.get(info.kind)
+    counted = kind.count_stored(store, sid)
+    if counted is not None:
+        out["capture"] = counted
     else:  # counted when it was stored; its span too
         stats = info.link_stats or {}
-        if "records" not in stats and info.kind != "s12z":
-            stats = _count_stored(store, sid, info.kind)
+        if "records" not in stats and kind.profiles:
+            stats = _count_stored(store, sid, kind)
         out["capture"] = {"duration_us": info.duration_us, **stats}
     return out
 
 
-def _count_stored(store: SessionStore, sid: int, kind: str) -> dict[str, Any]:
+def _count_stored(store: SessionStore, sid: int, kind: kinds.Kind) -> dict[str, Any]:
     """The counts of a session stored without them (``qs scenario`` stores none; a
     writer killed with -9 never wrote its own), decoded from its bytes a piece at a time."""
-    from ..sources import new_source
-
-    source = new_source(kind)
+    source = kind.new_source()
     for piece in store.raw_chunks(sid):
         source.feed(piece)
     source.close()
@@ -205,18 +205,9 @@ def run_show(args: argparse.Namespace) -> int:
             if meta
             else "no METADATA"
         ),
-        f"records     {cap['records']:,} over "
-        + ("- s" if cap.get("duration_us") is None else f"{cap['duration_us'] / 1e6:.6f} s"),
-        f"link        crc errors {cap.get('crc_errors', 0):,}, malformed {cap['malformed']:,}, "
-        f"skipped {cap.get('skipped_bytes', 0):,} bytes",
+        *kinds.get(d["kind"]).capture_lines(cap),
     ]
-    if d["kind"] == "s12z":  # `mcuprof s12z` on the raw file gives the full analysis
-        lines[-2:] = [
-            f"s12z        {cap['records']:,} lines; reserved {cap['reserved']:,}, malformed "
-            f"{cap['malformed']:,}, truncated {cap['truncated']:,}"
-            + ("; ended by TBOVF (data lost)" if cap["tbovf"] else "")
-        ]
-    if d["kind"] == "miniprofiler":
+    if kinds.get(d["kind"]).counts_loss:
         lines.append(f"lost        {_loss_line(d['loss'])}")
     if d["tags"]:
         tags = " ".join(f"{k}={v}" for k, v in d["tags"].items())

@@ -6,6 +6,7 @@ import argparse
 import sys
 import threading
 
+from .. import kinds
 from ..errors import UserError
 from ..link.servers import PtySimServer, TcpSimServer
 from ..link.simulator import SimOptions, load_firmware
@@ -72,12 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot start the simulator: {exc.strerror or exc}") from None
     print(where, flush=True)
-    what = (
-        "a QP target speaking QS (dining philosophers)"
-        if options.proto == "qs"
-        else f"{firmware.source} ({len(firmware.functions)} functions, "
-        f"build id 0x{server.device.metadata.elf_build_id:08x}) at {options.rate:g} records/s"
-    )
+    what = kinds.resolve(options.proto).simulated(firmware, server.device, options.rate)
     print(
         f"mcuprof: simulating {what}, {args.baud} baud; Ctrl-C to stop",
         file=sys.stderr,

@@ -87,11 +87,12 @@ def reduce_source(
     (``sources.load_stream``, then the profile's aggregates); its records are gone when
     this returns. ``calls`` keeps every call's times too (they are kept anyway when the
     device's counters say records were lost)."""
+    from .. import kinds
     from ..loss import LossChunks
     from ..sources import load_stream, peek_kind
 
     kind, chunks = peek_kind(src.chunks())
-    loss = LossChunks(kind)
+    loss = LossChunks(kinds.get(kind).counts_loss)
 
     def read(pieces: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in pieces:  # the device's counters read from the same pieces

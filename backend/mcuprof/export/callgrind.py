@@ -34,11 +34,21 @@ _ROOT = "[root]"
 
 def render(profile: Profile, window: Window = None, command: str = "mcuprof capture") -> str:
     parts: list[bytes] = []
-    write_utf8(profile, parts.append, window, command)
+    _write(profile, parts.append, window, command)
     return b"".join(parts).decode("utf-8")
 
 
-def write_utf8(
+def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py): UTF-8, a chunk of edges at a time."""
+    _write(profile, out, window)
+
+
+def _write(
     profile: Profile,
     out: Callable[[bytes], Any],
     window: Window = None,

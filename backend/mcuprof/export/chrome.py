@@ -30,11 +30,21 @@ def render(
     window: Window = None,
 ) -> str:
     buf = io.BytesIO()
-    write(profile, buf.write, process_name, thread_name, window)
+    _write(profile, buf.write, process_name, thread_name, window)
     return buf.getvalue().decode("ascii")
 
 
 def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py); a trace carries no title."""
+    _write(profile, out, window=window)
+
+
+def _write(
     profile: Profile,
     out: Callable[[bytes], Any],
     process_name: str = "mcuprof",

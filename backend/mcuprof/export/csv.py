@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
+from typing import Any
 
 from ..profile import Profile, Window
 from ..profile.distribution import summaries
@@ -43,3 +45,13 @@ def render(profile: Profile, window: Window = None) -> str:
         line = "" if s.line is None else s.line
         w.writerow([s.name, s.where or "", line, s.calls, *(f"{v:.3f}" for v in numbers)])
     return buf.getvalue()
+
+
+def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py): the table as UTF-8, whole."""
+    out(render(profile, window).encode("utf-8"))

@@ -9,7 +9,12 @@ from ..profile import Profile, Window
 from ..profile.aggregate import folded_lines
 
 
-def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = None) -> None:
+def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
     """The lines as UTF-8 bytes, a piece at a time, made as bytes (no str between)."""
     with profile.lock:  # the paths are the live profile's, added to by its reader
         names, pids, us = folded_lines(profile, window)
@@ -19,5 +24,5 @@ def write_utf8(profile: Profile, out: Callable[[bytes], Any], window: Window = N
 
 def render(profile: Profile, window: Window = None) -> str:
     parts: list[str] = []
-    write_utf8(profile, lambda b: parts.append(str(b, "utf-8")), window)
+    write(profile, lambda b: parts.append(str(b, "utf-8")), window)
     return "".join(parts)

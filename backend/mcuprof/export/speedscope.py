@@ -24,11 +24,21 @@ _EVENTS = "\x00events\x00"
 
 def render(profile: Profile, name: str = "mcuprof capture", window: Window = None) -> str:
     buf = io.BytesIO()
-    write(profile, buf.write, name=name, window=window)
+    _write(profile, buf.write, name=name, window=window)
     return buf.getvalue().decode("ascii")
 
 
 def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py); the document is named as always."""
+    _write(profile, out, window=window)
+
+
+def _write(
     profile: Profile,
     out: Callable[[bytes], Any],
     name: str = "mcuprof capture",

@@ -4,8 +4,12 @@ that highlights matches and shows the matched share."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
+from ..markup import escape, quoteattr
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
 from ..profile.aggregate import path_ticks
@@ -95,24 +99,6 @@ def subtree_totals(
     return total
 
 
-def escape(text: str) -> str:
-    """XML character data: &, < and > as entities (xml.sax.saxutils.escape, without the
-    import of urllib that it brings, 40 ms of every export's start)."""
-    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
-
-
-def quoteattr(text: str) -> str:
-    """An XML attribute value with its quotes, as xml.sax.saxutils.quoteattr makes it:
-    escaped, line breaks and tabs as character references, in double quotes unless the
-    value holds a double quote and no single one."""
-    text = escape(text).replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
-    if '"' not in text:
-        return f'"{text}"'
-    if "'" not in text:
-        return f"'{text}'"
-    return '"{}"'.format(text.replace('"', "&quot;"))
-
-
 def _clean(name: str) -> str:
     # XML 1.0 cannot carry most control characters, even escaped.
     return "".join(c if c >= " " or c in "\t" else "?" for c in name)
@@ -128,6 +114,18 @@ def _fit(name: str, width_px: float) -> str:
     if n < 3:
         return ""
     return name if len(name) <= n else name[: n - 1] + "…"
+
+
+def write(
+    profile: Profile,
+    out: Callable[[bytes], Any],
+    window: Window = None,
+    title: tuple[str, str] | None = None,
+) -> None:
+    """The export contract (export/__init__.py): ``title`` is the title line and the
+    subtitle the page puts over its flame graph (export/titles.py)."""
+    head, sub = title if title is not None else ("Flame Graph", "")
+    out(render(profile, title=head, window=window, subtitle=sub).encode("utf-8"))
 
 
 def render(

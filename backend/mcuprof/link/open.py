@@ -29,7 +29,8 @@ from .session import DeviceSession
 from .simulator import SimOptions
 
 SIM_SCHEME = "sim://"
-PROTOS = ("mp", "qs")
+PROTOS = ("miniprofiler", "qs")  # the kinds' names (kinds/)
+ALIASES = {"mp": "miniprofiler"}  # an older name, still taken as input
 # LiveSession.control() without a link that has a ``control`` part (agreed with the QS
 # control panel: the page shows this line).
 NO_CONTROL = "QS commands need a QS target: connect one first"
@@ -40,7 +41,7 @@ Log = Callable[[str, str], None]  # (level, message)
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A validated port and the protocol spoken on it ("mp" or "qs")."""
+    """A validated port and the protocol spoken on it ("miniprofiler" or "qs")."""
 
     port: str
     proto: str
@@ -49,11 +50,12 @@ class Endpoint:
 def resolve(text: str, proto: str | None, allow_remote: bool = False) -> Endpoint:
     """``proto`` 'qs' makes a serial or socket:// port a QS target; listen:// and
     sim://?proto=qs ports are QS targets anyway. One-line UserError on bad input."""
+    proto = ALIASES.get(proto or "", proto)
     if proto not in (None, "", *PROTOS):
-        raise UserError(f"unknown protocol {proto!r}: mp (MiniProfiler) or qs (QS target)")
+        raise UserError(f"unknown protocol {proto!r}: miniprofiler (or mp) or qs (QS target)")
     qs = proto == "qs" or is_qs_port(text)
     if text.lower().startswith(LISTEN_SCHEME):
-        if proto == "mp":
+        if proto == "miniprofiler":
             raise UserError("listen:// ports are for QS targets")
         validate_listen(text, allow_remote)
         port = text
@@ -61,7 +63,14 @@ def resolve(text: str, proto: str | None, allow_remote: bool = False) -> Endpoin
         port = validate_port(text)
     if qs and port.startswith(SIM_SCHEME) and not is_qs_port(port):
         port = validate_port(port + ("&" if "?" in port else "?") + "proto=qs")
-    return Endpoint(port, "qs" if qs else "mp")
+    return Endpoint(port, "qs" if qs else "miniprofiler")
+
+
+def simulated_label(port: str | None, proto: str | None) -> str:
+    """The simulator's name as the page's device card gives it (serve's start-up line):
+    the QS one or the MiniProfiler one."""
+    qs = ALIASES.get(proto or "", proto) == "qs" or (port is not None and is_qs_port(port))
+    return QSProtocol.simulated if qs else LinkProtocol.simulated
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ def sim_url(port: str, defaults: SimDefaults) -> str:
 class LinkProtocol:
     """How one protocol differs, beyond its link. The base is the MiniProfiler's."""
 
-    proto = "mp"
+    proto = "miniprofiler"  # as resolve() gives it
     kind = "miniprofiler"
     checks_build_id = True  # the device reports the build ID of its firmware
     health_key: str | None = None  # a section of its own in the health figures

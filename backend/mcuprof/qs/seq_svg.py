@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..console import for_terminal
-from ..export.svg import escape
+from ..markup import escape
 from .sequence import SYSTEM, FlowItem, Placed, SeqLanes
 
 # Rows kept for one SVG (the height is known only at the end): past this many, rows

@@ -1,7 +1,8 @@
 """One seam for sources: each protocol is a sans-IO decoder plus a Source that turns
-its events into the shared Profile's records (base.Source). Everything downstream
-(live session, stored sessions, replay, import, exports, compare) picks the source by
-the session's ``kind`` and never looks at the protocol itself."""
+its events into the shared Profile's records (base.Source). ``load`` and ``load_stream``
+take a kind's name; everything else that differs by kind is asked of its object in
+kinds/ (which wraps ``new_source`` and ``detect_kind``), so nothing downstream looks at
+the protocol itself."""
 
 from __future__ import annotations
 

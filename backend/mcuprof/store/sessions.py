@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .. import kinds
 from ..capture import CHUNK
 from ..errors import UserError
 from ..files import (
@@ -108,7 +109,7 @@ _COLUMNS = (
 )
 # Added after schema 1 shipped; databases without it hold MiniProfiler sessions only.
 _KIND_COLUMN = "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'miniprofiler'"
-KINDS = ("miniprofiler", "s12z", "qs")
+KINDS = kinds.NAMES
 # Added later still: the device's counters as of Stop and the stretches with loss
 # (loss.py), as JSON. NULL in rows stored before it: "loss not recorded", never 0.
 _LOSS_COLUMN = "ALTER TABLE sessions ADD COLUMN loss TEXT"
@@ -346,10 +347,9 @@ class SessionStore:
                 ),
             )
             sid = int(cur.lastrowid or 0)
-            if kind != "miniprofiler":
-                if kind not in KINDS:
-                    raise ValueError(f"unknown session kind {kind!r}")
-                db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
+            if kind not in KINDS:
+                raise ValueError(f"unknown session kind {kind!r}")
+            db.execute("UPDATE sessions SET kind = ? WHERE id = ?", (kind, sid))
             _insert_tags(db, sid, tags)
             fd = self._open_raw(sid)
             writer = SessionWriter(self, sid, fd, self._clock, self._interval)
@@ -405,15 +405,14 @@ class SessionStore:
         metadata and link statistics are decoded from it, so it looks like a recording.
         ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given.
         ``progress(bytes done, records so far)`` is called after each chunk."""
-        from ..sources import detect_kind, new_source
-
         chunks = _chunks(data)
         first = next(chunks, b"")
-        kind = kind or detect_kind(first) or "miniprofiler"
-        source = new_source(kind)
+        found = kinds.resolve(kind) if kind else kinds.detect(first) or kinds.DEFAULT
+        kind = found.name
+        source = found.new_source()
         span = CaptureSpan()
         done = records = 0
-        loss = LossChunks(kind)
+        loss = LossChunks(found.counts_loss)
 
         def take(batch: Any, size: int) -> None:
             nonlocal done, records
@@ -428,7 +427,7 @@ class SessionStore:
         take(source.feed(first), len(first))
         writer = self.create(
             name,
-            elf if kind == "miniprofiler" else None,
+            elf if found.names_from_elf else None,
             span.metadata,
             elf_name=elf_name,
             source="import",
@@ -451,13 +450,9 @@ class SessionStore:
                 progress(done, records)
             if not sum(stats["packets"].values()):
                 # Random bytes or a README are not a capture: refuse, store nothing.
-                what = (
-                    "MiniProfiler capture: no valid packet"
-                    if kind == "miniprofiler"
-                    else (f"{kind.upper()} capture: no valid frame")
-                )
                 raise UserError(
-                    f"{name}: not a {what} in {stats['bytes']:,} bytes; nothing was stored"
+                    f"{name}: not a {found.nothing_found} in {stats['bytes']:,} bytes; "
+                    "nothing was stored"
                 )
             if span.metadata is not None:
                 writer.set_metadata(span.metadata)

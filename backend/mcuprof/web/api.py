@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api")
 class ConnectBody(BaseModel):
     port: str | None = Field(default=None, max_length=512)
     baud: int | None = None
-    proto: str | None = Field(default=None, max_length=8)  # "mp" or "qs"
+    proto: str | None = Field(default=None, max_length=16)  # "miniprofiler" ("mp") or "qs"
 
 
 class SelectElfBody(BaseModel):

@@ -1,5 +1,6 @@
 """Downloads: every export format of mcuprof.export, a standalone HTML flame graph and the
-raw capture. File names carry the firmware version and the capture time."""
+raw capture. File names carry the firmware version and the capture time. The page's
+Export menu is built from ``MENU`` (/api/export/formats)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
 from ..errors import UserError
-from ..export import render as render_format
-from ..export import svg
+from ..export import FORMATS as PROFILE_FORMATS
+from ..export import Format
 from ..export.titles import flame_titles
 from . import views
 from .deps import LiveDep, SettingsDep, WindowDep
@@ -20,17 +21,19 @@ from .filenames import disposition, stored_stem, stored_time
 
 router = APIRouter(prefix="/api/export")
 
-# format -> (file name suffix, media type)
-FORMATS: dict[str, tuple[str, str]] = {
-    "svg": (".svg", "image/svg+xml"),
-    "folded": (".folded", "text/plain; charset=utf-8"),
-    "speedscope": (".speedscope.json", "application/json"),
-    "chrome": (".trace.json", "application/json"),
-    "csv": (".csv", "text/csv; charset=utf-8"),
-    "callgrind": (".callgrind", "text/plain; charset=utf-8"),
-    "html": (".html", "text/html; charset=utf-8"),
-    "raw": (".bin", "application/octet-stream"),
-}
+# The page's own downloads beside mcuprof.export's: the flame graph drawn by the page
+# (PNG), the page's flame component with its data (HTML), the capture as received.
+PNG = Format("png", "Flame graph PNG", ".png", "image/png", titled=True)
+HTML = Format("html", "Standalone HTML", ".html", "text/html; charset=utf-8", titled=True)
+RAW = Format("raw", "Raw capture", ".bin", "application/octet-stream")
+# The Export menu (and each session row's), in its groups.
+MENU: tuple[tuple[Format, ...], ...] = (
+    (PROFILE_FORMATS["svg"], PNG, HTML),
+    tuple(f for f in PROFILE_FORMATS.values() if f.name != "svg"),
+    (RAW,),
+)
+# What the server makes (the PNG is drawn in the page).
+FORMATS: dict[str, Format] = {f.name: f for f in (*PROFILE_FORMATS.values(), HTML, RAW)}
 
 
 def attachment(body: bytes | str, filename: str, media: str) -> Response:
@@ -58,13 +61,17 @@ def render_profile(
 ) -> bytes | str:
     """One export of ``profile``; ``shown`` is the live session, or a StoredView of a
     stored session, for the titles of the flame exports."""
-    if fmt in ("html", "svg"):
+    made = FORMATS[fmt]
+    title = None
+    if made.titled:
         payload = views.icicle(profile, window, max_nodes)
-        title, subtitle = export_title(shown, profile, payload)
-        if fmt == "svg":
-            return svg.render(profile, title=title, window=window, subtitle=subtitle)
-        return standalone_html(payload, title, subtitle)
-    return render_format(fmt, profile, window)
+        title = export_title(shown, profile, payload)
+        if made is HTML:
+            return standalone_html(payload, *title)
+    parts: list[bytes] = []
+    # (bytes(): the event formats hand over views of buffers they reuse)
+    made.write(profile, lambda b: parts.append(bytes(b)), window, title)
+    return b"".join(parts)
 
 
 class StoredView:
@@ -89,7 +96,7 @@ def check_format(fmt: str) -> tuple[str, str]:
     """(file name suffix, media type) of an export format, or a one-line error."""
     if fmt not in FORMATS:
         raise UserError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return FORMATS[fmt]
+    return FORMATS[fmt].suffix, FORMATS[fmt].media
 
 
 def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
@@ -103,6 +110,12 @@ def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str,
         head, _, rest = subtitle.partition(" · ")
         subtitle = f"{head} · session {opened['id']} ({opened['name']}) · {rest}"
     return title, subtitle
+
+
+@router.get("/formats")
+async def formats() -> dict[str, Any]:
+    """The Export menu's items, in groups: what the page builds its menus from."""
+    return {"groups": [[f.as_dict() for f in group] for group in MENU]}
 
 
 @router.get("/{fmt}")

@@ -22,7 +22,7 @@ class Connection:
         self.clock = clock
         self.link: Any = None  # a Link (link/base.py)
         self.port: str | None = None
-        self.proto = links.default.proto  # as connect() takes it ("mp", "qs")
+        self.proto = links.default.proto  # as connect() takes it ("miniprofiler", "qs")
         self.port_label: str | None = None  # shown instead of the port (replays)
         self.baud = baud
         self.state: str = LinkState.DISCONNECTED

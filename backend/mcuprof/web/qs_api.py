@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
+from .. import kinds
 from ..capture import QS_CHUNK
 from ..errors import UserError
 from ..protocol.qs import QSDecoder
@@ -55,7 +56,7 @@ class _StoredMonitors:
 
     def get(self, store: SessionStore, sid: int) -> QsMonitor:
         info = store.get(sid)
-        if info.kind != "qs":
+        if not kinds.get(info.kind).offers(kinds.QS_MONITOR):
             raise UserError(f"session {sid} is a {info.kind} session, not a QS session")
         size = store.raw_path(sid).stat().st_size if store.raw_path(sid).exists() else 0
         key = (sid, size)
@@ -187,4 +188,5 @@ async def sessions(request: Request) -> dict[str, Any]:
     """Stored QS sessions, newest first, for the tab's source picker."""
     store = _store(request)
     rows = await asyncio.to_thread(store.list)
-    return {"sessions": [s.as_dict() for s in rows if s.kind == "qs"]}
+    shown = [s for s in rows if kinds.get(s.kind).offers(kinds.QS_MONITOR)]
+    return {"sessions": [s.as_dict() for s in shown]}

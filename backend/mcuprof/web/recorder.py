@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import kinds
 from ..errors import UserError
 from ..loss import LossChunks
 from ..protocol import Metadata, encode_metadata
@@ -102,7 +103,7 @@ class Recorder:
             return None
         duration_us = span()
         stats: dict[str, Any] | None = None
-        loss = LossChunks(self.kind)
+        loss = LossChunks(kinds.get(self.kind).counts_loss)
         try:
             writer.flush()
             stats = self._count_stored(writer.id, chunk, loss)

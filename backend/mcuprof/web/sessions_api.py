@@ -6,35 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import mmap
 import os
 import threading
-import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
-from ..capture import CHUNK
-from ..commands._gate import gated_report
-from ..commands.compare import parse_confidence, parse_threshold, timebase_check
+from .. import kinds
 from ..diff import diff_profiles
 from ..diff.export import render_folded2, render_svg
 from ..diff.gate import GateSide, per_call
+from ..diff.gated import gated_report
 from ..diff.reduce import Reduced, reduce_profile
+from ..diff.report import parse_confidence, parse_threshold, timebase_check
 from ..errors import UserError
+from ..link.replay import parse_speed
 from ..loss import loss_of_chunks
-from ..profile import Profile, load_capture
-from ..profile.columns import Spill
-from ..sources import KINDS
-from ..sources import load as load_source
+from ..profile import Profile
 from ..store import RECORDING, SessionInfo, SessionStore
 from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.qs_replay import QSReplayDevice, qs_replay_factory
-from ..store.replay import ReplayDevice, parse_speed, replay_factory
 from ..store.tags import MAX_TAGS
-from ..summary import summarize_chunks
 from ..symbols import SymbolTable
 from . import views
 from .decode_pool import SingleFlight, in_decode_pool
@@ -46,6 +39,8 @@ from .uploads import received_capture
 router = APIRouter(prefix="/api/sessions")
 
 SessionId = Annotated[int, Path(ge=1, le=2**62)]
+# What an import may name: auto, or a kind that decodes to a profile.
+IMPORT_KINDS = "^(" + "|".join(("auto", *kinds.PROFILE_NAMES)) + ")$"
 
 
 class EditBody(BaseModel):
@@ -144,43 +139,15 @@ def _decoded(
         symbols = SymbolTable.from_elf_bytes(elf, info.elf_name or f"session {sid}")
     else:
         symbols = fallback if fallback is not None else SymbolTable.empty()
-    if info.kind == "miniprofiler":
-        profile = _load_on_disk(store, sid, symbols)
-    else:
-        profile = load_source(info.kind, store.raw(sid), symbols, tick_hz=tick_hz).profile
+    profile = kinds.get(info.kind).load_stored(store, sid, symbols, tick_hz)
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
 
 
-def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
-    """The session decoded into a profile whose records live on disk, read from its file
-    a few MB at a time: a session larger than RAM can be compared."""
-    spill = Spill(store.data_dir / "columns")
-    f = store.open_raw(sid)  # a regular file, or a one-line UserError (a 4xx)
-    if f is None:
-        return load_capture(b"", symbols, spill=spill).profile
-    with f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return load_capture(b"", symbols, spill=spill).profile
-        with mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) as mm:
-
-            def read_pages_leave(done: int, total: int, records: int) -> None:
-                mm.madvise(mmap.MADV_DONTNEED)  # what was decoded leaves RSS
-
-            try:
-                with memoryview(mm) as view:  # CHUNK bytes (~300k records) per add
-                    return load_capture(
-                        view, symbols, progress=read_pages_leave, chunk=CHUNK, spill=spill
-                    ).profile
-            finally:
-                mm.madvise(mmap.MADV_DONTNEED)
-
-
 def _only_profiles(info: SessionInfo) -> None:
     """Kinds that decode to a Profile through the sources seam (not S12Z traces)."""
-    if info.kind not in KINDS:
+    if not kinds.get(info.kind).profiles:
         raise UserError(
             f"session {info.id} is an {info.kind.upper()} trace, not a MiniProfiler or QS "
             "capture: open it in the S12Z tab"
@@ -234,7 +201,7 @@ def _session_loss(store: SessionStore, sid: int) -> dict[str, Any] | None:
     """The session's stored loss; a session stored before loss was kept has its STATUS
     packets read again, so the page judges it as ``mcuprof compare`` does."""
     info = store.get(sid)
-    if info.loss is not None or info.kind != "miniprofiler":
+    if info.loss is not None or not kinds.get(info.kind).counts_loss:
         return info.loss
     return loss_of_chunks(store.raw_chunks(sid))
 
@@ -317,7 +284,7 @@ async def import_capture(
     request: Request,
     name: Annotated[str, Query(max_length=MAX_NAME)] = "imported capture",
     elf: Annotated[str | None, Query(max_length=300)] = None,
-    kind: Literal["auto", "miniprofiler", "qs"] = "auto",
+    kind: Annotated[str, Query(pattern=IMPORT_KINDS)] = "auto",
 ) -> dict[str, Any]:
     """The raw capture is the request body, streamed to disk under a size cap (the same
     helper that caps ELF uploads), then stored as a session. ``elf`` is an ELF id from
@@ -412,11 +379,8 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
         info = store.get(sid)
         out = _row(info)
         # An S12Z trace is not a MiniProfiler stream: its counts were taken at import.
-        out["capture"] = (
-            summarize_chunks(store.raw_chunks(sid), 0)
-            if info.kind == "miniprofiler"
-            else info.link_stats
-        )
+        counted = kinds.get(info.kind).count_stored(store, sid)
+        out["capture"] = counted if counted is not None else info.link_stats
         return out
 
     return {"session": await in_decode_pool(work)}
@@ -575,15 +539,14 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     if not path.is_file() or path.stat().st_size == 0:
         raise UserError(f"session {sid} holds no data to replay")
     # The recording is read from its file in chunks as it plays, never held whole.
-    device: ReplayDevice | QSReplayDevice
-    if info.kind == "qs":
-        hz = live.settings.qs_tick_hz
-        device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
-        factory = qs_replay_factory(device, speed, hz)
-    else:
-        device = await asyncio.to_thread(ReplayDevice, path, speed, metadata=info.metadata)
-        device.throttle = lambda: _backlog(live) > REPLAY_BACKLOG
-        factory = replay_factory(device, speed, info.metadata)
+    device, factory = await asyncio.to_thread(
+        kinds.get(info.kind).replay,
+        path,
+        speed,
+        metadata=info.metadata,
+        tick_hz=live.settings.qs_tick_hz,
+        throttle=lambda: _backlog(live) > REPLAY_BACKLOG,
+    )
     total = device.total_records
     stats = info.link_stats or {}
     opened = {  # what the page shows of the stored session in place of the device's
@@ -612,7 +575,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     return {"replay": state}
 
 
-def _count_aside(live: Any, device: ReplayDevice | QSReplayDevice, label: str) -> None:
+def _count_aside(live: Any, device: Any, label: str) -> None:
     total = device.count_records()
     if getattr(live, "port_label", None) == label:  # still this replay
         live.replay_total = total

@@ -225,7 +225,7 @@ def qs_replay_factory(
     """A ``session_factory(url, baud, listener)`` for LiveSession.replay: a QSLink whose
     transport plays ``data`` (a recording, or a QSReplayDevice made for it, used by the
     first connection)."""
-    from ..link.qs_link import QSLink
+    from .qs_link import QSLink
 
     source = data._data if isinstance(data, QSReplayDevice) else data
 

@@ -431,7 +431,7 @@ def replay_factory(
     """A ``session_factory(url, baud, listener)`` for LiveSession: a DeviceSession whose
     transport is a ReplayPort playing ``data`` (a recording, or a ReplayDevice made for
     it, used by the first connection). The URL is only validated, never opened."""
-    from ..link import DeviceSession
+    from .session import DeviceSession
 
     source = data._data if isinstance(data, ReplayDevice) else data
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..diff import FunctionDelta, ProfileDiff
-from ..diff.gate import (
+from ..errors import UserError
+from . import FunctionDelta, ProfileDiff
+from .gate import (
     COVERAGE_FLOOR,
     INCONCLUSIVE,
     PERCENTILES,
@@ -22,10 +23,9 @@ from ..diff.gate import (
     loss_verdict,
     plain_verdict,
 )
-from ..diff.profiles import diff_reduced
-from ..diff.reduce import FunctionTotals, Reduced
-from ..errors import UserError
-from .compare import _matches, build_report
+from .profiles import diff_reduced
+from .reduce import FunctionTotals, Reduced
+from .report import _matches, build_report
 
 _LISTS = (
     ("regressions", "regressed"),
