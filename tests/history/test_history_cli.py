@@ -129,3 +129,24 @@ def test_history_p99_is_the_csv_p99(capsys, store_dir, tmp_path):
     col = rows[0].index("p99_us")
     (row,) = [r for r in rows[1:] if r[0] == STEP_LABEL]
     assert f"{first['value']:.3f}" == row[col]
+
+
+def test_compare_against_the_latest_baseline_with_tags(capsys, store_dir):
+    """compare --baseline branch=main NEW: the newest other main session of NEW's board;
+    two captures of one build ID are an A/A comparison."""
+    code, out, err = run(capsys, "compare", "--baseline", "branch=main", str(BUILDS), "--json",
+                         "--data-dir", store_dir)  # fmt: skip
+    assert code in (0, 1), err
+    report = json.loads(out)
+    assert report["base"]["session_id"] == BUILDS - 1
+    assert report["new"]["session_id"] == BUILDS
+    assert report["aa"] is True
+    code, out, _ = run(capsys, "compare", "--baseline", "branch=main", str(BUILDS),
+                       "--data-dir", store_dir)  # fmt: skip
+    assert "A/A comparison: both captures are of one build" in out
+    code, _, err = run(capsys, "compare", "--baseline", "branch=nope", str(BUILDS),
+                       "--data-dir", store_dir)  # fmt: skip
+    assert code == 2 and "no complete stored session has those tags" in err
+    code, _, err = run(capsys, "compare", "--baseline", "branch=main", "1", "2",
+                       "--data-dir", store_dir)  # fmt: skip
+    assert code == 2 and "give only NEW" in err

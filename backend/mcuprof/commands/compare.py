@@ -20,7 +20,7 @@ from ..diff.report import (
     parse_threshold,
     timebase_check,
 )
-from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source
+from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source, session_id_of
 from ..errors import UserError
 from ..progress import ReadProgress
 from ..protocol import Metadata
@@ -40,8 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "function, normalised by capture length. Exit status: 0 no regression past the "
         "threshold, 1 regression, 2 error.",
     )
-    p.add_argument("base", metavar="BASE", help="baseline: capture file or session id")
-    p.add_argument("new", metavar="NEW", help="candidate: capture file or session id")
+    p.add_argument("base", metavar="BASE", nargs="?", help="baseline: capture file or session id")
+    p.add_argument("new", metavar="NEW", nargs="?", help="candidate: capture file or session id")
+    p.add_argument(
+        "--baseline",
+        action="append",
+        metavar="KEY=VALUE",
+        help="instead of BASE: the newest complete stored session with these tags "
+        "(repeatable; of NEW's board too when NEW is a stored session with a board tag)",
+    )
     p.add_argument("--elf", help="ELF for BASE (and for NEW unless --elf-new is given)")
     p.add_argument("--elf-new", help="ELF for NEW when it is a different build")
     p.add_argument(
@@ -150,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--min-delta-us {args.min_delta_us!r}: must be a finite number >= 0")
     opener = StoreOpener(resolve_data_dir(args.data_dir))
     try:
+        args.base, args.new = _sides(args, opener)
         base_src = resolve_source(args.base, opener)
         new_src = resolve_source(args.new, opener)
     finally:
@@ -209,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     report["timebase"] = timebase
     for key in ("inconclusive", "verdicts", "loss"):  # added keys last: the rest as before
         report[key] = report.pop(key)
+    report["aa"] = same_build(base_meta, new_meta)
     _write_exports(args, diff)
     progress.finish()
     if timebase["mismatch"]:
@@ -223,6 +232,32 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         pass  # the reader went away (| head): the verdict still stands
     return 1 if report["failed"] or (args.fail_on_inconclusive and report["inconclusive"]) else 0
+
+
+def _sides(args: argparse.Namespace, opener: StoreOpener) -> tuple[str, str]:
+    """BASE and NEW as given, or with --baseline: NEW (the one capture named) against
+    the newest stored session with those tags."""
+    if not args.baseline:
+        if args.base is None or args.new is None:
+            raise UserError("give BASE and NEW, or --baseline KEY=VALUE and NEW")
+        return args.base, args.new
+    if args.new is not None or args.base is None:
+        raise UserError("with --baseline, give only NEW (the capture to judge)")
+    from ..history.baseline import latest_with_tags
+    from ..store.tags import parse_tags
+
+    where = parse_tags(args.baseline)
+    new = args.base
+    sid = None if Path(new).exists() else session_id_of(new)
+    store = opener()
+    board = store.get(sid).tags.get("board") if sid is not None else None
+    base = latest_with_tags(store, where, exclude=sid, board=board)
+    return f"session:{base.id}", new
+
+
+def same_build(base: Metadata | None, new: Metadata | None) -> bool:
+    """Two captures of one build: an A/A comparison (both METADATA give one build ID)."""
+    return base is not None and new is not None and base.elf_build_id == new.elf_build_id
 
 
 def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:

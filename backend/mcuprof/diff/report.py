@@ -273,6 +273,8 @@ def format_report(report: dict[str, Any], top: int) -> str:
             f"{side:<5} {s['source']}: {s['records']:,} records, "
             f"{s['duration_us'] / 1e6:.3f} s, firmware {fw!r}"
         )
+    if report.get("aa"):
+        lines.append("A/A comparison: both captures are of one build (the same build ID)")
     lines.append(
         f"compared {report['compared']} functions on {what}; threshold +{thr:g}%"
         + (f", noise floor {report['min_delta_us']:g} µs" if report["min_delta_us"] else "")
