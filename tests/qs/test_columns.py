@@ -256,7 +256,7 @@ def test_a_reset_starts_a_segment_without_a_gap() -> None:
     second = build_from(run, (8, 8, 4, 2), 1, 3_000_000_000)
     data = first + second
     for events in (True, False):
-        source, records = _source(data, split(data, [len(first) // 2]), events)
+        source, _ = _source(data, split(data, [len(first) // 2]), events)
         assert source.breaks == [1000 + 90], events
     profile = load("qs", data).profile
     assert profile.duration_us == 2 * 80  # each run: three 20-µs steps 10 µs apart

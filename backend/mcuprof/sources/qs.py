@@ -323,6 +323,15 @@ class QSSource:
         self.names_lumped += self.symbols.lumped(out["func_addr"])
         return out
 
+    def breaks_on(self, last_exit: int | None) -> list[int]:
+        """``breaks`` on the clock of a profile whose last record's unwrapped exit is
+        ``last_exit``: that profile unwrapped the same 32-bit times from its own first
+        record, so the two clocks differ by whole wraps, found from the ends."""
+        if last_exit is None or self._end is None or not self.breaks:
+            return []
+        shift = round((self._end - last_exit) / _WRAP) * _WRAP
+        return [b - shift for b in self.breaks]
+
     # ------------------------------------------------------------ for stored captures
 
     def preamble(self) -> bytes:
