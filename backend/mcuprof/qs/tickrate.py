@@ -50,14 +50,15 @@ def lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the lower convex hull of the points, by increasing x (Andrew's
     monotone chain; for equal x only the lowest point can be on it)."""
     order = np.lexsort((y, x))
+    xs, ys = np.asarray(x).tolist(), np.asarray(y).tolist()  # Python numbers: faster here
     hull: list[int] = []
     for i in order.tolist():
-        if hull and x[hull[-1]] == x[i]:
+        if hull and xs[hull[-1]] == xs[i]:
             continue  # same x, higher y: above the one kept
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
             # b is not below the segment a -> i: drop it (cross product >= 0).
-            cross = (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a])
+            cross = (xs[b] - xs[a]) * (ys[i] - ys[a]) - (ys[b] - ys[a]) * (xs[i] - xs[a])
             if cross > 0:
                 break
             hull.pop()

@@ -118,7 +118,8 @@ def _session_profile(
     (QS sessions: with the target's dictionaries)."""
     info = store.get(sid)
     _only_profiles(info)
-    key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
+    tick_hz = session_tick_hz(info, tick_hz)
+    key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback), tick_hz)
     if info.status != RECORDING:
         cached = _cache.get(key)
         if cached is not None:
@@ -135,6 +136,15 @@ def _session_profile(
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
+
+
+def session_tick_hz(info: Any, fallback: int | None) -> int | None:
+    """The rate a QS session's times are read with: the one stored with it (the rate it
+    was recorded with, or set since: qs_time.py), else the server's."""
+    meta = info.metadata
+    if info.kind == "qs" and meta is not None and meta.timer_freq:
+        return int(meta.timer_freq)
+    return fallback
 
 
 def _load_on_disk(store: SessionStore, sid: int, symbols: Any) -> Profile:
@@ -517,7 +527,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     # The recording is read from its file in chunks as it plays, never held whole.
     device: ReplayDevice | QSReplayDevice
     if info.kind == "qs":
-        hz = live.settings.qs_tick_hz
+        hz = session_tick_hz(info, live.settings.qs_tick_hz)
         device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
         factory = qs_replay_factory(device, speed, hz)
     else:
