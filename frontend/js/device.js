@@ -169,8 +169,9 @@ export function initDevice(ctx) {
   }
 
   // How the QS tick rate was set, as the device card says it.
-  const TICK_SOURCE = { assumed: "assumed", given: "given (--qs-tick-hz)", page: "set in the page",
-    estimate: "estimated, applied" };
+  const TICK_SOURCE = { assumed: "assumed", given: "given", page: "set", estimate: "measured" };
+  const TICK_TITLE = { assumed: "assumed: nobody gave the target's tick rate", given: "given: mcuprof serve --qs-tick-hz",
+    page: "set in the page", estimate: "the estimate from the target's frames, applied" };
   // The QS tick rate in use beside the one measured from the target's frames; when they
   // differ by more than 20%, a warning with the estimate to apply.
   function renderTick(qsh, d, stored) {
@@ -184,9 +185,10 @@ export function initDevice(ctx) {
     const est = qsh.tick_estimate_hz;
     $("timer-freq").textContent = `${fmtHz(qsh.tick_hz)} · ${TICK_SOURCE[qsh.tick_source] || qsh.tick_source}`;
     $("timer-freq").classList.toggle("warn", qsh.tick_source === "assumed");
-    $("tick-estimate").textContent = est
-      ? `${fmtHz(Math.round(est))} from ${qsh.tick_span_s} s of frames`
-      : `after ${qsh.tick_min_span_s} s of frames (${qsh.tick_span_s} s so far)`;
+    $("timer-freq").title = `QS timestamp ticks per second, ${TICK_TITLE[qsh.tick_source] || qsh.tick_source}`;
+    $("tick-estimate").textContent = est ? fmtHz(Math.round(est))
+      : `after ${qsh.tick_min_span_s} s (${qsh.tick_span_s} s so far)`;
+    $("tick-estimate").title = est ? `from ${qsh.tick_span_s} s of the target's frames` : "";
     const note = $("tick-note");
     const apply = $("tick-apply");
     if (qsh.tick_differs) {
@@ -290,9 +292,11 @@ export function initDevice(ctx) {
         ? `${fmtInt(qsh.rtc_steps)} (+${fmtInt(qsh.unfinished_steps)} unfinished)` : fmtInt(qsh.rtc_steps);
       const tick = $("h-qs-tick");
       const est = qsh.tick_estimate_hz;
-      tick.textContent = `${fmtHz(qsh.tick_hz)} ${qsh.tick_source === "assumed" ? "assumed" : "in use"}` +
-        (est && !state?.device?.replay ? ` · measured ${fmtHz(Math.round(est))}` : "");
+      tick.textContent = `${fmtHz(qsh.tick_hz)} ${qsh.tick_source === "assumed" ? "assumed" : "in use"}`;
       tick.className = `mono qs-only ${qsh.tick_differs || qsh.tick_source === "assumed" ? "warn" : ""}`;
+      const measured = $("h-qs-measured");
+      measured.textContent = est && !state?.device?.replay ? fmtHz(Math.round(est)) : "—";
+      measured.className = `mono qs-only ${qsh.tick_differs ? "warn" : ""}`;
     }
     renderAssert(stored ? null : qsh);
     // QS: Received counts profile records, three per RTC step (object, state, signal).
