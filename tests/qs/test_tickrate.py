@@ -4,7 +4,10 @@ rate within 5% once 10 s of arrivals are in."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,3 +89,35 @@ def test_unwrap_steps_are_signed(start, steps) -> None:
 def test_differs_by_more_than_20_percent() -> None:
     assert differs(10e6, 1e6) and differs(0.5e6, 1e6)
     assert not differs(1.1e6, 1e6) and not differs(None, 1e6)
+
+
+def _record(rec: int, ts: int | None, values: tuple = ()) -> Any:
+    from mcuprof.protocol.qs import QSConfig, Record
+
+    return Record(0, 0, rec, ts, (), values, QSConfig(), None, b"")
+
+
+def test_watch_fits_live_arrivals_not_a_replay() -> None:
+    """TargetWatch: one sample per batch (its newest stamp at the batch's arrival); a
+    replay's batches stay out of the fit; a target reset starts it again; an assertion
+    is kept with its module and location until the next reset."""
+    from mcuprof.qs.watch import ASSERT_FAIL, TargetWatch
+
+    now = [0.0]
+    replaying = [False]
+    w = TargetWatch(1_000_000, "assumed", clock=lambda: now[0], replaying=lambda: replaying[0])
+    for k in range(25):
+        now[0] = k * 0.5
+        w.qs_events([_record(8, (k * 5_000_000 + 7) % WRAP), _record(8, k * 5_000_000 % WRAP)])
+    fig = w.health_figures()
+    assert fig["tick_estimate_hz"] == pytest.approx(10e6, rel=1e-6)
+    assert fig["tick_differs"] and fig["tick_span_s"] == 12.0
+    replaying[0] = True
+    w.qs_events([_record(8, 1)])
+    w.qs_events([_record(ASSERT_FAIL, 5, (5, 192, "table.c"))])
+    assert w.tick.last_host == 12.0  # the replay's arrivals are no samples
+    assert w.health_figures()["asserted"]["module"] == "table.c"
+    replaying[0] = False
+    info = _record(64, None, (1, 0, None))
+    w.qs_events([info, _record(8, 3)])
+    assert w.health_figures()["asserted"] is None and len(w.tick._host) == 1

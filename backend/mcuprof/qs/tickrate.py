@@ -126,6 +126,11 @@ class TickRate:
         """A new segment (a target reset, a new connection)."""
         self.__init__(bits or self.bits)  # type: ignore[misc]
 
+    @property
+    def last_host(self) -> float | None:
+        """The host time of the last arrival added."""
+        return self._host[-1] if self._host else None
+
     def add(self, host_s: float, stamp: int) -> None:
         """The newest timestamp of frames that arrived at ``host_s``: of frames read
         together, the newest one waited least."""

@@ -21,14 +21,24 @@ from .tickrate import MIN_SPAN_S, TickRate, differs
 
 ASSERT_FAIL = 69  # QS_ASSERT_FAIL: (timestamp, location, module)
 MAX_MODULE_CHARS = 128  # an assertion's module name as shown (the target's text)
+# A new profile within this long of the last frames keeps the tick fit (same stream).
+KEEP_FIT_S = 1.0
 REFIT_S = 1.0  # the rate is refitted at most this often (health is read 10 times a second)
 
 
 class TargetWatch:
     def __init__(
-        self, tick_hz: int, tick_source: str, clock: Callable[[], float] = time.monotonic
+        self,
+        tick_hz: int,
+        tick_source: str,
+        clock: Callable[[], float] = time.monotonic,
+        replaying: Callable[[], bool] = lambda: False,
     ) -> None:
         self.clock = clock
+        # A replay's frames arrive when the replay sends them, not when a target made
+        # them: they say nothing of its clock, and are kept out of the fit.
+        self.replaying = replaying
+        self._replayed = False
         self._lock = threading.Lock()
         self.tick = TickRate()
         self._fitted_at = float("-inf")
@@ -40,23 +50,32 @@ class TargetWatch:
     # ------------------------------------------------------------ listener
 
     def qs_reset(self) -> None:
-        """A new profile (Connect, Start, a replay): the same target goes on, but a
-        replay's arrivals say nothing of a clock, so the fit starts again."""
+        """A new profile (Connect, Start, a replay). Start on a target that streams on
+        keeps the fit (its frames came up to now); after a pause it may be another
+        target, and the fit starts again."""
         with self._lock:
-            self.tick.reset()
+            last = self.tick.last_host
+            if last is None or self.clock() - last > KEEP_FIT_S:
+                self.tick.reset()
             self.asserted = None
 
     def qs_events(self, events: list[Any]) -> None:
         now = self.clock()
         newest: int | None = None
         bits = 32
+        replay = self.replaying()
         with self._lock:
+            if replay:
+                self._replayed = True
+            elif self._replayed:  # live again after a replay: a fit of its own
+                self._replayed = False
+                self.tick.reset()
             for e in events:
                 if e.__class__ is not Record:
                     continue
                 if e.rec == TARGET_INFO and e.values and e.values[0]:
                     # A reset target: its clock starts again, a new segment with it.
-                    if newest is not None:
+                    if newest is not None and not replay:
                         self.tick.add(now, newest)
                     newest = None
                     self.asserted = None
@@ -66,7 +85,7 @@ class TargetWatch:
                 if e.timestamp is not None:
                     newest = e.timestamp if newest is None else _later(newest, e.timestamp, bits)
                     bits = 8 * e.config.tstamp_size
-            if newest is not None:
+            if newest is not None and not replay:
                 self.tick.add(now, newest)
 
     def _assert(self, e: Record) -> None:

@@ -35,7 +35,12 @@ class TickBody(BaseModel):
 
 def install(app: FastAPI) -> None:
     settings = app.state.settings
-    app.state.qs_watch = TargetWatch(settings.qs_tick_hz, settings.qs_tick_source)
+    live = app.state.live
+    app.state.qs_watch = TargetWatch(
+        settings.qs_tick_hz,
+        settings.qs_tick_source,
+        replaying=lambda: live.conn.port_label is not None,
+    )
     app.state.live.qs_listeners.append(app.state.qs_watch)
     app.include_router(router)
 
