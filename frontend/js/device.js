@@ -136,7 +136,7 @@ export function initDevice(ctx) {
     $("mcu-clock").textContent = fmtHz(d.mcu_clock_hz);
     $("timer-freq").textContent = fmtHz(d.timer_freq);
     $("timer-freq").title = d.kind === "qs" ? "QS timestamp ticks per second (mcuprof serve --qs-tick-hz)" : "";
-    renderTick(stored ? null : state?.health?.qs, d, stored);
+    renderTick(stored ? null : state?.health?.qs, d);
     $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
     const badge = $("build-badge");
     const check = d.build_check || { state: "unknown", message: "" };
@@ -174,13 +174,11 @@ export function initDevice(ctx) {
     page: "set in the page", estimate: "the estimate from the target's frames, applied" };
   // The QS tick rate in use beside the one measured from the target's frames; when they
   // differ by more than 20%, a warning with the estimate to apply.
-  function renderTick(qsh, d, stored) {
+  function renderTick(qsh, d) {
     const live = !!qsh && d.kind === "qs" && !d.replay;
     for (const el of document.querySelectorAll(".qs-tick")) el.hidden = !live;
     $("tick-note").hidden = true;
-    if (stored && stored.metadata && ctx.state?.device?.kind !== "miniprofiler") {
-      $("timer-freq").textContent = `${fmtHz(stored.metadata.timer_freq)} (as stored)`;
-    }
+    $("timer-freq").classList.remove("warn");
     if (!live) return;
     const est = qsh.tick_estimate_hz;
     $("timer-freq").textContent = `${fmtHz(qsh.tick_hz)} · ${TICK_SOURCE[qsh.tick_source] || qsh.tick_source}`;

@@ -4,7 +4,8 @@ tick rate is assumed and shows the one measured from the target's frames beside 
 within 5% of its clock (the POSIX port's QS_onGetTime counts 0.1 µs: 10 MHz), warns
 and applies it; a target restart is a dashed segment boundary on the timeline; an
 assertion raises the red banner naming its module and location, the state says
-"target asserted". About 15 s of capture; screenshots in /tmp/qs-time-*.png."""
+"target asserted"; the stored session keeps the applied rate and is re-read with
+another. About 15 s of capture; screenshots in /tmp/qs-time-*.png."""
 
 from __future__ import annotations
 
@@ -86,6 +87,16 @@ def test_tick_rate_restart_and_assertion_on_the_page(chromium: Browser, tmp_path
             expect(pg.locator("#h-state")).to_have_text("target asserted")
             expect(pg.locator("#conn-state")).to_contain_text("Target asserted")
             pg.screenshot(path="/tmp/qs-time-assert.png")
+
+            # The session keeps the rate it was read with, and is re-read with another.
+            pg.get_by_role("button", name="Stop").click()
+            pg.get_by_role("tab", name="Sessions").click()
+            pg.locator("#sessions-table tr[data-id='1']").click()
+            rate = pg.locator("#sess-info dd", has_text="MHz")
+            expect(rate).to_have_text(re.compile(r"^(9\.9\d*|10(\.0\d*)?) MHz$"))
+            pg.locator("#sess-tick").fill("1000000")
+            pg.locator("#sess-tick-set").click()
+            expect(pg.locator("#sess-info dd", has_text="MHz")).to_have_text("1 MHz")
             assert errors == []
         finally:
             context.close()
