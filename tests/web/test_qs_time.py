@@ -105,6 +105,10 @@ def test_tick_rate_restart_and_assertion(tmp_path: Path) -> None:
             )
             asserted = wait_for(lambda: qs_health(c)["asserted"], "the assertion", 30)
             assert (asserted["module"], asserted["location"]) == ("table.c", 192)
+            log = [e["message"] for e in c.get("/api/log").json()["entries"]]
+            assert "target asserted: module table.c, location 192; the capture so far is kept" in (
+                log
+            )
             state = c.get("/api/state").json()
             assert state["health"]["state"] == "profiling"  # the capture goes on, kept
         finally:

@@ -33,8 +33,10 @@ class TargetWatch:
         tick_source: str,
         clock: Callable[[], float] = time.monotonic,
         replaying: Callable[[], bool] = lambda: False,
+        log: Callable[[str, str], None] = lambda level, message: None,
     ) -> None:
         self.clock = clock
+        self.log = log  # (level, message): the page's log
         # A replay's frames arrive when the replay sends them, not when a target made
         # them: they say nothing of its clock, and are kept out of the fit.
         self.replaying = replaying
@@ -97,6 +99,11 @@ class TargetWatch:
             "at": time.time(),
             "count": self.assertions,
         }
+        self.log(
+            "error",
+            f"target asserted: module {self.asserted['module']}, location {int(loc)}; "
+            "the capture so far is kept",
+        )
 
     # ------------------------------------------------------------ readers
 

@@ -40,6 +40,7 @@ def install(app: FastAPI) -> None:
         settings.qs_tick_hz,
         settings.qs_tick_source,
         replaying=lambda: live.conn.port_label is not None,
+        log=live.on_log,
     )
     app.state.live.qs_listeners.append(app.state.qs_watch)
     app.include_router(router)
