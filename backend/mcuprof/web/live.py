@@ -481,7 +481,7 @@ class LiveSession(ProtocolNames):
             return 0
 
     def _follow_breaks(self) -> None:
-        """The link's clock restarts (a QS target's resets) on the profile's clock."""
+        """Where the link's clock restarted (a target reset mid-stream), on the profile's clock."""
         breaks_on = getattr(getattr(self.conn.link, "source", None), "breaks_on", None)
         if breaks_on is not None:
             profile = self.feed.profile
