@@ -106,12 +106,17 @@ export function initDevice(ctx) {
     const opened = h.opened;
     const records = h.profile_records ? plainRecords(h.profile_records) : "no records yet";
     let kind = "Live";
-    let text = `${state?.device?.label || "device"} · ${records}`;
+    const qsh = h.qs;
+    const qsRecords = qsh && h.profile_records
+      ? `${fmtInt(h.profile_records / 3)} RTC steps since Start (${plainRecords(h.profile_records)}, 3 per step)` : null;
+    let text = `${state?.device?.label || "device"} · ${qsRecords || records}`;
     if (!state?.connected) {
       // After Disconnect the views keep the last capture: say that is what they show.
       kind = h.profile_records ? "Last capture" : "No device";
-      text = h.profile_records ? `${records} · the device is disconnected`
+      text = h.profile_records ? `${qsRecords || records} · the device is disconnected`
         : "Connect a device, or open a stored session (Sessions)";
+    } else if (qsh && qsh.tick_source === "assumed" && !opened) {
+      text += ` · times assume ${fmtHz(qsh.tick_hz)} ticks: set the tick rate (device card) or --qs-tick-hz`;
     }
     if (opened) {
       kind = h.replay ? "Replay" : "Stored session";
@@ -140,6 +145,7 @@ export function initDevice(ctx) {
     $("mcu-clock").textContent = fmtHz(d.mcu_clock_hz);
     $("timer-freq").textContent = fmtHz(d.timer_freq);
     $("timer-freq").title = d.kind === "qs" ? "QS timestamp ticks per second (mcuprof serve --qs-tick-hz)" : "";
+    renderTick(stored ? null : state?.health?.qs, d);
     $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
     const badge = $("build-badge");
     const check = d.build_check || { state: "unknown", message: "" };
@@ -169,6 +175,71 @@ export function initDevice(ctx) {
     for (const w of state?.elf_warnings || []) notes.push(w);
     note.hidden = notes.length === 0;
     note.textContent = notes.join(" · ");
+  }
+
+  // How the QS tick rate was set, as the device card says it.
+  const TICK_SOURCE = { assumed: "assumed", given: "given", page: "set", estimate: "measured" };
+  const TICK_TITLE = { assumed: "assumed: nobody gave the target's tick rate", given: "given: mcuprof serve --qs-tick-hz",
+    page: "set in the page", estimate: "the estimate from the target's frames, applied" };
+  // The QS tick rate in use beside the one measured from the target's frames; when they
+  // differ by more than 20%, a warning with the estimate to apply.
+  function renderTick(qsh, d) {
+    const live = !!qsh && d.kind === "qs" && !d.replay;
+    for (const el of document.querySelectorAll(".qs-tick")) el.hidden = !live;
+    $("tick-note").hidden = true;
+    $("timer-freq").classList.remove("warn");
+    if (!live) return;
+    const est = qsh.tick_estimate_hz;
+    $("timer-freq").textContent = `${fmtHz(qsh.tick_hz)} · ${TICK_SOURCE[qsh.tick_source] || qsh.tick_source}`;
+    $("timer-freq").classList.toggle("warn", qsh.tick_source === "assumed");
+    $("timer-freq").title = `QS timestamp ticks per second, ${TICK_TITLE[qsh.tick_source] || qsh.tick_source}`;
+    $("tick-estimate").textContent = est ? fmtHz(Math.round(est))
+      : `after ${qsh.tick_min_span_s} s (${qsh.tick_span_s} s so far)`;
+    $("tick-estimate").title = est ? `from ${qsh.tick_span_s} s of the target's frames` : "";
+    const note = $("tick-note");
+    const apply = $("tick-apply");
+    if (qsh.tick_differs) {
+      const ratio = est / qsh.tick_hz;
+      $("tick-note-text").textContent = `The target's clock runs at about ${fmtHz(Math.round(est))}, not ` +
+        `the ${fmtHz(qsh.tick_hz)} QS times are read with: they are ${ratio >= 1 ? `${ratio.toFixed(1)}× too long` : `${(1 / ratio).toFixed(1)}× too short`}.`;
+      apply.textContent = `Apply ${fmtHz(Math.round(est))}`;
+      apply.hidden = false;
+      note.hidden = false;
+    } else if (qsh.tick_source === "assumed") {
+      $("tick-note-text").textContent = "QS times assume this rate: set the target's tick rate below " +
+        "(or start mcuprof serve with --qs-tick-hz).";
+      apply.hidden = true;
+      note.hidden = false;
+    }
+  }
+  $("tick-apply").addEventListener("click", () => tickCommand({ estimate: true }));
+  $("tick-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const hz = Number($("tick-input").value);
+    if (hz > 0) tickCommand({ hz });
+  });
+  async function tickCommand(body) {
+    const result = await ctx.run(() => ctx.api.postJSON("/api/qs/time/tick-hz", body));
+    if (result) {
+      ctx.emit("state", result.state);
+      ctx.emit("refresh");
+      ctx.notify(`QS times are read at ${fmtHz(result.tick_hz)} from now on.`, "info");
+    }
+  }
+
+  // An assertion of the target (=ASSERT=): a red banner naming where, until dismissed
+  // or the target resets; the capture is kept.
+  const assertBanner = $("assert-banner");
+  let shownAssert = null;
+  assertBanner.querySelector(".banner-close").addEventListener("click", () => { assertBanner.hidden = true; });
+  function renderAssert(qsh) {
+    const a = qsh?.asserted;
+    if (!a) { shownAssert = null; assertBanner.hidden = true; return; }
+    if (shownAssert === a.count) return;
+    shownAssert = a.count;
+    assertBanner.querySelector(".banner-text").textContent =
+      `Target asserted: module ${a.module}, location ${a.location}. The capture so far is kept.`;
+    assertBanner.hidden = false;
   }
 
   function storedDevice(stored) {
@@ -209,8 +280,9 @@ export function initDevice(ctx) {
     const stored = storedShown(state);
     const h = stored ? storedHealth(state.health, stored) : state?.health || {};
     const conn = $("conn-state");
-    const label = h.state || "disconnected";
-    conn.className = `conn-state ${label}`;
+    const asserted = !stored && h.qs?.asserted;
+    const label = asserted ? "target asserted" : h.state || "disconnected";
+    conn.className = `conn-state ${label.replace(" ", "-")}`;
     const d = state?.device || {};
     conn.title = d.label || "";
     conn.querySelector(".text").textContent =
@@ -218,7 +290,7 @@ export function initDevice(ctx) {
         : `${label[0].toUpperCase()}${label.slice(1)} · ${d.label || d.port || ""}`;
     const pill = $("h-state");
     pill.textContent = label;
-    pill.className = `pill ${label}`;
+    pill.className = `pill ${label.replace(" ", "-")}`;
     // The rows of the shown data's protocol: a stored session's own, else the link's (a
     // MiniProfiler session opened while a QS target is connected has no QS frames).
     const qs = stored ? stored.kind === "qs" : !!h.qs;
@@ -235,7 +307,19 @@ export function initDevice(ctx) {
       gaps.className = `mono qs-only ${qsh.discontinuities ? "warn" : ""}`;
       $("h-qs-steps").textContent = qsh.unfinished_steps
         ? `${fmtInt(qsh.rtc_steps)} (+${fmtInt(qsh.unfinished_steps)} unfinished)` : fmtInt(qsh.rtc_steps);
+      const tick = $("h-qs-tick");
+      const est = qsh.tick_estimate_hz;
+      tick.textContent = `${fmtHz(qsh.tick_hz)} ${qsh.tick_source === "assumed" ? "assumed" : "in use"}`;
+      tick.className = `mono qs-only ${qsh.tick_differs || qsh.tick_source === "assumed" ? "warn" : ""}`;
+      const measured = $("h-qs-measured");
+      measured.textContent = est && !state?.device?.replay ? fmtHz(Math.round(est)) : "—";
+      measured.className = `mono qs-only ${qsh.tick_differs ? "warn" : ""}`;
     }
+    renderAssert(stored ? null : qsh);
+    // QS: Received counts profile records, three per RTC step (object, state, signal).
+    $("h-received-k").textContent = qsh ? "Records since Start" : "Received";
+    $("h-received-k").title = qsh ? "Profile records since Start: three per RTC step (object, state, signal)"
+      : "Records decoded from the link since Start";
     showBounds(qsh);
     const usage = h.buffer_usage;
     $("h-buffer").textContent = usage == null ? "—" : `${usage}%`;
@@ -276,6 +360,10 @@ export function initDevice(ctx) {
     const warnings = [];
     if (h.overflow_warning) warnings.push("Device buffer is overflowing: records are being lost. Raise the baud rate or instrument fewer functions.");
     if (h.reason && label === "disconnected") warnings.push(h.reason);
+    if (qsh?.tick_differs && !state?.device?.replay) {
+      warnings.push(`QS times are read at ${fmtHz(qsh.tick_hz)}, but the target's clock runs at about ` +
+        `${fmtHz(Math.round(qsh.tick_estimate_hz))}: apply the estimate in the device card, or set the tick rate.`);
+    }
     warn.hidden = warnings.length === 0;
     warn.textContent = warnings.join(" ");
     lastOverflows = h.overflows;

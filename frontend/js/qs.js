@@ -157,7 +157,8 @@ export async function mount(container, ctx) {
   function renderStats(s) {
     const bad = s.bad_frames + s.malformed;
     stats.replaceChildren(...[
-      stat("Records", fmtInt(s.records)),
+      stat("QS records since Start", fmtInt(s.records), false,
+        "QS records: decoded records, one per good frame, since Start (or Connect); the Health panel counts frames since Connect"),
       stat("Lines", s.lines_dropped ? `${fmtInt(s.lines)} (last ${fmtInt(s.lines_kept)} kept)` : fmtInt(s.lines)),
       stat("Bad frames", fmtInt(bad), bad > 0, "bad checksums, frames too short or too long, malformed records"),
       stat("Gaps", s.discontinuities ? `${fmtInt(s.discontinuities)} (${fmtInt(s.lost_frames)} frames lost)` : "0",

@@ -2,7 +2,7 @@
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
 import { el, injectStyle } from "./dom.js";
-import { fmtInt, fmtPct, fmtRate, fmtTime, fmtWhen } from "./format.js";
+import { fmtHz, fmtInt, fmtPct, fmtRate, fmtTime, fmtWhen } from "./format.js";
 
 const STYLE = `
 .sess { display: flex; flex-direction: column; min-height: 0; flex: 1; }
@@ -295,6 +295,7 @@ export async function mount(container, ctx) {
       ["Build ID", meta ? "0x" + (meta.elf_build_id >>> 0).toString(16).padStart(8, "0") : "—"],
       ["Raw", fmtBytes(s.raw_bytes)], ["ELF", s.elf_name || "—"],
     ];
+    if (s.kind === "qs") kv.push(["QS tick rate", meta ? fmtHz(meta.timer_freq) : "—"]);
     for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
     const busy = s.status === "recording";
     const s12z = s.kind === "s12z"; // an S12Z DBG trace: shown in its own tab, not replayed
@@ -323,6 +324,7 @@ export async function mount(container, ctx) {
       ),
       info,
       el("label", {}, "Tags", tags),
+      s.kind === "qs" ? tickRow(s) : null,
       el("label", {}, "Notes", notes),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-save",
@@ -348,6 +350,25 @@ export async function mount(container, ctx) {
     } catch (err) {
       capBox.textContent = err.message;
     }
+  }
+
+  // A QS session's times are read with the tick rate stored with it: re-read them
+  // with another (the same ticks, other microseconds).
+  function tickRow(s) {
+    const input = el("input", { type: "number", id: "sess-tick", min: "1", step: "any",
+      value: s.metadata?.timer_freq || "", "aria-label": "QS tick rate (Hz)" });
+    const reread = async () => {
+      const hz = Number(input.value);
+      if (!(hz > 0)) return;
+      const done = await ctx.run(() => ctx.api.postJSON(`/api/qs/time/sessions/${s.id}/tick-hz`, { hz }));
+      if (done) {
+        ctx.notify(`Session ${s.id} is read at ${fmtHz(done.metadata.timer_freq)} from now on; open it again to see it.`, "info");
+        refresh();
+      }
+    };
+    return el("label", { title: "QS timestamp ticks per second this session's times are read with" },
+      "QS tick rate (Hz)", el("span", { class: "sess-actions" }, input,
+        el("button", { type: "button", class: "btn small secondary", id: "sess-tick-set", onclick: reread }, "Re-read")));
   }
 
   async function save(s, name, notes, tagText) {

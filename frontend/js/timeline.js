@@ -170,9 +170,34 @@ export function initTimeline(ctx) {
       rects.push({ i, x: cx, y, w: cw, h: rowPx - 1, name, fid, text, count: data.count[i], depth: data.depth[i],
         start: data.start_us[i] });
     }
+    const segments = drawSegments(g, W, H, a, scale);
     const shown = b - a;
     info.textContent = `${fmtInt(data.records)} calls in view · ${fmtTime(shown)} of ${fmtTime(range[1] - range[0])}` +
-      (n < data.records ? ` · narrow calls merged into ${fmtInt(n)} boxes` : "");
+      (n < data.records ? ` · narrow calls merged into ${fmtInt(n)} boxes` : "") +
+      (segments ? ` · ${fmtInt(segments)} target reset(s): each starts a new segment (dashed line); ` +
+        "the time between runs is not counted" : "");
+  }
+
+  // Where the target's clock restarted (a QS target reset): a dashed line each; the
+  // next segment follows the last one's end, without the time between the runs.
+  function drawSegments(g, W, H, a, scale) {
+    const all = data.segments || [];
+    canvas.dataset.segments = String(all.length);
+    if (!all.length) return 0;
+    g.save();
+    g.strokeStyle = themeColor("--red", "#f0605a");
+    g.lineWidth = 2;
+    g.setLineDash([6, 4]);
+    for (const t of all) {
+      const x = Math.round((t - a) * scale) + 0.5;
+      if (x < 0 || x > W) continue;
+      g.beginPath();
+      g.moveTo(x, 0);
+      g.lineTo(x, H);
+      g.stroke();
+    }
+    g.restore();
+    return all.length;
   }
 
   function niceStep(span, px) {

@@ -238,3 +238,19 @@ def test_output_to_a_fifo_writes_through_and_keeps_it_a_fifo(capture, tmp_path) 
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert not (tmp_path / "out.fifo.part").exists()
     assert got and got[0].count(b"\n") > 10
+
+
+def test_qs_export_says_its_tick_rate_is_assumed(tmp_path) -> None:
+    """QS times shown with the assumed rate suggest --qs-tick-hz; given, nothing."""
+    from tests.sources.conftest import sim_stream
+
+    capture = tmp_path / "run.qs"
+    capture.write_bytes(sim_stream(0.5, seed=1))
+    argv = [sys.executable, "-m", "mcuprof", "export", str(capture), "--kind", "qs", "-f", "folded"]
+    assumed = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert assumed.returncode == 0 and assumed.stdout
+    assert "--qs-tick-hz" in assumed.stderr
+    given = subprocess.run(
+        [*argv, "--qs-tick-hz", "1000000"], capture_output=True, text=True, timeout=60
+    )
+    assert given.returncode == 0 and given.stdout == assumed.stdout and given.stderr == ""

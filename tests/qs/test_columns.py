@@ -166,6 +166,7 @@ def test_source_columns_equal_per_record(case):
     assert [f.name for f in fast.symbols.functions] == [f.name for f in slow.symbols.functions]
     assert fast.metadata == slow.metadata
     assert fast.last_seq == slow.last_seq
+    assert fast.breaks == slow.breaks == one_by_one.breaks
     assert fast.preamble() == slow.preamble()
     for a, b in ((fast.decoder, slow.decoder),):
         assert a.stats == b.stats
@@ -242,3 +243,20 @@ def test_resets_between_whole_captures(capture):
     fast, got = _source(data, split(data, [len(capture), 12_345, 40_000]), False)
     assert got.tobytes() == expected.tobytes()
     assert fast.stats() == whole.stats()
+
+
+def test_a_reset_starts_a_segment_without_a_gap() -> None:
+    """A target that restarts with its clock far on (the POSIX port's clock runs on
+    between runs): the second run's steps follow the first's end, one segment break
+    between them, and the capture's span is the two runs' own time."""
+    from mcuprof.sources import load
+
+    run = [("info", 1)] + [("step", 0x100, 4, 0x1000, 10, 5, 20, False)] * 3
+    first = build_from(run, (8, 8, 4, 2), 1, 1000)
+    second = build_from(run, (8, 8, 4, 2), 1, 3_000_000_000)
+    data = first + second
+    for events in (True, False):
+        source, _ = _source(data, split(data, [len(first) // 2]), events)
+        assert source.breaks == [1000 + 90], events
+    profile = load("qs", data).profile
+    assert profile.duration_us == 2 * 80  # each run: three 20-µs steps 10 µs apart

@@ -37,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "exported as RTC steps: active object;state;signal",
     )
     p.add_argument(
-        "--qs-tick-hz", type=int, default=None, help="QS timestamp ticks per second (1000000)"
+        "--qs-tick-hz",
+        type=int,
+        default=None,
+        help="QS timestamp ticks per second (assumed 1000000)",
     )
     p.set_defaults(func=run, quick_exit=True)
 
@@ -84,6 +87,11 @@ def run(args: argparse.Namespace) -> int:
             warn(check.message)
     progress.step(f"rendering {args.format}")
     _output(args, _writer(args, loaded), progress)
+    if kinds.get(kind).ticks_assumed and args.qs_tick_hz is None and loaded.profile.n_records:
+        warn(
+            "QS times assume 1 tick = 1 µs (1 MHz): give the target's tick rate with "
+            "--qs-tick-hz HZ (the real QP/C POSIX port's is 10000000)"
+        )
     if names_from_elf and symbols is None and loaded.profile.n_records:
         # Said once the export is written (a failed one says only its error).
         warn(

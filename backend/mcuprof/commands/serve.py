@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import kinds
 from ..errors import UserError
 from ..store.tags import parse_tags
-from ..web.settings import Settings
+from ..web.settings import MAX_TICK_HZ, Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--qs-tick-hz",
         type=int,
-        default=1_000_000,
-        help="QS timestamp ticks per second, to show QS times in µs (1000000: 1 tick = 1 µs)",
+        default=None,
+        help="QS timestamp ticks per second, to show QS times in µs (assumed 1000000: "
+        "1 tick = 1 µs, until given here or in the page)",
     )
     p.add_argument("--baud", type=int, default=115200, help="serial baud rate (115200)")
     p.add_argument("--elf", help="firmware ELF for symbols (default: the bundled sample ELF)")
@@ -110,7 +111,8 @@ def build_settings(args: argparse.Namespace) -> Settings:
         from ..link.open import resolve
 
         port = resolve(args.port.strip(), getattr(args, "proto", None), args.allow_remote).port
-    if not 1 <= getattr(args, "qs_tick_hz", 1_000_000) <= 10**12:
+    tick_hz = getattr(args, "qs_tick_hz", None)
+    if tick_hz is not None and not 1 <= tick_hz <= MAX_TICK_HZ:
         raise UserError("--qs-tick-hz must be between 1 and 10^12")
     elf = None
     if args.elf:
@@ -136,7 +138,8 @@ def build_settings(args: argparse.Namespace) -> Settings:
         data_dir=resolve_data_dir(args.data_dir),
         autoconnect=not args.no_connect,
         sim_rate=args.sim_rate,
-        qs_tick_hz=getattr(args, "qs_tick_hz", 1_000_000),
+        qs_tick_hz=tick_hz or 1_000_000,
+        qs_tick_source="assumed" if tick_hz is None else "given",
         proto=getattr(args, "proto", None),
         qspy_udp=qspy_udp,
         budgets=_budgets(getattr(args, "budgets", None)),

@@ -35,6 +35,8 @@ class Kind:
     detectable = False  # told from the bytes by ``kinds.detect``
     # Its stream carries the device's counters (STATUS): a stored session keeps its loss.
     counts_loss = False
+    # Its timestamps count ticks of a rate the stream does not say (QS: --qs-tick-hz).
+    ticks_assumed = False
     # The one-line reason an import of it found nothing (after "not a ").
     nothing_found = "capture: nothing recognised"
 

@@ -21,6 +21,7 @@ class QS(Kind):
     controls = (QS_RX,)
     live = True
     names_from_elf = False
+    ticks_assumed = True
     detectable = True
     nothing_found = "QS capture: no valid frame"
 

@@ -169,6 +169,7 @@ class QSProtocol(LinkProtocol):
         out["idle_dropped"] = int(getattr(link, "idle_dropped", 0))
         for monitor in list(self.listeners):
             out |= getattr(monitor, "bounded_losses", dict)()
+            out |= getattr(monitor, "health_figures", dict)()  # qs/watch.py
         return out
 
     def restarted(self, log: Log) -> None:

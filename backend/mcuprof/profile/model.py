@@ -93,6 +93,9 @@ class Profile:
         self._t0: int | None = None
         self._t1: int | None = None
         self._max_dur = 0  # the longest call added, in ticks
+        # Ticks (this profile's clock) where the target's clock restarted: one run of it
+        # ends and the next begins (a QS target reset); the timeline draws them.
+        self.breaks: list[int] = []
         self._cache: dict[Any, Any] = {}
         self.lock = threading.RLock()
         self.aggregator = Aggregator(spill)
@@ -128,6 +131,11 @@ class Profile:
     def us(self, ticks: Any) -> Any:
         """Ticks (scalar or array) to microseconds."""
         return ticks * (1e6 / self.timer_freq)
+
+    @property
+    def last_exit_ticks(self) -> int | None:
+        """The unwrapped exit of the last record added (stream order)."""
+        return self._last_exit
 
     def ticks(self, us: float) -> float:
         return us * self.timer_freq / 1e6
@@ -350,6 +358,7 @@ class Profile:
         snap.n_records = self.n_records
         snap.buckets = self.buckets.copy()
         snap._last_exit, snap._t0, snap._t1 = self._last_exit, self._t0, self._t1
+        snap.breaks = list(self.breaks)
         if spill is not None:
             spill.drop()
         return snap

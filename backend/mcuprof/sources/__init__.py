@@ -116,6 +116,9 @@ def load_stream(
         if progress is not None:
             progress(min(done, total), total, profile.n_records)
     add(source.close())
+    breaks_on = getattr(source, "breaks_on", None)  # a target whose clock can restart
+    if breaks_on is not None:
+        profile.breaks = breaks_on(profile.last_exit_ticks)
     if source.metadata is None:
         from .qs import DEFAULT_TICK_HZ
 

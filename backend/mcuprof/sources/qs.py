@@ -6,7 +6,9 @@ compare show QS captures as they show function profiles. Frame names come from t
 target's dictionaries through a synthetic symbol table (QSSymbols).
 
 Time: QS timestamps count a target clock the host cannot know (QS_onGetTime); one
-tick is taken as 1 µs unless the user says otherwise (``tick_hz``, ``--qs-tick-hz``).
+tick is taken as 1 µs unless the user says otherwise (``tick_hz``, ``--qs-tick-hz``;
+qs/tickrate.py estimates it live). A target reset starts a new segment: its steps
+follow the last segment's end (``breaks``), the time between the two runs left out.
 """
 
 from __future__ import annotations
@@ -145,7 +147,11 @@ class QSSource:
         self.names_lumped = 0  # steps named with an "other" function (MAX_NAMES_PER_LEVEL)
         self.last_seq: int | None = None
         self._end: int | None = None  # unwrapped end of the last step, in ticks
-        self._end_raw = 0
+        # Raw end of the last step; None after a target reset: the next step starts a
+        # new segment, placed right after the last one (its clock restarted, and the
+        # time between the two runs is not the capture's).
+        self._end_raw: int | None = 0
+        self.breaks: list[int] = []  # unwrapped ticks where a segment ends, the next begins
         # Target info (key "info") and one dictionary record per (record, key); a
         # renamed entry replaces its record in place.
         self._preamble: dict[Any, Record] = {}
@@ -176,7 +182,7 @@ class QSSource:
                 cut = i
                 self.tracker.unfinished += len(self.tracker.pending)
                 self.tracker.pending.clear()
-                self._end_raw = 0
+                self._end_raw = None
         parts.append(self._records(self.tracker.feed(events[cut:])))
         return Batch(parts[0] if len(parts) == 1 else np.concatenate(parts), events)
 
@@ -245,6 +251,9 @@ class QSSource:
             raw = s.start + s.duration
             if end is None:
                 end = raw
+            elif end_raw is None:  # the first step after a target reset
+                self.breaks.append(end)
+                end += s.duration
             else:
                 end += (raw - end_raw) % wrap
             end_raw = raw % wrap
@@ -270,32 +279,34 @@ class QSSource:
                     self._records([s for s, g in zip(objects, seg, strict=True) if g == r])
                 )
                 if r < resets:
-                    self._end_raw = 0
+                    self._end_raw = None
             return np.concatenate(parts)
         out = np.empty(3 * n, RECORD_DTYPE)
         if n == 0:
             if resets:
-                self._end_raw = 0
+                self._end_raw = None
             return out
         dur = steps.duration.astype(np.int64)
         raw = steps.start.astype(np.int64) + dur
         seg = steps.reset_segment
         prev = np.empty(n, dtype=np.int64)
-        prev[0] = self._end_raw
+        prev[0] = self._end_raw or 0
         prev[1:] = raw[:-1] & _MASK
         new_segment = np.empty(n, dtype=bool)
-        new_segment[0] = seg[0] > 0
+        new_segment[0] = seg[0] > 0 or self._end_raw is None
         new_segment[1:] = seg[1:] != seg[:-1]
-        prev[new_segment] = 0
         delta = (raw - prev) & _MASK
+        delta[new_segment] = dur[new_segment]  # a new segment starts where the last ended
         base = self._end
         if base is None:
             base = 0
             delta[0] = raw[0]
+            new_segment[0] = False
         end = np.cumsum(delta)
+        self.breaks.extend((base + end[new_segment] - dur[new_segment]).tolist())
         entry = (end - dur + (base & _MASK)) & _MASK
         self._end = base + int(end[-1])
-        self._end_raw = 0 if resets > int(seg[-1]) else int(raw[-1]) & _MASK
+        self._end_raw = None if resets > int(seg[-1]) else int(raw[-1]) & _MASK
         # Symbols in order of first appearance, as _records hands them out.
         key = steps.names.key
         uniq, first = np.unique(key, return_index=True)
@@ -311,6 +322,15 @@ class QSSource:
         self.steps += n
         self.names_lumped += self.symbols.lumped(out["func_addr"])
         return out
+
+    def breaks_on(self, last_exit: int | None) -> list[int]:
+        """``breaks`` on the clock of a profile whose last record's unwrapped exit is
+        ``last_exit``: that profile unwrapped the same 32-bit times from its own first
+        record, so the two clocks differ by whole wraps, found from the ends."""
+        if last_exit is None or self._end is None or not self.breaks:
+            return []
+        shift = round((self._end - last_exit) / _WRAP) * _WRAP
+        return [b - shift for b in self.breaks]
 
     # ------------------------------------------------------------ for stored captures
 

@@ -28,6 +28,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -630,6 +631,21 @@ class SessionStore:
         return read_file(path, f"session {session_id} ELF", MAX_ELF_BYTES, STORE_HINT)
 
     # ------------------------------------------------------------------ editing
+
+    def set_tick_hz(self, session_id: int, hz: int) -> SessionInfo:
+        """Re-read a QS session with another tick rate: its metadata keeps the rate its
+        times are read with, and its stored span follows (same ticks, other µs)."""
+        info = self.get(session_id)
+        meta = info.metadata
+        if meta is None:
+            raise UserError(f"session {session_id} has no target information to change")
+        old = meta.timer_freq or hz
+        with self._write() as db:
+            db.execute(
+                "UPDATE sessions SET metadata = ?, duration_us = duration_us * ? WHERE id = ?",
+                (metadata_to_json(replace(meta, timer_freq=int(hz))), old / hz, info.id),
+            )
+        return self.get(session_id)
 
     def rename(self, session_id: int, name: str) -> SessionInfo:
         name = clean_name(name)

@@ -20,7 +20,18 @@ from ..errors import UserError
 from ..paths import frontend_dir
 from ..qs.monitor import QsMonitor
 from ..store import SessionStore
-from . import api, exports, history_api, qs_api, qs_control, qs_flow, s12z_api, static, views
+from . import (
+    api,
+    exports,
+    history_api,
+    qs_api,
+    qs_control,
+    qs_flow,
+    qs_time,
+    s12z_api,
+    static,
+    views,
+)
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
 from .hub import Hub, run_client
@@ -134,6 +145,7 @@ def create_app(
     app.include_router(history_api.router)
     app.include_router(qs_api.router)
     qs_control.install(app)
+    qs_time.install(app)
     app.include_router(qs_flow.router)
     app.include_router(static.router)
     app.mount("/static", StaticFiles(directory=frontend_dir()), name="static")

@@ -472,11 +472,21 @@ class LiveSession(ProtocolNames):
         """Move queued records into the profile. Returns the number of records added.
         ``flush``: those a timer restart put behind too, now (live_profile.py)."""
         try:
-            return self.feed.ingest(flush)
+            added = self.feed.ingest(flush)
+            if added:
+                self._follow_breaks()
+            return added
         except ColumnsFull as exc:  # the disk (or mapping) holding the columns is full
             self.feed.drop_pending()  # what is queued would fail again on every tick
             self._recording_failed(str(exc))
             return 0
+
+    def _follow_breaks(self) -> None:
+        """Where the link's clock restarted (a target reset mid-stream), on the profile's clock."""
+        breaks_on = getattr(getattr(self.conn.link, "source", None), "breaks_on", None)
+        if breaks_on is not None:
+            profile = self.feed.profile
+            profile.breaks = breaks_on(profile.last_exit_ticks)
 
     def _recording_failed(self, why: str) -> None:
         """Stop recording for good (a full disk): no more records are taken."""

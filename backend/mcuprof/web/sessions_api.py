@@ -122,8 +122,9 @@ def _session_profile(
     (QS sessions: with the target's dictionaries)."""
     info = store.get(sid)
     _only_profiles(info)
-    key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback))
-    return _decodes.run((*key, tick_hz), lambda: _decoded(store, info, key, fallback, tick_hz))
+    tick_hz = session_tick_hz(info, tick_hz)
+    key = (id(store), sid, info.elf_sha256, None if info.elf_sha256 else id(fallback), tick_hz)
+    return _decodes.run(key, lambda: _decoded(store, info, key, fallback, tick_hz))
 
 
 def _decoded(
@@ -143,6 +144,16 @@ def _decoded(
     if info.status != RECORDING:
         _cache.put(key, profile)
     return profile
+
+
+def session_tick_hz(info: Any, fallback: int | None) -> int | None:
+    """The rate a session's ticks are read with when its kind does not say (QS): the one
+    stored with it (the rate it was recorded with, or set since: qs_time.py), else the
+    server's."""
+    meta = info.metadata
+    if kinds.get(info.kind).ticks_assumed and meta is not None and meta.timer_freq:
+        return int(meta.timer_freq)
+    return fallback
 
 
 def _only_profiles(info: SessionInfo) -> None:
@@ -544,7 +555,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         path,
         speed,
         metadata=info.metadata,
-        tick_hz=live.settings.qs_tick_hz,
+        tick_hz=session_tick_hz(info, live.settings.qs_tick_hz),
         throttle=lambda: _backlog(live) > REPLAY_BACKLOG,
     )
     total = device.total_records

@@ -15,6 +15,7 @@ from ..store.location import resolve_data_dir
 
 MAX_ELF_BYTES = 64 * 1024 * 1024
 SIM_PORT = "sim://"
+MAX_TICK_HZ = 10**12  # QS tick rates taken (--qs-tick-hz, the page's setting)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
@@ -52,6 +53,9 @@ class Settings:
     sim_rate: int | None = None  # records/s for the simulator; None keeps its default
     sim_baud: int | None = 4_000_000  # pace of the simulated link unless sim://?baud= says
     qs_tick_hz: int = 1_000_000  # QS timestamp ticks per second (QS_onGetTime's clock)
+    # How qs_tick_hz was set: "assumed" (the default, nobody said), "given" (--qs-tick-hz),
+    # "page" (the page's setting) or "estimate" (qs/tickrate.py's, applied).
+    qs_tick_source: str = "assumed"
     proto: str | None = None  # "qs": ``port`` is a QS target (serial or socket://)
     # QSPY's front-end UDP port beside the dashboard (0: any), or "HOST:PORT"; on
     # ``host`` unless it names another; ``qspy_udp_allow``: who may attach (ADDR,...).

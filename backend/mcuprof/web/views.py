@@ -20,6 +20,8 @@ Window = tuple[float, float] | None
 
 
 MODES = ("top-down", "bottom-up")
+# Segment breaks (target resets) the timeline is given at most: the latest ones.
+MAX_SEGMENTS_SHOWN = 1000
 
 
 def _frame(node: TreeNode, self_us: float) -> Frame:
@@ -261,6 +263,11 @@ def timeline(profile: Profile, t0: float | None, t1: float | None, width: int) -
         a, b = lo, max(hi, lo + 1.0)
     data = profile.timeline(a, b, width)
     data["range"] = [lo, hi]
+    # Where the target's clock restarted (a new segment), within the capture.
+    lo_t, hi_t = profile.t0_ticks, profile.ticks(hi)
+    data["segments"] = [
+        float(profile.us(t)) for t in profile.breaks[-MAX_SEGMENTS_SHOWN:] if lo_t <= t <= hi_t
+    ]
     data["max_depth"] = profile.max_depth
     data["empty"] = False
     return data
