@@ -205,7 +205,7 @@ export function initFlame(ctx, live) {
   // A time, its share of profiled time, and a bar as long as the share behind them.
   function barCell(us, pct) {
     const w = Math.max(0, Math.min(100, pct || 0));
-    return `<td class="num bar-cell"><span class="bar" style="width:${w.toFixed(1)}%"></span>` +
+    return `<td class="num bar-cell" title="${esc(fmtTime(us))} · ${esc(fmtPct(pct))} of profiled time"><span class="bar" style="width:${w.toFixed(1)}%"></span>` +
       `<span class="v">${esc(fmtTime(us))}</span><span class="p">${esc(fmtPct(pct))}</span></td>`;
   }
   swBody.addEventListener("click", (ev) => {

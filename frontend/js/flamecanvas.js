@@ -46,6 +46,8 @@ export class FlameCanvas {
     if (this.focusId !== null && (!this.data || !this.data.index.has(this.focusId))) {
       this.focusId = null;
       this.history = [];
+      this.vx0 = 0;
+      this.vx1 = 1;
     }
   }
 
@@ -57,8 +59,8 @@ export class FlameCanvas {
   zoom(i) {
     if (!this.data) return;
     const id = i <= 0 ? null : this.data.ids[i];
-    if (id === this.focusId) return;
-    this.history.push(this.focusId);
+    if (id === this.focusId && this.vx0 === 0 && this.vx1 === 1) return;
+    this.history.push([this.focusId, this.vx0, this.vx1]); // Esc comes back to this view
     this.focusId = id;
     this.vx0 = 0;
     this.vx1 = 1;
@@ -67,9 +69,7 @@ export class FlameCanvas {
 
   back() {
     if (!this.history.length) return false;
-    this.focusId = this.history.pop();
-    this.vx0 = 0;
-    this.vx1 = 1;
+    [this.focusId, this.vx0, this.vx1] = this.history.pop();
     if (this.onZoom) this.onZoom(this.focus);
     return true;
   }
@@ -119,7 +119,7 @@ export class FlameCanvas {
     if (!t) return;
     let f = this.focus;
     if (lo < t.x0[f] - 1e-9 || hi > t.x0[f] + t.values[f] + 1e-9) {
-      if (this.focusId !== null) this.history.push(this.focusId);
+      if (this.focusId !== null) this.history.push([this.focusId, this.vx0, this.vx1]);
       this.focusId = null;
       f = 0;
       if (this.onZoom) this.onZoom(0);

@@ -168,7 +168,12 @@ def test_wheel_keys_drag_minimap_detail_and_search_zoom(server, page) -> None:
     )
     assert fns[rect["fid"]]["p50_us"] == pytest.approx(p50)
 
-    # Enter on a search match zooms to it: the match fills the width, its ancestors above.
+    # Enter on a search match zooms to it: the match fills the width, its ancestors above;
+    # Esc comes back to the view before it.
+    pg.locator("#flame-area").focus()
+    pg.keyboard.press("s")  # already whole: no change
+    pg.keyboard.press("w")
+    before_search = _moved(pg, [0, 1, None])
     search.fill("filter")
     search.press("Enter")
     expect(pg.locator("#flame-matches")).to_contain_text("match 1 of ")
@@ -186,6 +191,8 @@ def test_wheel_keys_drag_minimap_detail_and_search_zoom(server, page) -> None:
     )
     pg.mouse.move(box["x"] + 2, box["y"] + box["height"] - 2)  # off the frames
     expect(panel.locator(".fd-name")).to_contain_text(current["name"])
+    search.press("Escape")
+    assert pg.evaluate(VIEW) == before_search  # Esc steps back at once
     total = int(re.search(r"match 1 of (\d+)", pg.inner_text("#flame-matches")).group(1))
     if total > 1:
         search.press("Enter")
