@@ -285,6 +285,8 @@ export function initFlame(ctx, live) {
     empty.hidden = hasData || mode === "sandwich";
     area.style.visibility = hasData ? "visible" : "hidden";
     main.setData(hasData ? d : null);
+    // No graph, no minimap, axis nor details (the "No samples yet" line says why).
+    $("flame-nav").hidden = $("flame-detail").hidden = !hasData || mode === "sandwich";
     detail.refresh(main);
     setMatch();
     if (hasData) describe(d);
@@ -668,6 +670,7 @@ export function initFlame(ctx, live) {
       const fc = new FlameCanvas(document.createElement("canvas"), { maxRow: 22, minRow: 20 });
       fc.setData(stored ? stored.flame : data);
       fc.focusId = stored ? null : main.focusId;
+      if (!stored) [fc.vx0, fc.vx1] = [main.vx0, main.vx1]; // the wheel's zoom too
       fc.match = stored ? null : main.match;
       const h = fc.levels() * 20;
       fc.rowPx = 20;
