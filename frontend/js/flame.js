@@ -504,7 +504,7 @@ export function initFlame(ctx, live) {
   // speedscope's wheel: scrolling pans (either axis; Shift turns a vertical wheel
   // sideways), Ctrl or Cmd with the wheel, and a trackpad pinch (which the browser
   // sends as Ctrl+wheel), zooms at the cursor.
-  area.addEventListener("wheel", (ev) => {
+  function onWheel(ev) {
     if (!main.data || mode === "sandwich") return;
     const line = ev.deltaMode === 1 ? ROW_PX : ev.deltaMode === 2 ? area.clientHeight : 1;
     let dx = ev.deltaX * line;
@@ -525,7 +525,9 @@ export function initFlame(ctx, live) {
     main.panBy(dx / Math.max(1, area.clientWidth));
     if (dy) area.scrollTop += dy;
     redrawSoon(ev);
-  }, { passive: false });
+  }
+  area.addEventListener("wheel", onWheel, { passive: false });
+  $("flame-axis").addEventListener("wheel", onWheel, { passive: false }); // the same x as the graph
   area.addEventListener("scroll", () => { if (mode !== "sandwich") minimap.draw(main, area.clientWidth, rowsShown()); });
 
   // The minimap: press in the region and drag it, or press elsewhere to centre the view
