@@ -10,6 +10,7 @@ const HINT = "Hover or click a frame for its details · wheel: pan · Ctrl+wheel
 
 export function initFlameDetail(ctx, el, state) {
   let pinned = null; // id (path key) of the frame clicked or stepped to
+  let hovered = null; // id of the frame under the pointer
   let shown = null; // [fc, i] on the panel
   const timings = new Map(); // fid -> /api/distribution answer, null while asked, or "none"
   const forget = () => timings.clear();
@@ -74,6 +75,7 @@ export function initFlameDetail(ctx, el, state) {
   return {
     // The pointer is over frame i of fc (-1: over none: the pinned frame comes back).
     hover(fc, i) {
+      hovered = i >= 0 && fc.data ? fc.data.ids[i] : null;
       if (i >= 0) { if (!shown || shown[0] !== fc || shown[1] !== i) render(fc, i); return; }
       const p = pinned === null ? -1 : fc.data?.index.get(pinned) ?? -1;
       if (!shown || shown[1] !== p) render(fc, p);
@@ -83,10 +85,10 @@ export function initFlameDetail(ctx, el, state) {
       pinned = i >= 0 && fc.data ? fc.data.ids[i] : null;
       render(fc, i);
     },
-    // New data: the same frame (by its path key) if it is still drawn.
+    // New data (live, 10 a second): the same frame (by its path key) if it is still drawn.
     refresh(fc) {
-      const p = pinned === null ? -1 : fc.data?.index.get(pinned) ?? -1;
-      render(fc, p);
+      const id = hovered ?? pinned;
+      render(fc, id === null ? -1 : fc.data?.index.get(id) ?? -1);
     },
   };
 }
