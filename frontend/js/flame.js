@@ -3,6 +3,13 @@
 
 import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, themeColor, throttle } from "./format.js";
+import { drawAxis, Minimap, pctLabel, timeLabel } from "./flamenav.js";
+import { initFlameDetail } from "./flamedetail.js";
+
+const ZOOM_STEP = 1.5; // one W/S or +/− press: the view 1.5 times narrower or wider
+const PAN_STEP = 0.2; // one A/D or arrow press: a fifth of the view
+const DRAG_PX = 4; // a press that moves less is a click
+const SPLIT_MIN = 0.15; // the sandwich's smaller half keeps at least this share
 
 export function initFlame(ctx, live) {
   const $ = (id) => document.getElementById(id);
@@ -40,6 +47,34 @@ export function initFlame(ctx, live) {
   const windowed = () => !!ctx.window;
   const fetched = () => windowed() || mode !== "top-down";
 
+  const minimap = new Minimap($("flame-minimap"));
+  const detail = initFlameDetail(ctx, $("flame-detail"), () => ({ data, mode }));
+  ctx.flameNav = { minimap, detail };
+
+  // Time along the top-down graph; share of the root in the bottom-up graph and the
+  // sandwich's halves (their x is not time spent in one stretch).
+  function axisFor(fc, canvas, width, share) {
+    const [lo, hi, whole] = fc.visibleUnits();
+    const perUs = fc.data?.raw?.units_per_us;
+    if (!fc.data) return drawAxis(canvas, width, 0, 0, pctLabel);
+    if (share || !perUs) return drawAxis(canvas, width, (100 * lo) / whole, (100 * hi) / whole, pctLabel);
+    return drawAxis(canvas, width, lo / perUs, hi / perUs, timeLabel);
+  }
+
+  // Rows from the root on screen, [first, last), for the minimap's region.
+  function rowsShown() {
+    const h = main.canvas.clientHeight || area.clientHeight;
+    const top = area.scrollTop;
+    const bottom = top + area.clientHeight;
+    return flip ? [(h - bottom) / ROW_PX, (h - top) / ROW_PX] : [top / ROW_PX, bottom / ROW_PX];
+  }
+
+  function drawNav() {
+    const width = area.clientWidth;
+    axisFor(main, $("flame-axis"), width, mode !== "top-down");
+    minimap.draw(main, width, rowsShown());
+  }
+
   function redraw() {
     if (ctx.view !== "flame") return;
     if (mode === "sandwich") return redrawSandwich();
@@ -50,25 +85,67 @@ export function initFlame(ctx, live) {
     main.draw(width, height);
     // "match k of N" counts the frames on screen: read after the draw that put them there.
     matchesEl.textContent = main.matchSummary();
-    if (flip && height > room) area.scrollTop = area.scrollHeight;
+    if (flip && height > room && !navigated) area.scrollTop = area.scrollHeight;
+    drawNav();
   }
 
+  // Wheel, drag and keys ask for a redraw; one frame draws once, however many asked.
+  let navigated = false; // the user moved the view: a redraw keeps the scroll
+  let queued = false;
+  let queuedAt = [];
+  function redrawSoon(ev) {
+    navigated = true;
+    if (ev) queuedAt.push(ev.timeStamp);
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      redraw();
+      const now = performance.now();
+      for (const t of queuedAt) navMs.push(now - t);
+      queuedAt = [];
+      if (navMs.length > 200) navMs.splice(0, navMs.length - 200);
+    });
+  }
+  const navMs = [];
+  ctx.flameNavMs = navMs;
+
+  let split = 0.5; // the callers' share of the sandwich's height
   function redrawSandwich() {
-    // Callers get the height their rows need (often a few), callees the rest. The pane's
-    // own height is the room: a floor above it left a blank row at the top and the
-    // function's own row (at the bottom) scrolled out of sight.
-    const total = sandwichBox.clientHeight - 60;
-    const want = callers.levels() * ROW_PX + 2;
-    $("sw-callers-area").style.flex = `0 0 ${Math.max(ROW_PX + 2, Math.min(Math.round(total * 0.5), want))}px`;
+    // The halves share the height (split); the callers' graph, root at the bottom,
+    // sits at the bottom of its half, next to the callees' root.
+    $("sw-callers-half").style.flex = `${split} 1 0`;
+    $("sw-callees-half").style.flex = `${1 - split} 1 0`;
     renderSwTable();
-    for (const [fc, id] of [[callers, "sw-callers-area"], [callees, "sw-callees-area"]]) {
-      const box = $(id);
+    for (const [fc, id] of [[callers, "sw-callers"], [callees, "sw-callees"]]) {
+      const box = $(`${id}-area`);
       const room = Math.max(ROW_PX, box.clientHeight);
-      const h = fc.fit(room);
+      const h = fc.flip ? Math.max(ROW_PX, fc.levels() * ROW_PX) : fc.fit(room);
+      if (fc.flip) fc.rowPx = ROW_PX;
       fc.draw(box.clientWidth, h);
       if (fc.flip && h > room) box.scrollTop = box.scrollHeight;
+      axisFor(fc, $(`${id}-axis`), box.clientWidth, true);
     }
   }
+
+  // The handle between the halves: drag it, or arrow keys when it has focus.
+  const splitter = $("sw-split");
+  const setSplit = (f) => { split = Math.min(1 - SPLIT_MIN, Math.max(SPLIT_MIN, f)); redrawSandwich(); };
+  splitter.addEventListener("pointerdown", (ev) => {
+    ev.preventDefault();
+    splitter.setPointerCapture(ev.pointerId);
+    const box = splitter.parentElement.getBoundingClientRect();
+    const move = (e) => setSplit((e.clientY - box.top) / box.height);
+    const up = () => { splitter.removeEventListener("pointermove", move); splitter.removeEventListener("pointerup", up); };
+    splitter.addEventListener("pointermove", move);
+    splitter.addEventListener("pointerup", up);
+  });
+  splitter.addEventListener("keydown", (ev) => {
+    const by = ev.key === "ArrowUp" ? -0.05 : ev.key === "ArrowDown" ? 0.05 : 0;
+    if (!by) return;
+    ev.preventDefault();
+    setSplit(split + by);
+  });
 
   // speedscope's sandwich table: every function, by self time until a header is clicked
   // (again: the other direction); a row picks it.
@@ -103,7 +180,14 @@ export function initFlame(ctx, live) {
     if (!swRows && fns) {
       ctx.run(async () => {
         const out = await ctx.api.getJSON("/api/functions", ctx.windowParams());
-        swRows = out.functions;
+        swRows = out.functions.slice();
+        // speedscope lists "[unknown]" too: the time of calls whose callers the capture
+        // did not see (it began inside them). It is no function: no row of its own to pick.
+        if (out.unknown_us > 0) {
+          const pct = out.profiled_us ? (100 * out.unknown_us) / out.profiled_us : 0;
+          swRows.push({ fid: -1, name: "[unknown]", label: "[unknown]", total_us: out.unknown_us,
+            self_us: 0, calls: null, pct, self_pct: 0 });
+        }
         sortSwRows();
         renderSwTable();
       });
@@ -111,14 +195,22 @@ export function initFlame(ctx, live) {
     }
     if (!swRows) return;
     swBody.innerHTML = swRows.map((r) =>
-      `<tr data-fid="${r.fid}" class="${r.fid === sandwichFid ? "selected" : ""}">` +
+      `<tr data-fid="${r.fid}" class="${r.fid === sandwichFid ? "selected" : ""}${r.fid < 0 ? " unknown" : ""}"` +
+      `${r.fid < 0 ? ' title="Calls whose callers the capture did not see: it began inside them"' : ""}>` +
       `<td class="name" title="${esc(r.name)}">${esc(swName(r))}</td>` +
-      `<td class="num">${esc(fmtTime(r.self_us))}</td><td class="num">${esc(fmtTime(r.total_us))}</td>` +
-      `<td class="num">${esc(fmtInt(r.calls))}</td></tr>`).join("");
+      barCell(r.total_us, r.pct) + barCell(r.self_us, r.self_pct) +
+      `<td class="num">${r.calls === null ? "—" : esc(fmtInt(r.calls))}</td></tr>`).join("");
+  }
+
+  // A time, its share of profiled time, and a bar as long as the share behind them.
+  function barCell(us, pct) {
+    const w = Math.max(0, Math.min(100, pct || 0));
+    return `<td class="num bar-cell" title="${esc(fmtTime(us))} · ${esc(fmtPct(pct))} of profiled time"><span class="bar" style="width:${w.toFixed(1)}%"></span>` +
+      `<span class="v">${esc(fmtTime(us))}</span><span class="p">${esc(fmtPct(pct))}</span></td>`;
   }
   swBody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-fid]");
-    if (!tr) return;
+    if (!tr || Number(tr.dataset.fid) < 0) return;
     // New data (a version, a window) drops swRows before the refetched table replaces the
     // rows on screen: a click in between still picks the row's function.
     const fid = Number(tr.dataset.fid);
@@ -139,16 +231,22 @@ export function initFlame(ctx, live) {
     matchesEl.textContent = main.matchSummary();
   }
 
+  // Next / previous match: zoom to it (its ancestors stay above, Esc comes back) and
+  // select its function; the detail panel shows it.
   function step(by) {
-    const r = main.step(by);
-    if (!r) return;
-    if (r.fid >= 0) {
-      sandwichFid = r.fid;
-      ctx.emit("select-function", { fid: r.fid, name: r.name, from: "search" });
+    const i = main.step(by);
+    if (i < 0) return;
+    const t = main.data;
+    main.zoom(i);
+    detail.pin(main, i);
+    if (t.fids[i] >= 0) {
+      sandwichFid = t.fids[i];
+      ctx.emit("select-function", { fid: t.fids[i], name: t.names[i], from: "search" });
     }
     setMatch();
     redraw();
-    area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
+    const r = main.rects.find((x) => x.i === i);
+    if (r) area.scrollTop = Math.max(0, r.y - area.clientHeight / 2);
   }
 
   function describe(d) {
@@ -187,6 +285,9 @@ export function initFlame(ctx, live) {
     empty.hidden = hasData || mode === "sandwich";
     area.style.visibility = hasData ? "visible" : "hidden";
     main.setData(hasData ? d : null);
+    // No graph, no minimap, axis nor details (the "No samples yet" line says why).
+    $("flame-nav").hidden = $("flame-detail").hidden = !hasData || mode === "sandwich";
+    detail.refresh(main);
     setMatch();
     if (hasData) describe(d);
     else { info.textContent = ""; foot.textContent = ""; }
@@ -265,6 +366,10 @@ export function initFlame(ctx, live) {
     area.hidden = sw;
     flipBtn.hidden = sw;
     main.reset();
+    navigated = false;
+    $("flame-nav").hidden = sw;
+    $("flame-detail").hidden = sw;
+    detail.pin(main, -1);
     if (sw) { empty.hidden = true; pathbar.hidden = true; }
     fetchMain();
   }
@@ -335,12 +440,24 @@ export function initFlame(ctx, live) {
   }
 
   function wire(fc, kind) {
-    fc.canvas.addEventListener("mousemove", (ev) => tooltip(fc, ev, kind));
-    fc.canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
+    fc.canvas.addEventListener("mousemove", (ev) => {
+      if (drag?.moved) return;
+      tooltip(fc, ev, kind);
+      if (kind !== "main") return;
+      const rect = fc.canvas.getBoundingClientRect();
+      const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
+      detail.hover(fc, r ? r.i : -1);
+    });
+    fc.canvas.addEventListener("mouseleave", () => {
+      tip.hidden = true;
+      if (kind === "main") detail.hover(fc, -1);
+    });
     fc.canvas.addEventListener("click", (ev) => {
+      if (kind === "main" && dragged) { dragged = false; return; } // the end of a drag
       const rect = fc.canvas.getBoundingClientRect();
       const r = fc.hit(ev.clientX - rect.left, ev.clientY - rect.top);
       if (!r) return;
+      if (kind === "main") detail.pin(fc, r.i);
       if (kind === "main" && mode !== "sandwich") {
         const target = r.i === fc.focus ? fc.data.parent[r.i] : r.i;
         const under = ev.clientY - rect.top - r.y; // the pointer's place in its frame
@@ -356,6 +473,93 @@ export function initFlame(ctx, live) {
       tooltip(fc, ev, kind);
     });
   }
+  // Drag pans the main graph both ways: sideways through the view, up and down through
+  // the scroll. A press that barely moves stays a click.
+  let drag = null;
+  let dragged = false;
+  main.canvas.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0) return;
+    drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+    dragged = false;
+  });
+  main.canvas.addEventListener("pointermove", (ev) => {
+    if (!drag || !(ev.buttons & 1)) { drag = null; return; }
+    const dx = ev.clientX - drag.x;
+    const dy = ev.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < DRAG_PX) return;
+    if (!drag.moved) { drag.moved = true; main.canvas.setPointerCapture(drag.id); tip.hidden = true; }
+    main.canvas.style.cursor = "grabbing";
+    drag.x = ev.clientX;
+    drag.y = ev.clientY;
+    main.panBy(-dx / Math.max(1, area.clientWidth));
+    area.scrollTop -= dy;
+    redrawSoon(ev);
+  });
+  main.canvas.addEventListener("pointerup", () => {
+    dragged = !!drag?.moved;
+    drag = null;
+    main.canvas.style.cursor = "default";
+  });
+
+  // speedscope's wheel: scrolling pans (either axis; Shift turns a vertical wheel
+  // sideways), Ctrl or Cmd with the wheel, and a trackpad pinch (which the browser
+  // sends as Ctrl+wheel), zooms at the cursor.
+  function onWheel(ev) {
+    if (!main.data || mode === "sandwich") return;
+    const line = ev.deltaMode === 1 ? ROW_PX : ev.deltaMode === 2 ? area.clientHeight : 1;
+    let dx = ev.deltaX * line;
+    let dy = ev.deltaY * line;
+    if (ev.ctrlKey || ev.metaKey) {
+      ev.preventDefault();
+      const rect = main.canvas.getBoundingClientRect();
+      const at = Math.min(1, Math.max(0, (ev.clientX - rect.left) / Math.max(1, rect.width)));
+      // A pinch sends small steps: make them count more, as a wheel notch does.
+      const factor = Math.exp(Math.max(-2, Math.min(2, dy * (ev.ctrlKey ? 0.01 : 0.005))));
+      main.zoomAt(at, factor);
+      redrawSoon(ev);
+      return;
+    }
+    if (ev.shiftKey && !dx) [dx, dy] = [dy, 0];
+    if (!dx) return; // vertical only: the area scrolls itself
+    ev.preventDefault();
+    main.panBy(dx / Math.max(1, area.clientWidth));
+    if (dy) area.scrollTop += dy;
+    redrawSoon(ev);
+  }
+  area.addEventListener("wheel", onWheel, { passive: false });
+  $("flame-axis").addEventListener("wheel", onWheel, { passive: false }); // the same x as the graph
+  area.addEventListener("scroll", () => { if (mode !== "sandwich") minimap.draw(main, area.clientWidth, rowsShown()); });
+
+  // The minimap: press in the region and drag it, or press elsewhere to centre the view
+  // there; up and down move the scroll.
+  const mapCanvas = $("flame-minimap");
+  mapCanvas.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || !main.data || !minimap.region) return;
+    ev.preventDefault();
+    mapCanvas.setPointerCapture(ev.pointerId);
+    const box = mapCanvas.getBoundingClientRect();
+    const reg = minimap.region;
+    const px = ev.clientX - box.left;
+    const py = ev.clientY - box.top;
+    const inside = px >= reg.x && px <= reg.x + reg.w && py >= reg.y && py <= reg.y + reg.h;
+    const off = inside ? [px - reg.x - reg.w / 2, py - reg.y - reg.h / 2] : [0, 0];
+    const move = (e) => {
+      const [lo, hi] = main.visibleUnits();
+      const at = minimap.at(main, e.clientX - box.left - off[0], e.clientY - box.top - off[1], box.width);
+      main.showUnits(at.units - (hi - lo) / 2, at.units + (hi - lo) / 2);
+      navigated = true;
+      redraw();
+      const h = main.canvas.clientHeight;
+      const rowY = flip ? h - at.row * ROW_PX : at.row * ROW_PX;
+      area.scrollTop = rowY - area.clientHeight / 2;
+      navMs.push(performance.now() - e.timeStamp);
+    };
+    move(ev);
+    const up = () => { mapCanvas.removeEventListener("pointermove", move); mapCanvas.removeEventListener("pointerup", up); };
+    mapCanvas.addEventListener("pointermove", move);
+    mapCanvas.addEventListener("pointerup", up);
+  });
+
   wire(main, "main");
   wire(callers, "callers");
   wire(callees, "callees");
@@ -387,8 +591,29 @@ export function initFlame(ctx, live) {
       return;
     }
     const pick = !ev.ctrlKey && ["top-down", "bottom-up", "sandwich"][["1", "2", "3"].indexOf(ev.key)];
-    if (pick) document.querySelector(`[data-flame=${pick}]`).click();
+    if (pick) { document.querySelector(`[data-flame=${pick}]`).click(); return; }
+    // Arrows on a tab switch tabs, on the sandwich's handle move it: not the view.
+    if (t instanceof Element && t.closest("[role=tab], [role=separator]")) return;
+    if (!ev.ctrlKey && mode !== "sandwich" && main.data && navKey(ev)) ev.preventDefault();
   });
+
+  // speedscope's view keys: W/S or +/− zoom at the middle, A/D or the arrows pan (up
+  // and down scroll), 0 shows the whole graph.
+  function navKey(ev) {
+    const k = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+    if (k === "w" || k === "+" || k === "=") main.zoomAt(0.5, 1 / ZOOM_STEP);
+    else if (k === "s" || k === "-" || k === "_" || k === "−") main.zoomAt(0.5, ZOOM_STEP);
+    else if (k === "a" || k === "ArrowLeft") main.panBy(-PAN_STEP);
+    else if (k === "d" || k === "ArrowRight") main.panBy(PAN_STEP);
+    else if (k === "ArrowUp" || k === "ArrowDown") area.scrollTop += (k === "ArrowUp" ? -3 : 3) * ROW_PX;
+    else if (k === "0") {
+      main.reset();
+      navigated = false;
+      area.scrollTop = flip ? area.scrollHeight : 0;
+    } else return false;
+    redrawSoon(ev);
+    return true;
+  }
   search.addEventListener("input", () => { main.currentI = -1; setMatch(); redraw(); });
   search.addEventListener("keydown", (ev) => {
     // Enter steps to the next match (Shift: previous) and selects its function; in the
@@ -406,7 +631,7 @@ export function initFlame(ctx, live) {
   });
   $("flame-next").addEventListener("click", () => step(1));
   $("flame-prev").addEventListener("click", () => step(-1));
-  $("flame-reset").addEventListener("click", () => { main.reset(); redraw(); });
+  $("flame-reset").addEventListener("click", () => { main.reset(); navigated = false; redraw(); });
 
   let lastSize = "";
   new ResizeObserver(() => {
@@ -447,6 +672,7 @@ export function initFlame(ctx, live) {
       const fc = new FlameCanvas(document.createElement("canvas"), { maxRow: 22, minRow: 20 });
       fc.setData(stored ? stored.flame : data);
       fc.focusId = stored ? null : main.focusId;
+      if (!stored) [fc.vx0, fc.vx1] = [main.vx0, main.vx1]; // the wheel's zoom too
       fc.match = stored ? null : main.match;
       const h = fc.levels() * 20;
       fc.rowPx = 20;

@@ -10,6 +10,9 @@ let OTHER_COLOR = "#4a525e";
 let DIM_COLOR = "#2a3039";
 let PALE_TEXT = "#d6dbe2"; // labels on the root, "other" and dimmed frames
 const GAP = 1; // px between frames, as in speedscope
+// The narrowest view, as a share of the zoomed frame: past it a frame of one unit would
+// be wider than any screen, and float steps would show.
+const MIN_SPAN = 1e-7;
 // Flame row height in CSS px (speedscope: about 20): every flame graph of the page uses it.
 export const ROW_PX = 20;
 
@@ -32,6 +35,10 @@ export class FlameCanvas {
     this.onZoom = options.onZoom || null;
     this.paint = options.paint || null; // (i) => fill colour, in place of the name's colour
     this.lastDrawMs = 0;
+    // The horizontal view inside the zoomed frame, as shares of its width: wheel, drag
+    // and keys move it; a click zoom or a reset makes it whole again.
+    this.vx0 = 0;
+    this.vx1 = 1;
   }
 
   setData(d) {
@@ -39,6 +46,8 @@ export class FlameCanvas {
     if (this.focusId !== null && (!this.data || !this.data.index.has(this.focusId))) {
       this.focusId = null;
       this.history = [];
+      this.vx0 = 0;
+      this.vx1 = 1;
     }
   }
 
@@ -50,15 +59,17 @@ export class FlameCanvas {
   zoom(i) {
     if (!this.data) return;
     const id = i <= 0 ? null : this.data.ids[i];
-    if (id === this.focusId) return;
-    this.history.push(this.focusId);
+    if (id === this.focusId && this.vx0 === 0 && this.vx1 === 1) return;
+    this.history.push([this.focusId, this.vx0, this.vx1]); // Esc comes back to this view
     this.focusId = id;
+    this.vx0 = 0;
+    this.vx1 = 1;
     if (this.onZoom) this.onZoom(i);
   }
 
   back() {
     if (!this.history.length) return false;
-    this.focusId = this.history.pop();
+    [this.focusId, this.vx0, this.vx1] = this.history.pop();
     if (this.onZoom) this.onZoom(this.focus);
     return true;
   }
@@ -66,7 +77,56 @@ export class FlameCanvas {
   reset() {
     this.history = [];
     this.focusId = null;
+    this.vx0 = 0;
+    this.vx1 = 1;
     if (this.onZoom) this.onZoom(0);
+  }
+
+  // Zoom the view by `factor` (< 1: in) keeping the point at share `at` (0..1) of the
+  // screen where it is, as a wheel at the cursor does.
+  zoomAt(at, factor) {
+    const span = this.vx1 - this.vx0;
+    const next = Math.min(1, Math.max(MIN_SPAN, span * factor));
+    const anchor = this.vx0 + at * span;
+    this.setView(anchor - at * next, next);
+  }
+
+  // Move the view by `by` screens (negative: left).
+  panBy(by) {
+    const span = this.vx1 - this.vx0;
+    this.setView(this.vx0 + by * span, span);
+  }
+
+  setView(from, span) {
+    const lo = Math.min(Math.max(0, from), 1 - span);
+    this.vx0 = lo;
+    this.vx1 = lo + span;
+  }
+
+  // The view in the graph's units from the root's left edge: [lo, hi, whole].
+  visibleUnits() {
+    const t = this.data;
+    if (!t) return [0, 1, 1];
+    const f = this.focus;
+    const fw = t.values[f] || 1;
+    return [t.x0[f] + this.vx0 * fw, t.x0[f] + this.vx1 * fw, t.values[0] || 1];
+  }
+
+  // Show [lo, hi] (units from the root's left edge): inside the zoomed frame the view
+  // moves; past its edges the zoom opens to the root first (Esc comes back to it).
+  showUnits(lo, hi) {
+    const t = this.data;
+    if (!t) return;
+    let f = this.focus;
+    if (lo < t.x0[f] - 1e-9 || hi > t.x0[f] + t.values[f] + 1e-9) {
+      if (this.focusId !== null) this.history.push([this.focusId, this.vx0, this.vx1]);
+      this.focusId = null;
+      f = 0;
+      if (this.onZoom) this.onZoom(0);
+    }
+    const fw = t.values[f] || 1;
+    const span = Math.min(1, Math.max(MIN_SPAN, (hi - lo) / fw));
+    this.setView((lo - t.x0[f]) / fw, span);
   }
 
   // Rows below (and including) the focus, plus the ancestors above it.
@@ -115,6 +175,7 @@ export class FlameCanvas {
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
     this.rects = [];
+    this.lastWidth = width;
     const t = this.data;
     if (!t) return;
     this.levels();
@@ -122,8 +183,9 @@ export class FlameCanvas {
     const f = this.focus;
     const ancestors = new Set();
     for (let p = t.parent[f]; p >= 0; p = t.parent[p]) ancestors.add(p);
-    const fx = t.x0[f];
-    const fw = t.values[f] || 1;
+    const span = this.vx1 - this.vx0;
+    const fw = (t.values[f] || 1) * span;
+    const fx = t.x0[f] + this.vx0 * (t.values[f] || 1);
     const row = this.rowPx;
     g.font = row >= 34 ? this.font.replace("12px", "13px") : this.font;
     g.textBaseline = "middle";
@@ -135,6 +197,9 @@ export class FlameCanvas {
       if (inSub[i]) {
         x = ((t.x0[i] - fx) / fw) * width;
         w = (t.values[i] / fw) * width;
+        if (x + w <= 0 || x >= width) continue;
+        if (x < 0) { w += x; x = 0; } // cut to the screen: the label stays in sight
+        if (x + w > width) w = width - x;
       } else if (ancestors.has(i)) {
         x = 0;
         w = width;
@@ -209,22 +274,29 @@ export class FlameCanvas {
     return { frames, share: t.values[0] ? units / t.values[0] : 0 };
   }
 
-  // Matching frames on screen, left to right and root first: what next / previous step
-  // through (a frame too narrow to draw is not one).
+  // Matching frames of the whole graph as the unzoomed view draws them, left to right
+  // and root first: what next / previous step through (a frame too narrow to draw at
+  // full view is not one), the same list whatever the zoom.
   hits() {
-    if (!this.match) return [];
-    return this.rects.filter((r) => r.i > 0 && !(r.fid < 0 && r.name === "other") && this.match.test(r.name))
-      .sort((a, b) => a.x - b.x || a.y - b.y).map((r) => r.i);
+    const t = this.data;
+    if (!t || !this.match) return [];
+    const unit = (this.lastWidth || 1) / (t.values[0] || 1);
+    const out = [];
+    for (let i = 1; i < t.n; i++) {
+      if (t.values[i] * unit < 0.3 || (t.fids[i] < 0 && t.names[i] === "other")) continue;
+      if (this.match.test(t.names[i])) out.push(i);
+    }
+    return out.sort((a, b) => t.x0[a] - t.x0[b] || t.depth[a] - t.depth[b]);
   }
 
-  // Make the next (by 1) or previous (by -1) match the current one; its rect, or null.
+  // Make the next (by 1) or previous (by -1) match the current one; its index, or -1.
   step(by) {
     const list = this.hits();
-    if (!list.length) return null;
+    if (!list.length) return -1;
     const k = list.indexOf(this.currentI);
     const from = k < 0 ? (by > 0 ? -1 : list.length) : k;
     this.currentI = list[(from + by + list.length) % list.length];
-    return this.rects.find((x) => x.i === this.currentI) || null;
+    return this.currentI;
   }
 
   // What the search found, for the line beside the box: "match 2 of 7 · 7 frames, 12.3%

@@ -11,6 +11,7 @@ from ..errors import UserError
 from ..names import short_label
 from ..profile import Profile, TreeNode
 from ..profile import prune as prune_tree
+from ..profile.aggregate import UNKNOWN_ID
 from ..profile.distribution import summaries
 from ..profile.frames import where
 from ..profile.shares import share_pct, span
@@ -209,7 +210,20 @@ def functions(profile: Profile, window: Window) -> dict[str, Any]:
                     "self_pct": f.self_pct,
                 }
             )
-    return {"functions": rows, "window": window, "records": profile.n_records} | sp
+    unknown = _unknown_us(profile, window) if profile.n_records else 0.0
+    return (
+        {"functions": rows, "window": window, "records": profile.n_records}
+        | sp
+        | {"unknown_us": unknown}
+    )
+
+
+def _unknown_us(profile: Profile, window: Window) -> float:
+    """The time under "[unknown]": calls whose callers the capture did not see (it began
+    inside them), as the flame graph's "[unknown]" frame is wide. The sandwich's table
+    lists it, as speedscope does."""
+    root = top_down(profile, window)
+    return sum(c.total_us for c in root.children if c.frame == UNKNOWN_ID)
 
 
 def _compact(node: TreeNode, total: float) -> dict[str, Any]:
