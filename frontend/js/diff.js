@@ -46,7 +46,7 @@ const STYLE = `
 .cmp td.v-regressed { color: var(--diff-up-text); font-weight: 600; }
 .cmp td.v-inconclusive { color: var(--amber); }
 .cmp td.v-unchanged { color: var(--muted); }
-.cmp .legend-inc { color: #f0c85a; }
+.cmp .legend-inc { color: var(--amber); }
 .cmp #cmp-basis { width: auto; }
 `;
 

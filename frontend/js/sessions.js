@@ -40,14 +40,19 @@ const STYLE = `
 .sess-export summary { list-style: none; cursor: pointer; }
 .sess-export summary::-webkit-details-marker { display: none; }
 .sess-export .menu-list { position: absolute; right: 0; z-index: 20; }
-@media (max-width: 1600px) { .sess-detail { width: 280px; } }
+@media (max-width: 1600px) {
+  .sess-detail { width: 280px; }
+  .sess .grid td.name { max-width: 160px; }
+  .sess .grid td.where { max-width: 100px; }
+  .sess .grid th, .sess .grid td { padding: 3px 6px; }
+}
 /* Narrow windows: the details go under the list, so the list keeps every column. */
 @media (max-width: 1280px) {
   .sess-body { flex-direction: column; }
   .sess-list { flex: 1 1 55%; }
   .sess-detail { width: auto; flex: 0 1 45%; border-left: 0; border-top: 1px solid var(--line); }
   .sess .grid td.name { max-width: 150px; }
-  .sess .grid td.where { max-width: 110px; }
+  .sess .grid td.where { max-width: 90px; }
   .sess .grid th, .sess .grid td { padding: 3px 5px; }
 }
 `;
@@ -229,10 +234,11 @@ export async function mount(container, ctx) {
   // The device's loss as at Stop (loss.py's lost_text): sessions stored before it was kept
   // read "not recorded", never 0.
   function lostCell(loss) {
+    // Narrow: the count only, the share and what it means in the cell's title.
     if (!loss) return el("td", { class: "lost muted", title: "stored before loss was kept" }, "not recorded");
     if (loss.lost === null || loss.lost === undefined) return el("td", { class: "lost muted", title: "no status from the device" }, "?");
-    const pct = loss.captured && loss.lost ? ` (${fmtPct((100 * loss.lost) / loss.captured)})` : "";
-    return el("td", { class: `lost ${loss.lost ? "warn" : ""}` }, `${fmtInt(loss.lost)}${pct}`);
+    const pct = loss.captured ? `${fmtPct((100 * loss.lost) / loss.captured)} of ${fmtInt(loss.captured)} captured` : "";
+    return el("td", { class: `lost ${loss.lost ? "warn" : ""}`, title: pct }, fmtInt(loss.lost));
   }
 
   // Every format of the Export menu, for this session without opening it. An S12Z trace
@@ -324,7 +330,7 @@ export async function mount(container, ctx) {
       ),
       info,
       el("label", {}, "Tags", tags),
-      s.kind === "qs" ? tickRow(s) : null,
+      ...(s.kind === "qs" ? [tickRow(s)] : []),
       el("label", {}, "Notes", notes),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-save",

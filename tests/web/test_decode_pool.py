@@ -12,7 +12,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from mcuprof.web import qs_api, sessions_api
+from mcuprof import kinds
+from mcuprof.web import qs_api
 from mcuprof.web.decode_pool import DECODE_THREADS, SingleFlight
 from tests.sources.conftest import sim_stream
 
@@ -49,7 +50,7 @@ def test_six_cold_requests_decode_once_and_state_keeps_answering(
     live_server, monkeypatch, tmp_path: Path
 ) -> None:
     monitors = counted(monkeypatch, qs_api, "decode_session")
-    profiles = counted(monkeypatch, sessions_api, "load_source")
+    profiles = counted(monkeypatch, kinds.get("qs"), "load_stored")
     port, app = live_server()
     capture = tmp_path / "dpp.qs"
     capture.write_bytes(sim_stream(SIM_SECONDS))

@@ -226,8 +226,11 @@ def _save_dic(args: argparse.Namespace, decoder: QSDecoder, dicts: Any) -> None:
         raise UserError(f"cannot write {args.save_dic}: {exc.strerror}") from None
 
 
-def _finish(args: argparse.Namespace, decoder: QSDecoder) -> None:
-    _write(decoder.close(), args.json)  # a frame the end cut short is judged
+def _finish(args: argparse.Namespace, decoder: QSDecoder, closed: bool = False) -> None:
+    """The end of the stream (``closed``: the caller closed the decoder and used what it
+    gave, as seq and rtc do), the .dic file, and the summary line."""
+    if not closed:
+        _write(decoder.close(), args.json)  # a frame the end cut short is judged
     sys.stdout.flush()
     if getattr(args, "save_dic", None):
         save = decoder.run_dicts if decoder.run_dicts is not None else decoder.dicts
@@ -395,7 +398,7 @@ def run_rtc(args: argparse.Namespace) -> int:
         for line in rtc_lines(rows):
             print(line)
     if args.save_dic:
-        _finish(args, decoder)
+        _finish(args, decoder, closed=True)
     print(
         f"mcuprof: {n_steps} RTC steps in {len(rows)} (object, state, signal) groups, "
         f"{unfinished} unfinished",
@@ -507,7 +510,7 @@ def run_seq(args: argparse.Namespace) -> int:
             out.close()
         else:
             out.flush()
-    _finish(args, decoder)
+    _finish(args, decoder, closed=True)
     print(f"mcuprof: {drawn} events drawn on {len(names)} lanes", file=sys.stderr)
     if dropped:
         print(
