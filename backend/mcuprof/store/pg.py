@@ -80,7 +80,7 @@ class PgSessionStore:
         except Exception as exc:
             self._db.close()
             raise self._error(exc) from None
-        self.recover()
+        self.swept = self.recover()  # dead uploads removed (or kept, if live) on open
 
     # ------------------------------------------------------------------ plumbing
 
