@@ -12,6 +12,7 @@ from .. import kinds
 from ..errors import UserError
 from ..store.tags import parse_tags
 from ..web.settings import Settings
+from .storeopt import add_store_option, store_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
     )
+    add_store_option(p)
     p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
     p.add_argument(
         "--tag",
@@ -134,6 +136,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         elf=elf,
         allow_remote=args.allow_remote,
         data_dir=resolve_data_dir(args.data_dir),
+        store_url=store_url(args),
         autoconnect=not args.no_connect,
         sim_rate=args.sim_rate,
         qs_tick_hz=getattr(args, "qs_tick_hz", 1_000_000),

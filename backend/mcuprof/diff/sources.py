@@ -19,7 +19,7 @@ from ..protocol import Metadata
 from .reduce import Reduced, reduce_profile
 
 if TYPE_CHECKING:
-    from ..store import SessionStore
+    from ..store import Store
 
 _SESSION = re.compile(r"(?:session:|#)?([0-9]{1,18})")  # ASCII: \d takes any script's
 
@@ -118,9 +118,9 @@ class StoreOpener:
     def __init__(self, data_dir: str | Path, store_url: str | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.store_url = store_url
-        self._store: SessionStore | None = None
+        self._store: Store | None = None
 
-    def __call__(self) -> SessionStore:
+    def __call__(self) -> Store:
         if self._store is None:
             from ..store import open_store  # (SQLite: only when a session id is read)
 

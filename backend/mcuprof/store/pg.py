@@ -131,8 +131,9 @@ class PgSessionStore:
 
     def recover(self) -> list[int]:
         """Hidden rows whose writer's lock is free belong to a dead writer: an upload's
-        are deleted (it never completed), a live recording's are kept as 'interrupted'
-        with what reached the database. Returns the ids removed or kept."""
+        are deleted (it never completed); a recording's (live, scenario) are kept as
+        'interrupted' with what reached the database: nothing received is lost.
+        Returns the ids removed or kept."""
         done: list[int] = []
         hidden = self._read("SELECT id, source FROM sessions WHERE NOT visible ORDER BY id")
         for sid, source in hidden:
@@ -140,7 +141,7 @@ class PgSessionStore:
                 continue
             try:
                 with self._tx() as db:
-                    if source == "live":
+                    if source != "import":
                         db.execute(
                             "UPDATE sessions SET visible = TRUE, status = %s, stopped_at = "
                             "COALESCE(stopped_at, %s), raw_bytes = (SELECT COALESCE("
@@ -381,6 +382,13 @@ class PgSessionStore:
             return None
         rows = self._read("SELECT data FROM elfs WHERE sha256 = %s", (sha,))
         return bytes(rows[0][0]) if rows else None
+
+    def raw_size(self, session_id: int) -> int:
+        rows = self._read(
+            "SELECT COALESCE(SUM(length(data)), 0) FROM raw_chunks WHERE session_id = %s",
+            (self.get(session_id).id,),
+        )
+        return int(rows[0][0])
 
     def raw_location(self, session_id: int) -> str:
         return f"{self.location} (raw_chunks of session {int(session_id)})"

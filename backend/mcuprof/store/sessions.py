@@ -305,6 +305,13 @@ class SessionStore:
         info = self.get(session_id)
         return None if info.elf_sha256 is None else self.elf_dir / f"{info.elf_sha256}.elf"
 
+    def raw_size(self, session_id: int) -> int:
+        """Bytes stored so far (for a session still recording, more than raw_bytes)."""
+        try:
+            return self.raw_path(session_id).lstat().st_size
+        except FileNotFoundError:
+            return 0
+
     def raw_location(self, session_id: int) -> str:
         """Where the raw stream is, for people (store/api.py)."""
         return str(self.raw_path(session_id))
