@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..console import load_elf
 from ..errors import UserError
 from ..files import read_file
-from .storeopt import add_store_option, store_url
+from ._storeopt import add_store_option, store_url
 
 if TYPE_CHECKING:
     from ..profile.budget import Verdict

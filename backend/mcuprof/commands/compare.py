@@ -27,7 +27,7 @@ from ..protocol import Metadata
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
 from ..symbols.buildid import check_build_id
-from .storeopt import add_store_option, store_url
+from ._storeopt import add_store_option, store_url
 
 if TYPE_CHECKING:
     from ..symbols import SymbolTable

@@ -10,7 +10,7 @@ import time
 
 from ..console import for_terminal
 from ..store.tags import parse_tags
-from .storeopt import add_store_option, open_from_args
+from ._storeopt import add_store_option, open_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:

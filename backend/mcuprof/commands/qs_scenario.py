@@ -28,7 +28,7 @@ from ..protocol.qs.records import TARGET_INFO
 from ..qs.rtc import MAX_RTC_ROWS, RtcTally, RtcTracker
 from ..qs.rx import KIND_AO, KIND_SM, RX, RxCommand, RxCommands, RxError
 from ..store.tags import parse_tags
-from .storeopt import add_store_option, open_from_args
+from ._storeopt import add_store_option, open_from_args
 
 # Bounds of a script (docs/limits.md, "QS target library ... and QS scenarios").
 MAX_SCRIPT_BYTES = 64 * 1024

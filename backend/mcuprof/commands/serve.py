@@ -12,7 +12,7 @@ from .. import kinds
 from ..errors import UserError
 from ..store.tags import parse_tags
 from ..web.settings import Settings
-from .storeopt import add_store_option, store_url
+from ._storeopt import add_store_option, store_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ from ..progress import ReadProgress
 from ..store import SessionInfo, Store
 from ..store.api import describe
 from ..store.tags import parse_tags
-from .storeopt import add_store_option, open_from_args
+from ._storeopt import add_store_option, open_from_args
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 

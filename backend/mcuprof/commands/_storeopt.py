@@ -1,4 +1,5 @@
-"""``--store URL``: the option every command that reads or writes sessions shares."""
+"""``--store URL``: the option every command that reads or writes sessions shares (not a
+command itself: the leading underscore keeps cli.py from registering it)."""
 
 from __future__ import annotations
 
