@@ -200,3 +200,27 @@ def test_cli_import_list_history_against_postgresql(pg_url, tmp_path):
     (series,) = json.loads(trend.stdout)["series"]
     assert [p["build"] for p in series["points"]] == ["c0", "c1"]
     assert not (tmp_path / "d" / "sessions.db").exists()
+
+
+def test_the_dashboard_reads_and_writes_a_postgresql_store(pg_url, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from mcuprof.web.app import create_app
+    from mcuprof.web.settings import Settings
+
+    data = capture(3, per_packet=10)
+    with open_store(tmp_path / "cli", pg_url, autoflush=False) as runner:
+        sid = runner.import_capture("from CI", data, tags={"branch": "main"}).id
+    settings = Settings(autoconnect=False, data_dir=tmp_path / "d", store_url=pg_url)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as client:
+        listed = client.get("/api/sessions").json()
+        assert [r["id"] for r in listed["sessions"]] == [sid]
+        assert "postgresql://" in listed["data_dir"]
+        session = client.get(f"/api/sessions/{sid}").json()["session"]
+        assert session["capture"]["records"] == 30 and session["tags"] == {"branch": "main"}
+        assert client.get(f"/api/sessions/{sid}/flame").status_code == 200
+        raw = client.get(f"/api/sessions/{sid}/raw")
+        assert raw.status_code == 200 and raw.content == data
+        assert client.patch(f"/api/sessions/{sid}", json={"name": "seen"}).status_code == 200
+        assert client.delete(f"/api/sessions/{sid}").json() == {"deleted": sid}
+    assert _count(pg_url, "SELECT count(*) FROM sessions") == 0
