@@ -224,3 +224,17 @@ def test_the_dashboard_reads_and_writes_a_postgresql_store(pg_url, tmp_path):
         assert client.patch(f"/api/sessions/{sid}", json={"name": "seen"}).status_code == 200
         assert client.delete(f"/api/sessions/{sid}").json() == {"deleted": sid}
     assert _count(pg_url, "SELECT count(*) FROM sessions") == 0
+
+
+def test_a_qs_scenario_stores_its_run_in_postgresql(pg_url, tmp_path, capsys):
+    from mcuprof.cli import main
+
+    script = tmp_path / "s.jsonl"
+    script.write_text('{"tick": 2}\n', encoding="utf-8")
+    argv = ["qs", "scenario", str(script), "--port", "sim://?proto=qs", "--store", pg_url,
+            "--data-dir", str(tmp_path / "d"), "--tag", "board=sim"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    with open_store(tmp_path / "view", pg_url, autoflush=False) as store:
+        (stored,) = store.list()
+        assert (stored.kind, stored.source, stored.tags) == ("qs", "scenario", {"board": "sim"})
+        assert stored.status == "complete" and stored.raw_bytes == store.raw_size(stored.id) > 0
