@@ -199,6 +199,17 @@ def test_cli_import_list_history_against_postgresql(pg_url, tmp_path):
     assert trend.returncode == 0, trend.stderr
     (series,) = json.loads(trend.stdout)["series"]
     assert [p["build"] for p in series["points"]] == ["c0", "c1"]
+    ids = [str(r["id"]) for r in rows]
+    diff = _cli("compare", ids[1], ids[0], "--json", "--store", pg_url, env=env)
+    assert diff.returncode in (0, 1), diff.stderr  # 1: the 2x slower build is a regression
+    assert [json.loads(diff.stdout)[k]["session_id"] for k in ("base", "new")] == [
+        int(ids[1]),
+        int(ids[0]),
+    ]
+    env["MCUPROF_STORE"] = pg_url
+    base = _cli("compare", "--baseline", "commit=c0", ids[0], "--json", env=env)
+    assert base.returncode in (0, 1), base.stderr
+    assert json.loads(base.stdout)["base"]["session_id"] == int(ids[1])
     assert not (tmp_path / "d" / "sessions.db").exists()
 
 

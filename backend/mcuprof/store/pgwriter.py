@@ -84,24 +84,27 @@ class PgSessionWriter:
             if self._clock() - self._last_sync >= self._interval:
                 self._sync_locked()
 
-    def _put_chunk(self) -> None:
-        if not self._pending:
-            return
+    def _exec(self, sql: str, params: tuple[Any, ...]) -> None:
         try:
-            self._conn.execute(
-                "INSERT INTO raw_chunks (session_id, idx, data) VALUES (%s, %s, %s)",
-                (self._id, self._chunks, bytes(self._pending)),
-            )
+            self._conn.execute(sql, params)  # type: ignore[arg-type]
         except Exception as exc:  # psycopg.Error: the server went away, a full disk
             self.error = f"cannot write session {self._id}: {self._store.scrub(exc)}"
             raise UserError(self.error) from None
+
+    def _put_chunk(self) -> None:
+        if not self._pending:
+            return
+        self._exec(
+            "INSERT INTO raw_chunks (session_id, idx, data) VALUES (%s, %s, %s)",
+            (self._id, self._chunks, bytes(self._pending)),
+        )
         self._chunks += 1
         self._synced += len(self._pending)
         self._pending.clear()
 
     def set_metadata(self, meta: Metadata) -> None:
         with self._lock:
-            self._conn.execute(
+            self._exec(
                 "UPDATE sessions SET metadata = %s WHERE id = %s",
                 (metadata_to_json(meta), self._id),
             )
@@ -123,9 +126,7 @@ class PgSessionWriter:
     def _sync_locked(self) -> None:
         self._put_chunk()
         self._last_sync = self._clock()
-        self._conn.execute(
-            "UPDATE sessions SET raw_bytes = %s WHERE id = %s", (self._synced, self._id)
-        )
+        self._exec("UPDATE sessions SET raw_bytes = %s WHERE id = %s", (self._synced, self._id))
 
     def finish(
         self,
