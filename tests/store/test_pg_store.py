@@ -176,7 +176,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_cli_import_list_history_against_postgresql(pg_url, tmp_path):
+def test_the_command_line_against_postgresql(pg_url, tmp_path):
     from tests.history.captures import STEP_LABEL
     from tests.history.captures import capture as timed
 
@@ -210,6 +210,10 @@ def test_cli_import_list_history_against_postgresql(pg_url, tmp_path):
     base = _cli("compare", "--baseline", "commit=c0", ids[0], "--json", env=env)
     assert base.returncode in (0, 1), base.stderr
     assert json.loads(base.stdout)["base"]["session_id"] == int(ids[1])
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(f'[[budget]]\nfunction = "{STEP_LABEL}"\nmax_us = 100000\n')
+    checked = _cli("check", ids[0], "--budgets", str(budgets), "--json", env=env)
+    assert checked.returncode == 0, checked.stderr + checked.stdout
     assert not (tmp_path / "d" / "sessions.db").exists()
 
 
