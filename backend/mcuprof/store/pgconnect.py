@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 LOCK_CLASS = 0x6D637570  # "mcup"
 MIGRATION_LOCK = 0
 MAX_SESSION_ID = (1 << 31) - 1
-CONNECT_TIMEOUT_S = 10  # a host that does not answer: a one-line error, not a hang
+CONNECT_TIMEOUT_S = 10  # unless the URL sets connect_timeout: a silent host, one line
 
 _PASSWORD_PARAM = re.compile(r"(?i)(password=)[^&\s]*")
 
@@ -58,7 +58,9 @@ def connect(url: str) -> psycopg.Connection:
     except ImportError:  # pragma: no cover - a dependency; only a broken install lacks it
         raise UserError("a postgresql:// store needs psycopg (pip install psycopg)") from None
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        given = psycopg.conninfo.conninfo_to_dict(url)
+        timeout = {} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_S}
+        return psycopg.connect(url, autocommit=True, **timeout)
     except psycopg.Error as exc:
         reason = scrub_text(str(exc), url)
         raise UserError(f"cannot open store {scrub_url(url)}: {reason}") from None
