@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs missing Debian packages, and nothing when all are present.
 #   install-sysdeps.sh          what the test suite drives for real: Chromium, QEMU, the Arm
-#                               cross compiler and newlib, a host C compiler, and Xvfb and
-#                               Tk for the real QView (make test)
+#                               cross compiler and newlib, a host C compiler, Xvfb and Tk for
+#                               the real QView, and PostgreSQL for the team store (make test;
+#                               the tests start their own server, never the system one)
 #   install-sysdeps.sh python   only what `python3 -m venv` needs (make run)
 #   install-sysdeps.sh wait     only wait until no other package manager holds its lock
 # Another apt or dpkg (unattended-upgrades on a fresh machine) may hold the package
@@ -69,6 +70,7 @@ if [ "$mode" = all ]; then
     command -v gcc >/dev/null 2>&1 || need+=(gcc)
     command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
     python3 -c 'import tkinter' >/dev/null 2>&1 || need+=(python3-tk)
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

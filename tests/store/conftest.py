@@ -67,3 +67,21 @@ def fake_elf(tmp_path: Path) -> Path:
 def _private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     # Never let a test fall back to the user's real ~/.local/share/mcuprof.
     monkeypatch.setenv("MCUPROF_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL server for the whole test session (tests/pgserver.py)."""
+    from tests.pgserver import INSTALL_HINT, PgServer, bin_dir
+
+    if bin_dir() is None:
+        pytest.fail(INSTALL_HINT)
+    server = PgServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """A database of its own for one test."""
+    return pg_server.new_database()

@@ -56,3 +56,15 @@ def test_dockerfile_copies_what_exists_and_runs_serve(tmp_path) -> None:
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ".venv" in ignored and ".git" in ignored
     assert "RUN pip install . " in text  # a wheel install, as users get it, not editable
+
+
+def test_compose_team_profile_uses_a_loopback_postgres(tmp_path) -> None:
+    doc = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    pg, team = doc["services"]["postgres"], doc["services"]["mcuprof-team"]
+    assert pg["profiles"] == team["profiles"] == ["team"]
+    assert "profiles" not in doc["services"]["mcuprof"]  # the default stays SQLite + files
+    assert [_defaults(p) for p in pg["ports"]] == ["127.0.0.1:5432:5432"]
+    url = _defaults(team["environment"]["MCUPROF_STORE"])
+    assert url == "postgresql://mcuprof@127.0.0.1:5432/mcuprof"  # the password: PGPASSWORD
+    args = build_parser().parse_args([_defaults(str(c)) for c in team["command"]][1:])
+    assert args.command == "serve" and args.host == "127.0.0.1" and not args.allow_remote

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..console import load_elf
 from ..errors import UserError
 from ..files import read_file
+from ._storeopt import add_store_option, store_url
 
 if TYPE_CHECKING:
     from ..profile.budget import Verdict
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="confidence of a percentile's interval: 0.95, 95 or 95%% (default 95%%)",
     )
     p.add_argument("--data-dir", help="session store directory (for session ids)")
+    add_store_option(p)
     p.set_defaults(func=run, quick_exit=True, error_exit=2)
 
 
@@ -59,7 +61,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     from ..sources import load_stream, peek_kind
     from ..store import resolve_data_dir
 
-    opener = StoreOpener(resolve_data_dir(args.data_dir))
+    opener = StoreOpener(resolve_data_dir(args.data_dir), store_url(args))
     try:
         src = resolve_source(args.capture, opener)
         symbols = None

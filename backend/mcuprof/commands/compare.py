@@ -27,6 +27,7 @@ from ..protocol import Metadata
 from ..store import resolve_data_dir
 from ..store.model import metadata_to_dict
 from ..symbols.buildid import check_build_id
+from ._storeopt import add_store_option, store_url
 
 if TYPE_CHECKING:
     from ..symbols import SymbolTable
@@ -113,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diff-folded", metavar="FILE", help="write two-column folded stacks")
     p.add_argument("--diff-svg", metavar="FILE", help="write a differential flame graph SVG")
     p.add_argument("--data-dir", help="session store directory (for session ids)")
+    add_store_option(p)
     # 1 means "regression": any error, even an internal one, exits 2
     p.set_defaults(func=run, quick_exit=True, error_exit=2)
 
@@ -155,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     # NaN passes every comparison and would switch the noise floor off: finite only.
     if not (math.isfinite(args.min_delta_us) and args.min_delta_us >= 0):
         raise UserError(f"--min-delta-us {args.min_delta_us!r}: must be a finite number >= 0")
-    opener = StoreOpener(resolve_data_dir(args.data_dir))
+    opener = StoreOpener(resolve_data_dir(args.data_dir), store_url(args))
     try:
         args.base, args.new = _sides(args, opener)
         base_src = resolve_source(args.base, opener)

@@ -9,8 +9,8 @@ import sys
 import time
 
 from ..console import for_terminal
-from ..store import SessionStore, resolve_data_dir
 from ..store.tags import parse_tags
+from ._storeopt import add_store_option, open_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--data-dir", help="session store directory")
+    add_store_option(p)
     p.set_defaults(func=run)
 
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ..history.series import history
 
     where = parse_tags(args.where)
-    with SessionStore(resolve_data_dir(args.data_dir), autoflush=False) as store:
+    with open_from_args(args, autoflush=False) as store:
         series = history(store, args.function, args.metric, where)
     if args.json:
         out = {"metric": args.metric, "where": where, "series": [s.as_dict() for s in series]}

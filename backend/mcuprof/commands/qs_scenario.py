@@ -28,6 +28,7 @@ from ..protocol.qs.records import TARGET_INFO
 from ..qs.rtc import MAX_RTC_ROWS, RtcTally, RtcTracker
 from ..qs.rx import KIND_AO, KIND_SM, RX, RxCommand, RxCommands, RxError
 from ..store.tags import parse_tags
+from ._storeopt import add_store_option, open_from_args
 
 # Bounds of a script (docs/limits.md, "QS target library ... and QS scenarios").
 MAX_SCRIPT_BYTES = 64 * 1024
@@ -81,6 +82,7 @@ def add_parser(qs_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", help="compare's --threshold (its default: 10%%)")
     p.add_argument("--confidence", help="compare's --confidence (its default: 95%%)")
     p.add_argument("--data-dir", help="session store directory")
+    add_store_option(p)
     p.add_argument(
         "--tag",
         action="append",
@@ -472,7 +474,6 @@ def do_step(target: Target, step: Step) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import read_file
-    from ..store import SessionStore, resolve_data_dir
     from .qs import rtc_lines
 
     if not 0 < args.timeout <= MAX_SCENARIO_TIMEOUT_S:  # NaN too
@@ -488,7 +489,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError('no target: give --port or begin the scenario with {"connect": PORT}')
     tags = parse_tags(args.tag)
     deadline = time.monotonic() + args.timeout
-    store = SessionStore(resolve_data_dir(args.data_dir))
+    store = open_from_args(args)
     try:
         writer = store.create(args.name or path.name, source="scenario", kind="qs",
                               notes=f"mcuprof qs scenario {path.name}", tags=tags)  # fmt: skip

@@ -12,6 +12,7 @@ from .. import kinds
 from ..errors import UserError
 from ..store.tags import parse_tags
 from ..web.settings import MAX_TICK_HZ, Settings
+from ._storeopt import add_store_option, store_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--data-dir", help="session store (default: $MCUPROF_DATA_DIR or ~/.local/share/mcuprof)"
     )
+    add_store_option(p)
     p.add_argument("--sim-rate", type=int, default=None, help="records/s of the simulated device")
     p.add_argument(
         "--tag",
@@ -136,6 +138,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         elf=elf,
         allow_remote=args.allow_remote,
         data_dir=resolve_data_dir(args.data_dir),
+        store_url=store_url(args),
         autoconnect=not args.no_connect,
         sim_rate=args.sim_rate,
         qs_tick_hz=tick_hz or 1_000_000,

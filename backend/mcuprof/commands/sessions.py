@@ -18,8 +18,10 @@ from ..errors import UserError
 from ..files import open_regular
 from ..loss import lost_text
 from ..progress import ReadProgress
-from ..store import SessionInfo, SessionStore, resolve_data_dir
+from ..store import SessionInfo, Store
+from ..store.api import describe
 from ..store.tags import parse_tags
+from ._storeopt import add_store_option, open_from_args
 
 NAME_COLUMN = 60  # longer names are cut in the list; `show` prints them whole
 
@@ -32,8 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     # on the outer parser would otherwise change it for every action).
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", default=argparse.SUPPRESS, help=_DATA_DIR_HELP)
+    add_store_option(common, default=argparse.SUPPRESS)
     p = sub.add_parser("sessions", help="manage stored capture sessions")
     p.add_argument("--data-dir", default=None, help=_DATA_DIR_HELP)
+    add_store_option(p)
     p.set_defaults(func=run_list, json=False)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
 
@@ -94,8 +98,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_export)
 
 
-def _store(args: argparse.Namespace) -> SessionStore:
-    return SessionStore(resolve_data_dir(getattr(args, "data_dir", None)), autoflush=False)
+def _store(args: argparse.Namespace) -> Store:
+    return open_from_args(args, autoflush=False)
 
 
 def _id(text: str) -> int:
@@ -137,12 +141,13 @@ def run_list(args: argparse.Namespace) -> int:
     where = parse_tags(getattr(args, "where", None))
     with _store(args) as store:
         sessions = store.list(where)
+        where_from = describe(store)
     if getattr(args, "json", False):
         print(json.dumps([s.as_dict() for s in sessions]))
         return 0
     if not sessions:
         which = " with those tags" if where else ""
-        print(f"no sessions{which} in {resolve_data_dir(getattr(args, 'data_dir', None))}")
+        print(f"no sessions{which} in {where_from}")
         return 0
     print(
         f"{'id':>5}  {'status':<11} {'created':<19} {'length':>9} {'records':>11} "
@@ -156,12 +161,11 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
+def _show_dict(store: Store, sid: int) -> dict[str, Any]:
     info = store.get(sid)
     out = info.as_dict()
-    out["raw_path"] = str(store.raw_path(sid))
-    elf = store.elf_path(sid)
-    out["elf_path"] = None if elf is None else str(elf)
+    out["raw_path"] = store.raw_location(sid)
+    out["elf_path"] = store.elf_location(sid)
     kind = kinds.get(info.kind)
     counted = kind.count_stored(store, sid)
     if counted is not None:
@@ -174,7 +178,7 @@ def _show_dict(store: SessionStore, sid: int) -> dict[str, Any]:
     return out
 
 
-def _count_stored(store: SessionStore, sid: int, kind: kinds.Kind) -> dict[str, Any]:
+def _count_stored(store: Store, sid: int, kind: kinds.Kind) -> dict[str, Any]:
     """The counts of a session stored without them (``qs scenario`` stores none; a
     writer killed with -9 never wrote its own), decoded from its bytes a piece at a time."""
     source = kind.new_source()

@@ -19,7 +19,7 @@ from ..protocol import Metadata
 from .reduce import Reduced, reduce_profile
 
 if TYPE_CHECKING:
-    from ..store import SessionStore
+    from ..store import Store
 
 _SESSION = re.compile(r"(?:session:|#)?([0-9]{1,18})")  # ASCII: \d takes any script's
 
@@ -115,15 +115,16 @@ def reduce_source(
 class StoreOpener:
     """Opens the store on first use, so comparing two files never touches the data dir."""
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, store_url: str | None = None) -> None:
         self.data_dir = Path(data_dir)
-        self._store: SessionStore | None = None
+        self.store_url = store_url
+        self._store: Store | None = None
 
-    def __call__(self) -> SessionStore:
+    def __call__(self) -> Store:
         if self._store is None:
-            from ..store import SessionStore  # (SQLite: only when a session id is read)
+            from ..store import open_store  # (SQLite: only when a session id is read)
 
-            self._store = SessionStore(self.data_dir, autoflush=False)
+            self._store = open_store(self.data_dir, self.store_url, autoflush=False)
         return self._store
 
     def close(self) -> None:

@@ -10,11 +10,11 @@ from ..errors import UserError
 from ..store import COMPLETE
 
 if TYPE_CHECKING:
-    from ..store import SessionInfo, SessionStore
+    from ..store import SessionInfo, Store
 
 
 def latest_with_tags(
-    store: SessionStore,
+    store: Store,
     where: Mapping[str, str],
     *,
     exclude: int | None = None,

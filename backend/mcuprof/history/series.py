@@ -14,7 +14,7 @@ from .changepoints import ChangePoint, change_points
 from .summary import session_summary
 
 if TYPE_CHECKING:
-    from ..store import SessionInfo, SessionStore
+    from ..store import SessionInfo, Store
 
 # What --metric names, and the summary field each reads (history/summary.py).
 METRICS = {
@@ -60,7 +60,7 @@ def build_label(info: SessionInfo) -> str:
 
 
 def history(
-    store: SessionStore,
+    store: Store,
     globs: list[str],
     metric: str = "mean",
     where: Mapping[str, str] | None = None,

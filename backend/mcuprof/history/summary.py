@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..profile import Profile
-    from ..store import SessionStore
+    from ..store import Store
 
 VERSION = 2  # 2: the percentiles of profile/distribution.py
 
@@ -47,7 +47,7 @@ def _finite(x: float | int) -> float | int | None:
     return x if isinstance(x, int) or math.isfinite(x) else None
 
 
-def session_summary(store: SessionStore, session_id: int) -> dict[str, Any]:
+def session_summary(store: Store, session_id: int) -> dict[str, Any]:
     """The kept summary, computed from the stored capture and kept when missing."""
     kept = store.summary(session_id, VERSION)
     if kept is not None:
@@ -57,7 +57,7 @@ def session_summary(store: SessionStore, session_id: int) -> dict[str, Any]:
     return summary
 
 
-def _load(store: SessionStore, session_id: int) -> Profile:
+def _load(store: Store, session_id: int) -> Profile:
     from ..sources import load_stream, peek_kind
 
     elf = store.elf_bytes(session_id)

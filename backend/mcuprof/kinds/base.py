@@ -56,7 +56,7 @@ class Kind:
         raise NotImplementedError(f"{self.name} has no live link")
 
     def load_stored(self, store: Any, sid: int, symbols: Any, tick_hz: int | None = None) -> Any:
-        """A stored session's Profile (``store`` a SessionStore)."""
+        """A stored session's Profile (``store`` a store.Store)."""
         raise NotImplementedError(f"{self.name} sessions are not profiles")
 
     def count_stored(self, store: Any, sid: int) -> dict[str, Any] | None:

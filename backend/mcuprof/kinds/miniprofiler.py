@@ -48,6 +48,7 @@ class MiniProfiler(Kind):
         f = store.open_raw(sid)  # a regular file, or a one-line UserError (a 4xx)
         if f is None:
             return load_capture(b"", symbols, spill=spill).profile
+        f = _as_file(f, store.data_dir / "columns")
         with f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
@@ -94,3 +95,24 @@ class MiniProfiler(Kind):
 
 
 KIND = MiniProfiler()
+
+
+def _as_file(f: Any, spool_dir: Any) -> Any:
+    """A stream that is a file as it is; one that is not (a PostgreSQL store's chunk rows)
+    copied, a chunk at a time, to an unnamed temporary file to be mapped like one."""
+    import shutil
+    import tempfile
+
+    from ..capture import CHUNK
+
+    try:
+        f.fileno()
+        return f
+    except OSError:  # io.UnsupportedOperation
+        pass
+    spool_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.TemporaryFile(dir=spool_dir)  # noqa: SIM115 - the caller closes it
+    with f:
+        shutil.copyfileobj(f, tmp, CHUNK)
+    tmp.seek(0)
+    return tmp

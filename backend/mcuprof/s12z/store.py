@@ -11,7 +11,7 @@ from typing import Any
 from ..capture import CHUNK
 from ..errors import UserError
 from ..protocol.s12z import LineDecoder, LineEvent, Lines
-from ..store import SessionInfo, SessionStore
+from ..store import SessionInfo, Store
 from .digest import TRACE_CHUNK, analyse_chunks
 from .elf import Firmware, load_firmware
 from .measures import carried_cycles
@@ -20,7 +20,7 @@ KIND = "s12z"
 
 
 def import_trace(
-    store: SessionStore,
+    store: Store,
     name: str,
     data: bytes | str | os.PathLike[str],
     elf: str | os.PathLike[str] | bytes | None = None,
@@ -113,7 +113,7 @@ TIMELINE_POINTS = 5000
 
 
 def session_analysis(
-    store: SessionStore, sid: int, bus_hz: float | None = None
+    store: Store, sid: int, bus_hz: float | None = None
 ) -> tuple[SessionInfo, dict[str, Any]]:
     """The session and its analysis, with the interrupt timeline. ``bus_hz`` overrides the
     clock given at import."""
@@ -147,7 +147,7 @@ def session_analysis(
     return info, result
 
 
-def _count_interrupts(store: SessionStore, sid: int) -> int:
+def _count_interrupts(store: Store, sid: int) -> int:
     """PTVB lines of a stored trace (for a session whose import did not count them)."""
     decoder = LineDecoder()
     for chunk in store.raw_chunks(sid, TRACE_CHUNK):

@@ -1,4 +1,5 @@
-"""Session store: captures kept on disk (SQLite + append-only raw files) for replay and diff."""
+"""Session store: captures kept for replay and diff, on disk (SQLite + append-only raw files)
+or in PostgreSQL (store/pg.py); ``open_store`` picks one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from .api import STORE_ENV_VAR, Store, open_store, resolve_store_url
     from .location import ENV_VAR, resolve_data_dir
     from .model import (
         COMPLETE,
@@ -24,12 +26,16 @@ __all__ = [
     "ENV_VAR",
     "INTERRUPTED",
     "RECORDING",
+    "STORE_ENV_VAR",
     "SessionBusy",
     "SessionInfo",
     "SessionNotFound",
     "SessionStore",
     "SessionWriter",
+    "Store",
+    "open_store",
     "resolve_data_dir",
+    "resolve_store_url",
 ]
 
 # Imported on first use (PEP 562): ``compare`` of two files asks for the data dir's
@@ -45,6 +51,10 @@ _HOME = {
     "SessionStore": "sessions",
     "SessionWriter": "writer",
     "resolve_data_dir": "location",
+    "STORE_ENV_VAR": "api",
+    "Store": "api",
+    "open_store": "api",
+    "resolve_store_url": "api",
 }
 
 

@@ -39,13 +39,11 @@ from ..files import (
     MAX_ELF_BYTES,
     MAX_FILE_BYTES,
     file_error,
-    iter_file,
     open_regular_file,
     read_file,
 )
-from ..loss import LossChunks
-from ..profile.span import CaptureSpan
-from ..protocol import LinkStats, Metadata, ProfileData
+from ..protocol import LinkStats, Metadata
+from .importing import import_capture
 from .location import ENV_VAR
 from .model import (
     INTERRUPTED,
@@ -308,6 +306,21 @@ class SessionStore:
         info = self.get(session_id)
         return None if info.elf_sha256 is None else self.elf_dir / f"{info.elf_sha256}.elf"
 
+    def raw_size(self, session_id: int) -> int:
+        """Bytes stored so far (for a session still recording, more than raw_bytes)."""
+        try:
+            return self.raw_path(session_id).lstat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def raw_location(self, session_id: int) -> str:
+        """Where the raw stream is, for people (store/api.py)."""
+        return str(self.raw_path(session_id))
+
+    def elf_location(self, session_id: int) -> str | None:
+        path = self.elf_path(session_id)
+        return None if path is None else str(path)
+
     # ------------------------------------------------------------------ writing
 
     def create(
@@ -395,73 +408,15 @@ class SessionStore:
         name: str,
         data: bytes | str | os.PathLike[str],
         elf: ElfInput = None,
-        *,
-        elf_name: str | None = None,
-        notes: str = "",
-        kind: str | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        tags: dict[str, str] | None = None,
+        **options: Any,
     ) -> SessionInfo:
-        """Store a raw capture (bytes, or a file path read in chunks) as a finished session;
-        metadata and link statistics are decoded from it, so it looks like a recording.
-        ``kind`` ('miniprofiler', 'qs') is told from the stream's start when not given.
-        ``progress(bytes done, records so far)`` is called after each chunk."""
-        chunks = _chunks(data)
-        first = next(chunks, b"")
-        found = kinds.resolve(kind) if kind else kinds.detect(first) or kinds.DEFAULT
-        kind = found.name
-        source = found.new_source()
-        span = CaptureSpan()
-        done = records = 0
-        loss = LossChunks(found.counts_loss)
+        """Store a raw capture as a finished session (store/importing.py)."""
+        return import_capture(self, name, data, elf, **options)
 
-        def take(batch: Any, size: int) -> None:
-            nonlocal done, records
-            if len(batch.records):
-                span.feed([ProfileData(batch.records)])
-                records += len(batch.records)
-            span.metadata = source.metadata
-            done += size
-
-        # The metadata normally leads the stream; decode the first chunk before creating
-        # the session so the row has it from the start.
-        take(source.feed(first), len(first))
-        writer = self.create(
-            name,
-            elf if found.names_from_elf else None,
-            span.metadata,
-            elf_name=elf_name,
-            source="import",
-            notes=notes,
-            kind=kind,
-            tags=tags,
-        )
-        try:
-            writer.append(first)
-            loss.feed(first)
-            for chunk in chunks:
-                take(source.feed(chunk), len(chunk))
-                writer.append(chunk)
-                loss.feed(chunk)
-                if progress is not None:
-                    progress(done, records)
-            take(source.close(), 0)
-            stats = source.stats()
-            if progress is not None:
-                progress(done, records)
-            if not sum(stats["packets"].values()):
-                # Random bytes or a README are not a capture: refuse, store nothing.
-                raise UserError(
-                    f"{name}: not a {found.nothing_found} in {stats['bytes']:,} bytes; "
-                    "nothing was stored"
-                )
-            if span.metadata is not None:
-                writer.set_metadata(span.metadata)
-        except BaseException:
-            writer.abort()
-            self.delete(writer.id)
-            raise
-        return writer.finish(stats, duration_us=span.duration_us, loss=loss.result())
+    def _discard(self, writer: SessionWriter) -> None:
+        """An import that failed: its session goes, whatever it held."""
+        writer.abort()
+        self.delete(writer.id)
 
     # callbacks from SessionWriter
 
@@ -717,15 +672,6 @@ def _info(r: tuple[Any, ...], tags: dict[str, str] | None = None) -> SessionInfo
         tags=dict(tags or {}),
         loss=json.loads(r[15]) if r[15] else None,
     )
-
-
-def _chunks(data: bytes | str | os.PathLike[str]) -> Iterator[bytes]:
-    if isinstance(data, bytes | bytearray | memoryview):
-        view = memoryview(data)
-        for i in range(0, len(view), CHUNK):
-            yield bytes(view[i : i + CHUNK])
-        return
-    yield from iter_file(data, CHUNK, "capture file")
 
 
 def _read_elf(elf: ElfInput, elf_name: str | None) -> tuple[bytes | None, str | None]:

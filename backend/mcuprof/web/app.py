@@ -19,7 +19,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from ..errors import UserError
 from ..paths import frontend_dir
 from ..qs.monitor import QsMonitor
-from ..store import SessionStore
+from ..store import Store, open_store
 from . import (
     api,
     exports,
@@ -85,7 +85,7 @@ def _qspy_udp(settings: Settings, live: LiveSession) -> Any:
 def create_app(
     settings: Settings,
     *,
-    store: SessionStore | None = None,
+    store: Store | None = None,
     session_factory: Callable[..., Any] | None = None,
 ) -> FastAPI:
     owns_store = store is None
@@ -121,7 +121,7 @@ def create_app(
         openapi_url=None,
     )
     if store is None:
-        store = SessionStore(settings.data_dir)
+        store = open_store(settings.data_dir, settings.store_url)
     catalog = ElfCatalog(settings)
     kwargs: dict[str, Any] = {}
     if session_factory is not None:

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from ..errors import UserError
 from ..history.series import METRICS, history
-from ..store import SessionStore
+from ..store import Store
 from ..store.tags import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS, parse_tags
 
 router = APIRouter(prefix="/api/history")
@@ -19,7 +19,7 @@ MAX_GLOB = 200  # characters of one function glob
 MAX_GLOBS = 16
 
 
-def _store(request: Request) -> SessionStore:
+def _store(request: Request) -> Store:
     store = getattr(request.app.state, "store", None)
     if store is None:
         raise UserError("the session store is not available")

@@ -53,7 +53,7 @@ from ..link.open import (
 )
 from ..profile.columns import ColumnsFull
 from ..protocol import Metadata, Status
-from ..store import SessionStore
+from ..store import Store
 from ..symbols import SymbolTable
 from .elfs import ElfCatalog, ElfChoice
 from .filenames import file_stem
@@ -74,7 +74,7 @@ class LiveSession(ProtocolNames):
         self,
         settings: Settings,
         catalog: ElfCatalog,
-        store: SessionStore | None,
+        store: Store | None,
         *,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,

@@ -19,7 +19,7 @@ from ..errors import UserError
 from ..protocol.qs import QSDecoder
 from ..protocol.qs.records import RECORDS
 from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
-from ..store import SessionStore
+from ..store import Store
 from .decode_pool import SingleFlight, in_decode_pool
 from .filenames import disposition
 
@@ -39,7 +39,7 @@ def get_monitor(request: Request) -> QsMonitor:
     return request.app.state.qs_monitor
 
 
-def _store(request: Request) -> SessionStore:
+def _store(request: Request) -> Store:
     store = getattr(request.app.state, "store", None)
     if store is None:
         raise UserError("the session store is not available")
@@ -54,16 +54,16 @@ class _StoredMonitors:
         self._cache: collections.OrderedDict[tuple[int, int], QsMonitor] = collections.OrderedDict()
         self._flights = SingleFlight()
 
-    def get(self, store: SessionStore, sid: int) -> QsMonitor:
+    def get(self, store: Store, sid: int) -> QsMonitor:
         info = store.get(sid)
         if not kinds.get(info.kind).offers(kinds.QS_MONITOR):
             raise UserError(f"session {sid} is a {info.kind} session, not a QS session")
-        size = store.raw_path(sid).stat().st_size if store.raw_path(sid).exists() else 0
+        size = store.raw_size(sid)
         key = (sid, size)
         # Concurrent first views of one session wait for one decode.
         return self._flights.run((id(store), key), lambda: self._cached(store, key))
 
-    def _cached(self, store: SessionStore, key: tuple[int, int]) -> QsMonitor:
+    def _cached(self, store: Store, key: tuple[int, int]) -> QsMonitor:
         sid = key[0]
         with self._lock:
             monitor = self._cache.get(key)

@@ -18,7 +18,7 @@ from .. import kinds
 from ..errors import UserError
 from ..loss import LossChunks
 from ..protocol import Metadata, encode_metadata
-from ..store import SessionStore
+from ..store import Store
 
 STORED_CHUNK = 1 << 22  # bytes of a stored capture decoded at a time
 
@@ -26,7 +26,7 @@ STORED_CHUNK = 1 << 22  # bytes of a stored capture decoded at a time
 class Recorder:
     def __init__(
         self,
-        store: SessionStore | None,
+        store: Store | None,
         new_source: Callable[[str], Any],
         log: Callable[[str, str], None],
         wall: Callable[[], float],

@@ -14,7 +14,7 @@ from fastapi.responses import Response
 
 from ..errors import UserError
 from ..s12z.store import import_trace, session_analysis
-from ..store import SessionStore
+from ..store import Store
 from ..store.model import MAX_NAME
 from .decode_pool import in_decode_pool
 from .exports import attachment
@@ -26,7 +26,7 @@ SessionId = Annotated[int, Path(ge=1, le=2**62)]
 BusHz = Annotated[float | None, Query(gt=0, lt=1e12)]
 
 
-def _store(request: Request) -> SessionStore:
+def _store(request: Request) -> Store:
     store = getattr(request.app.state, "store", None)
     if store is None:
         raise UserError("the session store is not available")

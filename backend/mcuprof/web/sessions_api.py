@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import threading
 from typing import Annotated, Any, Literal
 
@@ -25,7 +24,8 @@ from ..errors import UserError
 from ..link.replay import parse_speed
 from ..loss import loss_of_chunks
 from ..profile import Profile
-from ..store import RECORDING, SessionInfo, SessionStore
+from ..store import RECORDING, SessionInfo, Store
+from ..store.api import describe
 from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.tags import MAX_TAGS
 from ..symbols import SymbolTable
@@ -56,7 +56,7 @@ class ReplayBody(BaseModel):
     open: bool = False
 
 
-def _store(request: Request) -> SessionStore:
+def _store(request: Request) -> Store:
     store = getattr(request.app.state, "store", None)
     if store is None:
         raise UserError("the session store is not available")
@@ -116,7 +116,7 @@ _decodes = SingleFlight()  # concurrent first requests for a session wait for on
 
 
 def _session_profile(
-    store: SessionStore, sid: int, fallback: SymbolTable | None, tick_hz: int | None = None
+    store: Store, sid: int, fallback: SymbolTable | None, tick_hz: int | None = None
 ) -> Profile:
     """The session's profile, named with its own ELF, else the dashboard's current one
     (QS sessions: with the target's dictionaries)."""
@@ -128,7 +128,7 @@ def _session_profile(
 
 
 def _decoded(
-    store: SessionStore, info: SessionInfo, key: tuple[Any, ...], fallback: Any, tick_hz: Any
+    store: Store, info: SessionInfo, key: tuple[Any, ...], fallback: Any, tick_hz: Any
 ) -> Profile:
     sid = info.id
     if info.status != RECORDING:
@@ -165,7 +165,7 @@ def _only_profiles(info: SessionInfo) -> None:
         )
 
 
-def _side_name(store: SessionStore, which: str) -> str:
+def _side_name(store: Store, which: str) -> str:
     if which == "live":
         return "live capture"
     info = store.get(int(which))
@@ -208,7 +208,7 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     return diff, _side_name(store, base), _side_name(store, new)
 
 
-def _session_loss(store: SessionStore, sid: int) -> dict[str, Any] | None:
+def _session_loss(store: Store, sid: int) -> dict[str, Any] | None:
     """The session's stored loss; a session stored before loss was kept has its STATUS
     packets read again, so the page judges it as ``mcuprof compare`` does."""
     info = store.get(sid)
@@ -286,7 +286,7 @@ async def list_sessions(request: Request) -> dict[str, Any]:
         "sessions": [_row(s) for s in sessions],
         "recording": recording,
         "replay": _replay_state(request),
-        "data_dir": str(store.data_dir),
+        "data_dir": describe(store),
     }
 
 
@@ -484,12 +484,12 @@ def _exported_profile(request: Request, sid: int) -> Profile:
 RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
 
 
-def stream_raw(store: SessionStore, sid: int, filename: str) -> Response:
+def stream_raw(store: Store, sid: int, filename: str) -> Response:
     """A session's stream as a download, read a piece at a time (a session of GBs was
     held whole). The bytes the file held when opened: for a session still recording,
     what was written so far, with the length known up front."""
+    size = store.raw_size(sid)  # before opening: a recording file only grows
     f = store.open_raw(sid)
-    size = 0 if f is None else os.fstat(f.fileno()).st_size
 
     def pieces() -> Any:
         if f is None:
@@ -546,6 +546,8 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
+    if not hasattr(store, "raw_path"):
+        raise UserError("replay reads a session file: not available on a PostgreSQL store yet")
     path = store.raw_path(sid)
     if not path.is_file() or path.stat().st_size == 0:
         raise UserError(f"session {sid} holds no data to replay")

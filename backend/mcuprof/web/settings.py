@@ -43,6 +43,7 @@ class Settings:
     allow_remote: bool = False
     token: str | None = None  # required on every route when set
     data_dir: Path = field(default_factory=default_data_dir)
+    store_url: str | None = None  # postgresql://...: the team store (store/pg.py)
     max_elf_bytes: int = MAX_ELF_BYTES
     elf_parse_timeout_s: float = 10.0
     request_timeout_s: float = 10.0  # a client silent this long mid-request is dropped
