@@ -51,9 +51,10 @@ const STYLE = `
   .sess-body { flex-direction: column; }
   .sess-list { flex: 1 1 55%; }
   .sess-detail { width: auto; flex: 0 1 45%; border-left: 0; border-top: 1px solid var(--line); }
-  .sess .grid td.name { max-width: 150px; }
+  .sess .grid td.name { max-width: 120px; }
   .sess .grid td.where { max-width: 90px; }
   .sess .grid th, .sess .grid td { padding: 3px 5px; }
+  .sess .grid .yr { display: none; }
 }
 `;
 
@@ -212,7 +213,9 @@ export async function mount(container, ctx) {
     el("td", {}, s.id),
     el("td", { class: "name", title: s.name }, s.name),
     el("td", {}, el("span", { class: `st ${s.status}` }, s.status)),
-    el("td", {}, fmtWhen(s.created_at)),
+    // The year goes in narrow windows (its title keeps it), so every column fits.
+    el("td", { title: fmtWhen(s.created_at) }, el("span", { class: "yr" }, fmtWhen(s.created_at).slice(0, 5)),
+      fmtWhen(s.created_at).slice(5)),
     el("td", {}, s.length_s === null ? "—" : fmtTime(s.length_s * 1e6)),
     el("td", {}, s.records === null || s.records === undefined ? "—" : fmtInt(s.records)),
     s.status === "recording" ? el("td", { class: "lost" }, "—") : lostCell(s.loss),
@@ -234,11 +237,11 @@ export async function mount(container, ctx) {
   // The device's loss as at Stop (loss.py's lost_text): sessions stored before it was kept
   // read "not recorded", never 0.
   function lostCell(loss) {
-    // Narrow: the count only, the share and what it means in the cell's title.
     if (!loss) return el("td", { class: "lost muted", title: "stored before loss was kept" }, "not recorded");
     if (loss.lost === null || loss.lost === undefined) return el("td", { class: "lost muted", title: "no status from the device" }, "?");
-    const pct = loss.captured ? `${fmtPct((100 * loss.lost) / loss.captured)} of ${fmtInt(loss.captured)} captured` : "";
-    return el("td", { class: `lost ${loss.lost ? "warn" : ""}`, title: pct }, fmtInt(loss.lost));
+    const pct = loss.captured && loss.lost ? ` (${fmtPct((100 * loss.lost) / loss.captured)})` : "";
+    return el("td", { class: `lost ${loss.lost ? "warn" : ""}`,
+      title: loss.captured ? `of ${fmtInt(loss.captured)} captured` : null }, `${fmtInt(loss.lost)}${pct}`);
   }
 
   // Every format of the Export menu, for this session without opening it. An S12Z trace

@@ -258,7 +258,7 @@ def test_garbage_import_is_refused_and_replay_ends_cleanly(server, page) -> None
     assert len(_get(f"{server.url}api/sessions")["sessions"]) == count  # nothing stored
     SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(SHOTS / "24-garbage-import.png"))
-    pg.locator(".banner-close").click()
+    pg.locator("#banner .banner-close").click()
 
     # Replay: progress shown, Start disabled, then it ends by itself and the device is back.
     pg.locator("[data-speed='1x']").first.click()

@@ -272,6 +272,10 @@ def test_a_real_target_takes_over_from_an_idle_connection() -> None:
         with socket.create_connection(address, timeout=5) as squatter:
             squatter.sendall(b"\x7e")  # one byte: it talked once
             wait_until(lambda: listener.raw >= 1, "the squatter's byte")
+            # What the link queued for the squatter (its INFO request) is written before
+            # the fake clock jumps: bytes left waiting across the jump read as a target
+            # that stopped reading (a CI try under load refused the next command so).
+            wait_until(lambda: link._tx.waiting == 0, "the squatter's INFO request written")
             clock.now += LISTEN_IDLE_S + 1
             target = threading.Thread(target=_target, args=(address, stop), daemon=True)
             target.start()
