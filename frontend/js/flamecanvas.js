@@ -30,6 +30,7 @@ export class FlameCanvas {
     this.match = null; // RegExp or null: frames that do not match are dimmed
     this.selectedFid = null; // frames of this function get an outline
     this.currentI = -1; // the search match stepped to (next / previous): a thicker outline
+    this.marked = null; // Set of function names with a broken budget: a dashed outline and ⚠
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
@@ -171,6 +172,7 @@ export class FlameCanvas {
     PALE_TEXT = themeColor("--frame-pale-text", "#d6dbe2");
     const hoverLine = themeColor("--frame-hover", "#4c9aff");
     const selectedLine = themeColor("--frame-selected", "#ffffff");
+    const budgetLine = themeColor("--red", "#f0605a");
     const inks = labelInks();
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
@@ -224,17 +226,25 @@ export class FlameCanvas {
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
       }
+      const budget = this.marked !== null && i > 0 && this.marked.has(t.names[i]);
+      if (budget && i !== this.currentI) {
+        g.strokeStyle = budgetLine;
+        g.lineWidth = 2;
+        g.setLineDash([4, 2]);
+        g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
+        g.setLineDash([]);
+      }
       let text = "";
       let ink = null;
       if (w >= minText) {
-        text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
+        text = fitLabel(budget ? `⚠ ${t.labels[i]}` : t.labels[i], w - 8, (s) => g.measureText(s).width);
         if (text) {
           ink = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : readableOn(fill, inks);
           g.fillStyle = ink;
           g.fillText(text, x + 4, y + h / 2 + 0.5);
         }
       }
-      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill, ink });
+      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill, ink, budget });
     }
     this.lastDrawMs = performance.now() - started;
   }
