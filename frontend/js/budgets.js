@@ -63,7 +63,8 @@ export function initBudgets(ctx) {
     logged.clear();
     loads++;
     apply(d);
-    ctx.notify(`${d.file}: ${d.verdicts.length} budget checks loaded`, "info");
+    const n = d.verdicts.length;
+    ctx.notify(`${d.file}: ${n} budget ${n === 1 ? "check" : "checks"} loaded`, "info");
   });
 
   const follow = throttle(load, 1000);

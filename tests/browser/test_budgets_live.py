@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.helpers import running_serve
 
-from .conftest import FLAME_READY, ROOT, capture
+from .conftest import FLAME_READY, ROOT, capture, shot
 
 pytestmark = pytest.mark.browser
 
@@ -80,9 +80,11 @@ def test_a_budgets_file_loaded_in_the_page_breaks_live(tmp_path, page) -> None:
             " && r.every(f => !f.budget || f.name === 'fir_filter'); }",
             timeout=10_000,
         )
+        shot(pg, "32-budgets-flame-mark")
         pg.get_by_role("tab", name="Log").click()
         line = pg.locator("#log-table tbody tr", has_text="budget 1 (fir_filter) broken")
         expect(line).to_have_count(1)
+        shot(pg, "33-budgets-log-link")
         link = line.get_by_role("button", name="show on the timeline")
         expect(link).to_be_visible()
         span = served_span(served.url)
