@@ -24,12 +24,10 @@ export function initBudgets(ctx) {
   const upload = document.getElementById("budgets-upload");
   const logged = new Set();
   let loads = 0; // files loaded in the page: a new file's breaks are logged afresh
-  let enabled = null; // unknown until the first answer; false: no budgets file
 
   function apply(d) {
-    enabled = Boolean(d.file);
-    dt.hidden = dd.hidden = !enabled;
-    if (!enabled) return;
+    dt.hidden = dd.hidden = !d.file;
+    if (!d.file) return;
     const checks = d.verdicts.filter((v) => v.state !== "no calls yet").length;
     dd.textContent = `${d.broken} of ${checks} broken`;
     dd.title = `${d.file}: ${d.verdicts.length} checks, ${d.broken} broken`;
@@ -68,7 +66,8 @@ export function initBudgets(ctx) {
   });
 
   const follow = throttle(load, 1000);
-  ctx.on("version", () => { if (enabled !== false) follow(); });
+  // Followed with or without a file: another tab may load one (it is the server's).
+  ctx.on("version", follow);
   ctx.on("capture-start", () => logged.clear());
   load();
   return { load };
