@@ -30,7 +30,9 @@ export class FlameCanvas {
     this.match = null; // RegExp or null: frames that do not match are dimmed
     this.selectedFid = null; // frames of this function get an outline
     this.currentI = -1; // the search match stepped to (next / previous): a thicker outline
-    this.marked = null; // Set of function names with a broken budget: a dashed outline and ⚠
+    // Names of functions, and paths ("a;b;c" from the root: a QS step), with a broken
+    // budget (budgets.js): their frames get a dashed outline and a ⚠.
+    this.marked = null;
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
@@ -226,7 +228,7 @@ export class FlameCanvas {
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
       }
-      const budget = this.marked !== null && i > 0 && this.marked.has(t.names[i]);
+      const budget = this.marked !== null && i > 0 && (this.marked.has(t.names[i]) || this.marked.has(pathOf(t, i)));
       if (budget && i !== this.currentI) {
         g.strokeStyle = budgetLine;
         g.lineWidth = 2;
@@ -328,6 +330,17 @@ export class FlameCanvas {
     for (let p = this.focus; p >= 0; p = t.parent[p]) out.unshift(p);
     return out;
   }
+}
+
+// A frame's path from the root (the root left out), as a budget names a QS step; kept
+// with the data once asked.
+function pathOf(t, i) {
+  if (!t.paths) t.paths = new Array(t.n);
+  if (t.paths[i] === undefined) {
+    const p = t.parent[i];
+    t.paths[i] = p > 0 ? `${pathOf(t, p)};${t.names[i]}` : t.names[i];
+  }
+  return t.paths[i];
 }
 
 // The search box's text as a pattern: a case-insensitive regex, else the text itself when

@@ -104,9 +104,25 @@ def test_a_budgets_file_loaded_in_the_page_breaks_live(tmp_path, page) -> None:
             arg=span,
             timeout=10_000,
         )
+        # A QS step's budget names a path (object;state;signal): only that path's frame
+        marked = pg.evaluate(MARK_A_PATH)
+        assert marked == [["AO_Table;serving;EAT_SIG", True], ["AO_Philo;serving;EAT_SIG", False]]
     # the one refusal, the bad file's 400
     assert len(console.errors) == 1 and "status of 400" in console.errors[0], console.errors
     assert "name=bad.toml" in console.errors[0]
+
+
+MARK_A_PATH = """async () => {
+    const { FlameCanvas } = await import('/static/js/flamecanvas.js');
+    const fc = new FlameCanvas(document.createElement('canvas'));
+    const names = ['all', 'AO_Table', 'serving', 'EAT_SIG', 'AO_Philo', 'serving', 'EAT_SIG'];
+    fc.setData({ ids: [0, 1, 2, 3, 4, 5, 6], parents: [null, 0, 1, 2, 0, 4, 5],
+        values: [20, 10, 10, 10, 10, 10, 10], labels: names, names, fids: [-1, 1, 2, 3, 4, 2, 3] });
+    fc.marked = new Set(['AO_Table;serving;EAT_SIG']);
+    fc.draw(800, 200, 1);
+    return fc.rects.filter(r => r.name === 'EAT_SIG')
+        .map(r => [(r.x < 400 ? 'AO_Table' : 'AO_Philo') + ';serving;EAT_SIG', r.budget]);
+}"""
 
 
 def served_span(url: str) -> list[float]:
