@@ -255,8 +255,10 @@ export async function mount(container, ctx) {
     else if (!pick && !chosen) showEmpty();
   }
 
+  // The SVG is coloured by the gate's verdicts: the same options as the tab's comparison.
   function exportHref(format) {
-    const q = new URLSearchParams({ base: baseSel.value, new: newSel.value, format });
+    const q = new URLSearchParams({ base: baseSel.value, new: newSel.value, format,
+      threshold: `${thresholdIn.value || 10}%`, confidence: `${confidenceIn.value || 0}%`, basis: basisSel.value });
     return `/api/sessions/diff/export?${q}`;
   }
 

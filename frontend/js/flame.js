@@ -347,6 +347,16 @@ export function initFlame(ctx, live) {
   });
   ctx.on("capture-start", () => main.reset());
   ctx.on("theme", () => redraw());
+  // Broken budgets (budgets.js): their functions' frames are outlined and carry a ⚠.
+  let markedKey = "";
+  ctx.on("budgets", (verdicts) => {
+    const names = [...new Set(verdicts.filter((v) => v.state === "broken" && v.function).map((v) => v.function))].sort();
+    if (names.join("\n") === markedKey) return; // asked every second: redraw on a change only
+    markedKey = names.join("\n");
+    const marked = names.length ? new Set(names) : null;
+    for (const fc of [main, callers, callees]) fc.marked = marked;
+    redraw();
+  });
   ctx.on("select-function", (sel) => {
     const fid = sel ? sel.fid : null;
     for (const fc of [main, callers, callees]) fc.selectedFid = fid;

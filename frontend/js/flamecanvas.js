@@ -30,6 +30,9 @@ export class FlameCanvas {
     this.match = null; // RegExp or null: frames that do not match are dimmed
     this.selectedFid = null; // frames of this function get an outline
     this.currentI = -1; // the search match stepped to (next / previous): a thicker outline
+    // Names of functions, and paths ("a;b;c" from the root: a QS step), with a broken
+    // budget (budgets.js): their frames get a dashed outline and a ⚠.
+    this.marked = null;
     this.rects = []; // what the last draw put on screen, for hit tests (and the tests)
     this.rowPx = this.minRow;
     this.onZoom = options.onZoom || null;
@@ -171,6 +174,7 @@ export class FlameCanvas {
     PALE_TEXT = themeColor("--frame-pale-text", "#d6dbe2");
     const hoverLine = themeColor("--frame-hover", "#4c9aff");
     const selectedLine = themeColor("--frame-selected", "#ffffff");
+    const budgetLine = themeColor("--red", "#f0605a");
     const inks = labelInks();
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
@@ -224,17 +228,25 @@ export class FlameCanvas {
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
       }
+      const budget = this.marked !== null && i > 0 && (this.marked.has(t.names[i]) || this.marked.has(pathOf(t, i)));
+      if (budget && i !== this.currentI) {
+        g.strokeStyle = budgetLine;
+        g.lineWidth = 2;
+        g.setLineDash([4, 2]);
+        g.strokeRect(x + 1, y + 1, Math.max(1, w - GAP - 2), h - 2);
+        g.setLineDash([]);
+      }
       let text = "";
       let ink = null;
       if (w >= minText) {
-        text = fitLabel(t.labels[i], w - 8, (s) => g.measureText(s).width);
+        text = fitLabel(budget ? `⚠ ${t.labels[i]}` : t.labels[i], w - 8, (s) => g.measureText(s).width);
         if (text) {
           ink = fill === ROOT_COLOR || fill === OTHER_COLOR || fill === DIM_COLOR ? PALE_TEXT : readableOn(fill, inks);
           g.fillStyle = ink;
           g.fillText(text, x + 4, y + h / 2 + 0.5);
         }
       }
-      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill, ink });
+      this.rects.push({ i, x, y, w, h, text, name: t.names[i], fid: t.fids[i], color: fill, ink, budget });
     }
     this.lastDrawMs = performance.now() - started;
   }
@@ -318,6 +330,17 @@ export class FlameCanvas {
     for (let p = this.focus; p >= 0; p = t.parent[p]) out.unshift(p);
     return out;
   }
+}
+
+// A frame's path from the root (the root left out), as a budget names a QS step; kept
+// with the data once asked.
+function pathOf(t, i) {
+  if (!t.paths) t.paths = new Array(t.n);
+  if (t.paths[i] === undefined) {
+    const p = t.parent[i];
+    t.paths[i] = p > 0 ? `${pathOf(t, p)};${t.names[i]}` : t.names[i];
+  }
+  return t.paths[i];
 }
 
 // The search box's text as a pattern: a case-insensitive regex, else the text itself when

@@ -1,4 +1,6 @@
 // Log: connect/disconnect, NACKs, CRC errors, warnings, from the server's session log.
+// An entry with a ``span`` ([start, end] µs on the timeline's clock: a budget's first
+// call over, budgets.js) carries a link that shows that call on the timeline.
 
 import { esc } from "./format.js";
 
@@ -14,7 +16,8 @@ export function initLog(ctx) {
   function row(e) {
     const t = new Date(e.t * 1000);
     const time = t.toLocaleTimeString("en-GB", { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
-    return `<tr><td>${time}</td><td class="text"><span class="lvl ${esc(e.level)}">${esc(e.level)}</span></td><td class="msg">${esc(e.message)}</td></tr>`;
+    const link = e.span ? ` <button type="button" class="log-link" data-seq="${esc(e.seq)}">${esc(e.link || "show on the timeline")}</button>` : "";
+    return `<tr><td>${time}</td><td class="text"><span class="lvl ${esc(e.level)}">${esc(e.level)}</span></td><td class="msg">${esc(e.message)}${link}</td></tr>`;
   }
 
   function visible(e) {
@@ -53,6 +56,13 @@ export function initLog(ctx) {
       render();
     });
   }
+  body.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("button.log-link");
+    const e = btn && entries.find((x) => x.seq === btn.dataset.seq);
+    if (!e) return;
+    document.getElementById("tab-timeline").click();
+    ctx.emit("reveal", e.span);
+  });
   ctx.on("log", add);
   return {
     show() {

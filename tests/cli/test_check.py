@@ -144,6 +144,7 @@ def test_a_max_budget_names_the_call(capsys, files, elf):
     # the 101st control_step: 100 pairs of calls (each with its 10-tick gaps) before it
     trace_before = _starts(files, elf)
     assert v["first_over_us"] == pytest.approx(trace_before)
+    assert v["first_over_took_us"] == 5000  # that call's own time: its span on the timeline
 
 
 def _starts(files, elf) -> float:
@@ -190,6 +191,7 @@ def test_period_budget(capsys, files, elf, tmp_path):
     )
     v = json.loads(out)["verdicts"][0]
     assert code == 1 and v["state"] == "broken" and v["over"] > 0 and v["first_over_us"] > 0
+    assert 0 < v["first_over_took_us"] < 150  # the call that came off the period, its time
     f.write_text(
         '[[budget]]\nfunction = "control_step"\nperiod_us = 160\nperiod_jitter_us = 1000\n'
     )

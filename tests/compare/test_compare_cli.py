@@ -238,6 +238,21 @@ def test_diff_exports(capsys, captures, firmware, tmp_path):
     root = ET.fromstring(svg.read_bytes())
     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any(t and t.startswith("fir_filter\n") for t in titles)
+    # Coloured by the gate's verdict on the self time per call, as the Compare tab: the
+    # regressed FIR filter red at its +30%, the unchanged functions pale (by share, the
+    # others' shrunken shares painted them blue).
+    ns = "{http://www.w3.org/2000/svg}"
+    fills = {
+        (g.find(f"{ns}title").text or "").split("\n")[0]: g.find(f"{ns}rect").get("fill")
+        for g in root.iter(f"{ns}g")
+    }
+    assert fills.pop("fir_filter") == "rgb(255,0,0)" and fills.pop("all") == "rgb(220,220,220)"
+    assert set(fills.values()) == {"rgb(235,235,235)"} and len(fills) >= 4
+    fir = next(t for t in titles if t and t.startswith("fir_filter\n"))
+    assert fir.endswith(
+        "regressed: +30.0% (self time per call); grew past the threshold, its interval clear of 0"
+    )
+    assert "colour: the verdict on the self time per call" in svg.read_text()
 
 
 def test_real_process_exit_status(captures, firmware):

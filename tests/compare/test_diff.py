@@ -191,6 +191,46 @@ def test_svg_is_standalone_and_has_tooltips(diff):
     assert "<script" not in svg
 
 
+def test_svg_coloured_by_the_gates_verdicts(diff):
+    """With the gate's report, the Compare tab's colours (diff.js verdictColour): red by
+    the change of a regression (full at twice the threshold or the largest regression),
+    blue for a shrink past the threshold, amber inconclusive, pale otherwise."""
+
+    def v(name, verdict, reason, change):
+        return {"key": name, "name": name, "verdict": verdict, "reason": reason,
+                "change_pct": change}  # fmt: skip
+
+    report = {
+        "metric": "self",
+        "basis": "p99",
+        "threshold_pct": 10.0,
+        "verdicts": [
+            v("filter", "regressed", "grew past the threshold", 10.0),
+            v("pid", "unchanged", "shrank past the threshold", -20.0),
+            v("log", "inconclusive", "coverage 43% in NEW", None),
+            v("loop", "unchanged", "within the threshold", 3.0),
+        ],
+    }
+    svg = render_svg(diff.base_folded, diff.new_folded, title="t", report=report)
+    root = ET.fromstring(svg.encode())
+    ns = "{http://www.w3.org/2000/svg}"
+    groups = {(g.find(f"{ns}title").text or "").split("\n")[0]: g for g in root.iter(f"{ns}g")}
+    fills = {name: g.find(f"{ns}rect").get("fill") for name, g in groups.items()}
+    # scale = max(2 x 10%, 10%) = 20%: +10% is half strength, -20% full blue
+    assert fills == {
+        "all": "rgb(220,220,220)",
+        "loop": "rgb(235,235,235)",
+        "filter": "rgb(255,112,112)",
+        "pid": "rgb(0,0,255)",
+        "log": "rgb(240,200,90)",
+    }
+    tip = groups["pid"].find(f"{ns}title").text
+    assert tip.endswith(
+        "unchanged: -20.0% (p99 of the self time per call); shrank past the threshold"
+    )
+    assert "verdict on the p99 of the self time per call" in svg
+
+
 def test_svg_of_empty_new_capture():
     svg = render_svg({"a": 1}, {})
     ET.fromstring(svg.encode())

@@ -60,6 +60,13 @@ def test_diff_exports(env):
     assert r.headers["content-type"].startswith("image/svg+xml")
     ET.fromstring(r.content)
     assert f"session {a.id} (before)" in r.text
+    # coloured by the gate's verdicts with the tab's options: at p50, fir_filter's +30%
+    # per call is red, the unchanged rest pale
+    params = {"base": a.id, "new": b.id, "basis": "p50", "threshold": "10%"}
+    r = client.get("/api/sessions/diff/export", params=params)
+    assert "colour: the verdict on the p50 of the self time per call" in r.text
+    assert "regressed: +30.0% (p50 of the self time per call)" in r.text
+    assert 'fill="rgb(255,0,0)"' in r.text and "rgb(235,235,235)" in r.text
 
 
 def test_diff_errors(env):

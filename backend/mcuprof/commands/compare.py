@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     for key in ("inconclusive", "verdicts", "loss"):  # added keys last: the rest as before
         report[key] = report.pop(key)
     report["aa"] = same_build(base_meta, new_meta)
-    _write_exports(args, diff)
+    _write_exports(args, diff, report)
     progress.finish()
     if timebase["mismatch"]:
         warn(timebase["message"])
@@ -262,17 +262,21 @@ def same_build(base: Metadata | None, new: Metadata | None) -> bool:
     return base is not None and new is not None and base.elf_build_id == new.elf_build_id
 
 
-def _write_exports(args: argparse.Namespace, diff: ProfileDiff) -> None:
+def _write_exports(args: argparse.Namespace, diff: ProfileDiff, report: dict[str, Any]) -> None:
     if not (args.diff_folded or args.diff_svg):
         return  # (the renderers' imports cost a few ms of every run)
-    from ..diff.export import render_folded2, render_svg
+    from ..diff.export import basis_text, render_folded2, render_svg
 
     outputs = []
     if args.diff_folded:
         outputs.append((args.diff_folded, render_folded2(diff.base_folded, diff.new_folded)))
     if args.diff_svg:
-        subtitle = f"{args.base} -> {args.new}: widths from NEW, red grew, blue shrank"
-        svg = render_svg(diff.base_folded, diff.new_folded, subtitle=subtitle)
+        # coloured by the gate's verdicts, as the page's Compare tab
+        subtitle = (
+            f"{args.base} -> {args.new}: widths from NEW; colour: the verdict on the "
+            f"{basis_text(report)} - red regressed, blue shrank, amber inconclusive"
+        )
+        svg = render_svg(diff.base_folded, diff.new_folded, subtitle=subtitle, report=report)
         outputs.append((args.diff_svg, svg))
     for path, text in outputs:
         try:

@@ -1,9 +1,12 @@
 """Differential exports: two-column folded stacks (difffolded.pl's format) and a
-standalone differential flame-graph SVG."""
+standalone differential flame-graph SVG, coloured as the page's Compare tab colours
+(frontend/js/diff.js verdictColour): by the gate's verdict and its change in the metric
+the gate used."""
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from .flame import DiffNode, build_tree, colour, max_abs_delta
 
@@ -41,9 +44,58 @@ def _pct(value: float, total: float) -> str:
     return f"{100.0 * value / total:.2f}%" if total > 0 else "-"
 
 
-def _tooltip(node: DiffNode, base_total: float, new_total: float) -> str:
+INCONCLUSIVE_COLOUR = "rgb(240,200,90)"  # diff.js INCONCLUSIVE_COLOUR
+
+
+def gate_scale(report: dict[str, Any]) -> float:
+    """The colour scale in % of the gate's change (diff.js gateScale): full at twice the
+    threshold, or at the largest regression, so a change just past the threshold is red."""
+    changes = [
+        abs(r["change_pct"] or 0.0) for r in report["verdicts"] if r["verdict"] == "regressed"
+    ]
+    return max([2 * (report["threshold_pct"] or 10.0), *changes])
+
+
+def verdict_colour(v: dict[str, Any] | None, scale: float) -> str:
+    """A frame's fill from its function's verdict (diff.js verdictColour): regressed red
+    by its change, shrunk past the threshold blue, inconclusive amber, the rest pale."""
+    if v is None:
+        return colour(0.0, scale)
+    if v["verdict"] == "inconclusive":
+        return INCONCLUSIVE_COLOUR
+    change = v["change_pct"] or 0.0
+    if v["verdict"] == "regressed":
+        return colour(max(change, 1e-9), scale)
+    if (v["reason"] or "").startswith("shrank"):
+        return colour(min(change, -1e-9), scale)
+    return colour(0.0, scale)
+
+
+def gate_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each verdict by the gate's key and by the name the frames carry (a static's key
+    adds its file); two statics of one name: a regression shows (as diff.js does)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in report["verdicts"]:
+        out[r["key"]] = r
+    for r in report["verdicts"]:
+        if r["name"] not in out or r["verdict"] == "regressed":
+            out[r["name"]] = r
+    return out
+
+
+def basis_text(report: dict[str, Any]) -> str:
+    what = f"{report['metric']} time per call"
+    basis = report.get("basis") or "mean"
+    if basis == "share":
+        return f"{report['metric']} time share"
+    return f"{basis} of the {what}" if basis.startswith("p") else what
+
+
+def _tooltip(
+    node: DiffNode, base_total: float, new_total: float, gate: dict[str, Any] | None = None
+) -> str:
     d_pp = node.delta * 100.0
-    return (
+    text = (
         f"{node.name}\n"
         f"new:  total {node.new:,.0f} µs ({_pct(node.new, new_total)}), "
         f"self {node.new_self:,.0f} µs ({_pct(node.new_self, new_total)})\n"
@@ -51,6 +103,11 @@ def _tooltip(node: DiffNode, base_total: float, new_total: float) -> str:
         f"self {node.base_self:,.0f} µs ({_pct(node.base_self, base_total)})\n"
         f"self share change: {d_pp:+.2f} points"
     )
+    v = None if gate is None else gate["of"].get(node.name)
+    if v is not None:
+        change = "—" if v["change_pct"] is None else f"{v['change_pct']:+.1f}%"
+        text += f"\n{v['verdict']}: {change} ({gate['basis']}); {v['reason']}"
+    return text
 
 
 def render_svg(
@@ -58,11 +115,25 @@ def render_svg(
     new: Folded,
     title: str = "Differential flame graph",
     subtitle: str = "",
+    report: dict[str, Any] | None = None,
 ) -> str:
-    """A self-contained SVG: widths from ``new``, red = self share grew, blue = shrank.
+    """A self-contained SVG: widths from ``new``. With the gate's ``report``
+    (diff/gated.py) each frame is coloured by its function's verdict and change in the
+    gate's metric (verdict_colour); without one, red = self share grew, blue = shrank.
     Hovering a frame shows both captures' values and the change (SVG ``<title>``), so it
     needs no script and no network."""
     root = build_tree(base, new)
+    gate = None
+    if report is not None:
+        gate = {"of": gate_of(report), "scale": gate_scale(report), "basis": basis_text(report)}
+
+    def fill_of(node: DiffNode) -> str:
+        if node is root:
+            return "rgb(220,220,220)"
+        if gate is not None:
+            return verdict_colour(gate["of"].get(node.name), gate["scale"])
+        return colour(node.delta, scale)
+
     scale = max_abs_delta(root)
     depth = _max_depth(root)
     height = _TOP + (depth + 1) * _FRAME_H + 2 * _PAD
@@ -78,7 +149,7 @@ def render_svg(
         f'<text x="{_WIDTH / 2}" y="20" text-anchor="middle" font-size="16">'
         f"{escape(title)}</text>\n",
         f'<text x="{_WIDTH / 2}" y="36" text-anchor="middle" fill="#555">'
-        f"{escape(subtitle or _legend(root))}</text>\n",
+        f"{escape(subtitle or _legend(root, gate))}</text>\n",
     ]
     if root.new <= 0:
         out.append(
@@ -95,8 +166,8 @@ def render_svg(
             if w < _MIN_W:
                 continue
             y = bottom - node.depth * _FRAME_H
-            tip = escape(_tooltip(node, root.base, root.new))
-            fill = colour(node.delta, scale) if node is not root else "rgb(220,220,220)"
+            tip = escape(_tooltip(node, root.base, root.new, gate))
+            fill = fill_of(node)
             out.append(
                 f'<g class="f"><title>{tip}</title>'
                 f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{_FRAME_H - 1}" '
@@ -117,7 +188,12 @@ def render_svg(
     return "".join(out)
 
 
-def _legend(root: DiffNode) -> str:
+def _legend(root: DiffNode, gate: dict[str, Any] | None = None) -> str:
+    if gate is not None:
+        return (
+            f"widths: new capture ({root.new:,.0f} µs profiled); colour: the gate's verdict "
+            f"on the {gate['basis']} - red regressed, blue shrank, amber inconclusive"
+        )
     return (
         f"widths: new capture ({root.new:,.0f} µs profiled); colour: self-time share vs "
         f"base ({root.base:,.0f} µs) - red grew, blue shrank"

@@ -185,6 +185,7 @@ class Verdict:
     more_calls: int | None = None
     over: int = 0  # calls over a max or off a period
     first_over_us: float | None = None  # time of the first such call, from the start
+    first_over_took_us: float | None = None  # that call's time (inclusive): its span
     jitter_us: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -269,7 +270,10 @@ def _verdict(
             v.over = n - sample.below(value / us)
             if sample.exact:
                 d, e = _calls_of(profile, window, gs.by, g)
-                v.first_over_us = float(e[d > value / us].min()) * us - profile.t0_us
+                over = np.flatnonzero(d > value / us)
+                first = over[np.argmin(e[over])]
+                v.first_over_us = float(e[first]) * us - profile.t0_us
+                v.first_over_took_us = float(d[first]) * us
         return v
     milli = dist.PERCENTILES[limit.removesuffix("_us")]
     v.figure_us = sample.at(int(dist.rank(n, milli))) * us
@@ -289,8 +293,9 @@ def _calls_of(profile: Profile, window: Window, by: str, g: int) -> tuple[Any, A
 
 def _period(profile: Profile, window: Window, b: Budget, gs: Groups, g: int, v: Verdict) -> Verdict:
     us = 1e6 / profile.timer_freq
-    _, e = _calls_of(profile, window, gs.by, g)
-    e = np.sort(e)
+    d, e = _calls_of(profile, window, gs.by, g)
+    order = np.argsort(e, kind="stable")
+    d, e = d[order], e[order]
     if len(e) < 2:
         v.state = "cannot tell"
         v.notes.append("fewer than 2 calls: no interval")
@@ -303,5 +308,7 @@ def _period(profile: Profile, window: Window, b: Budget, gs: Groups, g: int, v: 
     v.over = int(off.sum())
     if v.over:
         v.state = "broken"
-        v.first_over_us = float(e[1:][off][0]) * us - profile.t0_us
+        first = int(np.flatnonzero(off)[0]) + 1  # the call that came off the period
+        v.first_over_us = float(e[first]) * us - profile.t0_us
+        v.first_over_took_us = float(d[first]) * us
     return v

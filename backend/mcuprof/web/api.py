@@ -14,7 +14,7 @@ from ..link import list_ports
 from . import timing, views
 from .deps import CatalogDep, LiveDep, SettingsDep, WindowDep
 from .live import LiveSession
-from .uploads import receive_file
+from .uploads import receive_bytes, receive_file
 
 router = APIRouter(prefix="/api")
 
@@ -200,6 +200,25 @@ async def budgets(live: LiveDep, settings: SettingsDep, window: WindowDep) -> di
     return await asyncio.to_thread(
         _query, live, timing.budget_verdicts, settings.budgets, settings.budgets_file, window
     )
+
+
+@router.post("/budgets")
+async def load_budgets(
+    request: Request,
+    live: LiveDep,
+    settings: SettingsDep,
+    window: WindowDep,
+    name: Annotated[str, Query(max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$")] = "budgets.toml",
+) -> dict[str, Any]:
+    """The page's budgets file (its TOML is the body): parsed as serve --budgets parses
+    it, it replaces the server's budgets; answers their verdicts, as GET does."""
+    from ..profile.budget import MAX_BUDGET_BYTES, parse
+
+    text = await receive_bytes(request, MAX_BUDGET_BYTES, name)
+    loaded = tuple(parse(text, name))  # a one-line UserError (400): nothing replaced
+    settings.budgets, settings.budgets_file = loaded, name
+    live.on_log("info", f"budgets: {len(loaded)} loaded from {name} in the page")
+    return await budgets(live, settings, window)
 
 
 @router.get("/tree")

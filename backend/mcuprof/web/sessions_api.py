@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from .. import kinds
 from ..diff import diff_profiles
-from ..diff.export import render_folded2, render_svg
+from ..diff.export import basis_text, render_folded2, render_svg
 from ..diff.gate import GateSide, per_call
 from ..diff.gated import gated_report
 from ..diff.reduce import Reduced, reduce_profile
@@ -332,11 +332,7 @@ async def diff(
 
     def work() -> dict[str, Any]:
         d, base_name, new_name = _compute_diff(request, b, n)
-        bs, ns, reduced = _gate_sides(request, (b, n), basis)
-        verdict = gated_report(
-            d, bs, ns, reduced=reduced,
-            metric=metric, basis=basis, globs=None, min_delta_us=0.0, **gate,
-        )  # fmt: skip
+        verdict = _gate_report(request, d, (b, n), metric, basis, gate)
         for key in ("base_summary", "new_summary"):  # already in base / new below
             verdict.pop(key, None)
         return {
@@ -350,21 +346,49 @@ async def diff(
     return await in_decode_pool(work)
 
 
+def _gate_report(
+    request: Request,
+    d: Any,
+    sides: tuple[str, str],
+    metric: str,
+    basis: str,
+    gate: dict[str, float],
+) -> dict[str, Any]:
+    """`mcuprof compare`'s report on the pair (the same code): each function's verdict."""
+    bs, ns, reduced = _gate_sides(request, sides, basis)
+    return gated_report(
+        d, bs, ns, reduced=reduced,
+        metric=metric, basis=basis, globs=None, min_delta_us=0.0, **gate,
+    )  # fmt: skip
+
+
 @router.get("/diff/export")
 async def diff_export(
     request: Request,
     base: Annotated[str, Query(max_length=20)],
     new: Annotated[str, Query(max_length=20)],
     format: Annotated[str, Query(pattern="^(folded|svg)$")] = "svg",
+    threshold: Annotated[str, Query(max_length=20)] = "10%",
+    confidence: Annotated[str, Query(max_length=20)] = "95%",
+    metric: Literal["self", "total"] = "self",
+    basis: Literal["mean", "p50", "p90", "p99"] = "mean",
 ) -> Response:
+    """Two-column folded stacks, or the differential SVG coloured by the gate's verdicts
+    on the pair (the same options as /diff, so the download is what the tab shows)."""
     b, n = _parse_side(base, False), _parse_side(new, True)
+    gate = {"threshold": parse_threshold(threshold), "confidence": parse_confidence(confidence)}
 
     def work() -> tuple[str, str]:
         d, base_name, new_name = _compute_diff(request, b, n)
         if format == "folded":
             return render_folded2(d.base_folded, d.new_folded), "text/plain; charset=utf-8"
-        subtitle = f"{base_name} -> {new_name}: widths from the newer, red grew, blue shrank"
-        return render_svg(d.base_folded, d.new_folded, subtitle=subtitle), "image/svg+xml"
+        report = _gate_report(request, d, (b, n), metric, basis, gate)
+        subtitle = (
+            f"{base_name} -> {new_name}: widths from the newer; colour: the verdict on the "
+            f"{basis_text(report)} - red regressed, blue shrank, amber inconclusive"
+        )
+        svg = render_svg(d.base_folded, d.new_folded, subtitle=subtitle, report=report)
+        return svg, "image/svg+xml"
 
     body, media = await in_decode_pool(work)
     suffix = "diff.folded" if format == "folded" else "diff.svg"

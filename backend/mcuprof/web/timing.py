@@ -90,11 +90,17 @@ def budget_verdicts(
     profile: Profile, budgets: tuple[Any, ...], file: str | None, window: Window
 ) -> dict[str, Any]:
     """The live budgets' verdicts (profile/budget.py's, as ``mcuprof check`` gives them,
-    at 95%): a budget that matches no function yet reads "no calls yet"."""
+    at 95%): a budget that matches no function yet reads "no calls yet". A broken one
+    whose first call over is known has ``first_over_span_us``: that call's [start, end]
+    on the timeline's clock, for the page's link to it."""
     if not budgets:
         return {"file": None, "verdicts": [], "broken": 0}
     from ..profile.budget import check
 
     verdicts = check(profile, list(budgets), 0.95, window, live=True) if profile.n_records else []
     rows = [v.to_dict() for v in verdicts]
+    for row in rows:
+        at, took = row["first_over_us"], row["first_over_took_us"]
+        start = None if at is None else at + profile.t0_us
+        row["first_over_span_us"] = None if start is None else [start, start + (took or 0.0)]
     return {"file": file, "verdicts": rows, "broken": sum(v.state == "broken" for v in verdicts)}

@@ -127,6 +127,24 @@ async def receive_file(request: Request, dest_dir: Path, limit: int, suffix: str
             path.unlink(missing_ok=True)
 
 
+async def receive_bytes(request: Request, limit: int, what: str) -> bytes:
+    """A small body (a budgets file) read whole, capped on the bytes actually received."""
+    too_large = f"{what}: over {limit:,} bytes, at most {limit:,}"
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise UploadTooLarge(too_large)
+        except ValueError:
+            raise UserError("bad Content-Length header") from None
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > limit:
+            raise UploadTooLarge(too_large)
+    return bytes(data)
+
+
 def adopt(path: Path, final: Path) -> Path:
     """Give the held upload ``path`` the name ``final`` (a content hash): an upload
     already stored under that name is reused and the new copy removed."""
