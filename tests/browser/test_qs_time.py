@@ -91,7 +91,9 @@ def test_tick_rate_restart_and_assertion_on_the_page(chromium: Browser, tmp_path
             # The session keeps the rate it was read with, and is re-read with another.
             pg.get_by_role("button", name="Stop").click()
             pg.get_by_role("tab", name="Sessions").click()
-            pg.locator("#sessions-table tr[data-id='1']").click()
+            row = pg.locator("#sessions-table tr[data-id='1']")
+            expect(row).to_contain_text("complete")  # Stop has stored it (its rate too)
+            row.click()
             rate = pg.locator("#sess-info dd", has_text="MHz")
             expect(rate).to_have_text(re.compile(r"^(9\.9\d*|10(\.0\d*)?) MHz$"))
             pg.locator("#sess-tick").fill("1000000")

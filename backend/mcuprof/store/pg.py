@@ -411,6 +411,26 @@ class PgSessionStore:
     def set_notes(self, session_id: int, notes: str) -> SessionInfo:
         return self._update(session_id, "notes", clean_notes(notes))
 
+    def set_tick_hz(self, session_id: int, hz: int) -> SessionInfo:
+        """As SessionStore.set_tick_hz: a QS session re-read with another tick rate."""
+        from dataclasses import replace
+
+        from .model import RECORDING, SessionBusy, metadata_to_json
+
+        info = self.get(session_id)
+        if info.status == RECORDING:
+            raise SessionBusy(f"session {session_id} is still being stored; re-read it after")
+        if info.metadata is None:
+            raise UserError(f"session {session_id} has no target information to change")
+        old = info.metadata.timer_freq or hz
+        meta = metadata_to_json(replace(info.metadata, timer_freq=int(hz)))
+        with self._tx() as db:
+            db.execute(
+                "UPDATE sessions SET metadata = %s, duration_us = duration_us * %s WHERE id = %s",
+                (meta, old / hz, info.id),
+            )
+        return self.get(info.id)
+
     def delete(self, session_id: int) -> None:
         """Remove a visible session, its chunks, and its ELF when no other uses it."""
         from .model import SessionBusy

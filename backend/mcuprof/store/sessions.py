@@ -591,6 +591,8 @@ class SessionStore:
         """Re-read a QS session with another tick rate: its metadata keeps the rate its
         times are read with, and its stored span follows (same ticks, other µs)."""
         info = self.get(session_id)
+        if info.status == RECORDING:  # its Stop would write the recorded rate back
+            raise SessionBusy(f"session {session_id} is still being stored; re-read it after")
         meta = info.metadata
         if meta is None:
             raise UserError(f"session {session_id} has no target information to change")
