@@ -90,6 +90,15 @@ class LiveProfile:
                 self.profile.set_timer_freq(metadata.timer_freq or 1_000_000)
             self.version += 1
 
+    def replace(self, profile: Profile) -> None:
+        """``profile`` (a stored session's, loaded whole) in place of this one."""
+        with self.lock:
+            self.pending.clear()
+            self.held, self.n_held = [], 0
+            self.oldest_unpublished = None
+            self.profile = profile
+            self.version += 1
+
     def renamed(self, symbols: Any) -> None:
         """The names changed (an ELF was loaded): ``symbols`` become the profile's, if
         given; the views redraw either way."""
