@@ -338,13 +338,18 @@ class LiveSession(ProtocolNames):
         try:
             profile = load(loading.update)
             if qs_chunks is not None:
-                counts = feed_qs_monitors(qs_chunks(), tick_hz, loading, self.on_qs_events)
+                counts = feed_qs_monitors(
+                    qs_chunks(), tick_hz, loading, self._listener.on_qs_events
+                )
                 loading.counts = StoredCounts(counts)
         except Cancelled:
             profile = None
         except UserError as exc:
             profile = None
             self._log("error", f"open failed: {exc}")
+        except Exception as exc:  # nobody awaits the pool's future: say it here
+            self._log("error", f"open failed: internal error: {exc!r}")
+            raise
         finally:
             restore = self._opened(loading, profile)
         self._reconnect(restore, "the open")
@@ -379,9 +384,6 @@ class LiveSession(ProtocolNames):
             return False
         loading.cancelled = True
         return True
-
-    def on_qs_events(self, events: list[Any]) -> None:
-        self.links.qs._each("qs_events", (events,), self._log)
 
     def disconnect(self) -> None:
         with self._command_lock:
