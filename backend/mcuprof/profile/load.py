@@ -25,10 +25,9 @@ _ADDS = 8
 # land behind those held, and each merge of them passes over the records held: added as
 # they come into a profile on disk (``spill``, which is merged a few hundred thousand
 # records at a time), R restarts cost R passes. They are held back and joined in one
-# merge once as many as the profile holds wait (geometric steps: linear in all), at most
-# JOIN_MAX_HELD (16 bytes each, in RAM; docs/limits.md). The live profile does the same.
+# merge at the end, or whenever JOIN_MAX_HELD wait (16 bytes each, in RAM;
+# docs/limits.md). The live profile holds them back too (web/live_profile.py).
 JOIN_MAX_HELD = 1 << 22
-_MIN_JOIN = 1 << 18  # records: the first joins, while the profile is still small
 
 
 @dataclass
@@ -132,7 +131,7 @@ class _Joins:
             return
         self.held.append(records)
         self.n_held += len(records)
-        if self.n_held >= min(max(_MIN_JOIN, self.profile.n_records), JOIN_MAX_HELD):
+        if self.n_held >= JOIN_MAX_HELD:
             self.join()
 
     def join(self) -> None:

@@ -241,7 +241,7 @@ class LiveSession(ProtocolNames):
         recording it again. With ``total`` (its record count) the replay shows progress
         and ends by itself, reconnecting the link that was connected before."""
         conn = self.conn
-        if conn.port_label is None:
+        if conn.port_label is None and conn.loading is None:  # (else it is remembered)
             port = conn.port if self.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
@@ -249,13 +249,14 @@ class LiveSession(ProtocolNames):
         conn.replay_ending = False
         conn.replay_started = self.clock()
         with self._command_lock:
+            self._end_loading()  # an open still loading gives way to this replay
             link = factory(SIM_PORT, conn.baud, self._listener)
             try:
                 conn.open(link, SIM_PORT, label)
                 self._new_profile()
                 self._taking = True
                 self.capture_started = self.wall()
-                self.opened = opened
+                self.opened, self.opened_counts = opened, None
                 link.start()
             except UserError as exc:
                 close_quietly(link)
