@@ -2,7 +2,8 @@
 loop, or captures joined with ``cat``. For R restarts (R + 1 runs of the same firmware,
 each announcing itself with METADATA and its clock starting again near 0) it times
 
-- the CLI: ``mcuprof info FILE`` (the whole-capture loader), the whole process;
+- the CLI: ``mcuprof info FILE`` (a summary: the counts, no profile) and ``mcuprof export
+  -f folded FILE`` (the whole-capture loader, then its folded stacks), the whole process;
 - the page: ``mcuprof serve`` holding the capture as a stored session, opened as the
   Sessions tab's Open does (``{"speed": "max", "open": true}``: the kind's loader into the
   live views, web/live_open.py; a tree before it replayed the session at max speed through
@@ -80,15 +81,18 @@ def open_tab(port: int) -> socket.socket:
     return s
 
 
-def cli_seconds(tree: Path, capture: Path) -> float:
+def cli_seconds(tree: Path, capture: Path, *command: str) -> float:
+    """``mcuprof info`` (a summary: counts, no profile), or ``command`` (export: the
+    whole-capture loader, then the folded stacks written)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "backend")}
     began = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "mcuprof", "info", str(capture)],
+        [sys.executable, "-m", "mcuprof", *(command or ("info",)), str(capture)],
         cwd=tree,
         env=env,
         check=True,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # export's "no --elf" warning
     )
     return time.monotonic() - began
 
@@ -134,8 +138,12 @@ def main() -> int:
     ap.add_argument("--forward", action="store_true", help="no restart: runs one after another")
     args = ap.parse_args()
     trees = [("this", ROOT)] + ([("baseline", args.baseline)] if args.baseline else [])
-    print("| restarts | records | tree | CLI (mcuprof info) | page (Open) | page / CLI |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| restarts | records | tree | CLI (mcuprof info) | CLI loader (mcuprof export -f folded)"
+        " | page (Open) | page / info | page / export |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    export = ("export", "-f", "folded", "-o", os.devnull)
     with tempfile.TemporaryDirectory() as tmp:
         for restarts in (int(r) for r in args.restarts.split(",")):
             capture = Path(tmp) / f"loop-{restarts}.bin"
@@ -145,13 +153,14 @@ def main() -> int:
                 store.import_capture(f"{restarts} restarts", capture, None)
             for name, tree in trees:
                 cli = min(cli_seconds(tree, capture) for _ in range(args.repeat))
+                loader = min(cli_seconds(tree, capture, *export) for _ in range(args.repeat))
                 page = min(
                     page_seconds(tree, data, total, args.tab, args.replay)
                     for _ in range(args.repeat)
                 )
                 print(
-                    f"| {restarts} | {total:,} | {name} | {cli:.1f} s | {page:.1f} s "
-                    f"| {page / cli:.1f}x |",
+                    f"| {restarts} | {total:,} | {name} | {cli:.1f} s | {loader:.1f} s "
+                    f"| {page:.1f} s | {page / cli:.1f}x | {page / loader:.1f}x |",
                     flush=True,
                 )
     return 0
