@@ -142,3 +142,25 @@ def test_open_shows_progress_answers_state_and_stops(make_client, monkeypatch) -
     health = shown(client)["health"]
     assert health["opened"] is None and health["profile_records"] == 0
     assert np.all(client.app.state.live.profile.n_records == 0)
+
+
+def test_open_reconnects_the_device_connected_before(make_client) -> None:
+    """The device connected before the open is connected again after it, as after a
+    replay, and the views keep the opened session."""
+    client = make_client()  # connected to the simulated device
+    live = client.app.state.live
+    wait_for(lambda: live.connected, "the simulated device")
+    data = restarting_capture(3, 400)
+    sid = imported(client, data, "miniprofiler")
+    opened(client, sid)
+    state = wait_for(
+        lambda: (
+            (s := client.get("/api/state").json())["connected"]
+            and s["health"]["replay"] is None
+            and s
+        ),
+        "the device back after the open",
+    )
+    assert state["health"]["opened"]["id"] == sid
+    assert live.profile.folded() == load_capture(data).profile.folded()
+    assert live.conn.restore is None and not state["device"]["replay"]
