@@ -2,10 +2,13 @@
 loop, or captures joined with ``cat``. For R restarts (R + 1 runs of the same firmware,
 each announcing itself with METADATA and its clock starting again near 0) it times
 
-- the CLI: ``mcuprof info FILE`` (the whole-capture loader), the whole process;
+- the CLI: ``mcuprof info FILE`` (a summary: the counts, no profile) and ``mcuprof export
+  -f folded FILE`` (the whole-capture loader, then its folded stacks), the whole process;
 - the page: ``mcuprof serve`` holding the capture as a stored session, opened as the
-  Sessions tab's Open does (a replay at max speed through the live path), until every
-  record is in the profile;
+  Sessions tab's Open does (``{"speed": "max", "open": true}``: the kind's loader into the
+  live views, web/live_open.py; a tree before it replayed the session at max speed through
+  the live path), until every record is in the profile; with ``--replay``, a Replay at max
+  speed instead (the live path, as before);
 
 for this checkout and, with ``--baseline DIR``, another tree (e.g. an extracted main).
 ``--tab`` keeps a WebSocket client on the server meanwhile (an open tab: every live update
@@ -14,7 +17,7 @@ then draws the flame graph). ``--forward`` makes the same runs follow one anothe
 Each figure is the best of ``--repeat`` runs (the machine is shared). Asserts nothing.
 
 Run: .venv/bin/python bench/restarts.py [--restarts 80,160,320] [--calls 10000]
-     [--baseline /tmp/main-tree] [--repeat 2] [--tab] [--forward]
+     [--baseline /tmp/main-tree] [--repeat 2] [--tab] [--forward] [--replay]
 """
 
 from __future__ import annotations
@@ -78,20 +81,23 @@ def open_tab(port: int) -> socket.socket:
     return s
 
 
-def cli_seconds(tree: Path, capture: Path) -> float:
+def cli_seconds(tree: Path, capture: Path, *command: str) -> float:
+    """``mcuprof info`` (a summary: counts, no profile), or ``command`` (export: the
+    whole-capture loader, then the folded stacks written)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "backend")}
     began = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "mcuprof", "info", str(capture)],
+        [sys.executable, "-m", "mcuprof", *(command or ("info",)), str(capture)],
         cwd=tree,
         env=env,
         check=True,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # export's "no --elf" warning
     )
     return time.monotonic() - began
 
 
-def page_seconds(tree: Path, data: Path, total: int, tab: bool) -> float:
+def page_seconds(tree: Path, data: Path, total: int, tab: bool, replay: bool = False) -> float:
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
     argv = [sys.executable, "-m", "mcuprof", "serve", "--http-port", str(port)]
@@ -106,7 +112,7 @@ def page_seconds(tree: Path, data: Path, total: int, tab: bool) -> float:
         wait_for_server(base)
         client = open_tab(port) if tab else None
         began = time.monotonic()
-        api(base, "api/sessions/1/replay", {"speed": "max"})
+        api(base, "api/sessions/1/replay", {"speed": "max", "open": not replay})
         while True:
             time.sleep(0.1)
             health = api(base, "api/state")["health"]
@@ -128,11 +134,16 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, default=None)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--tab", action="store_true", help="a tab open meanwhile (WebSocket)")
+    ap.add_argument("--replay", action="store_true", help="a max-speed Replay, not Open")
     ap.add_argument("--forward", action="store_true", help="no restart: runs one after another")
     args = ap.parse_args()
     trees = [("this", ROOT)] + ([("baseline", args.baseline)] if args.baseline else [])
-    print("| restarts | records | tree | CLI (mcuprof info) | page (Open) | page / CLI |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| restarts | records | tree | CLI (mcuprof info) | CLI loader (mcuprof export -f folded)"
+        " | page (Open) | page / info | page / export |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    export = ("export", "-f", "folded", "-o", os.devnull)
     with tempfile.TemporaryDirectory() as tmp:
         for restarts in (int(r) for r in args.restarts.split(",")):
             capture = Path(tmp) / f"loop-{restarts}.bin"
@@ -142,10 +153,14 @@ def main() -> int:
                 store.import_capture(f"{restarts} restarts", capture, None)
             for name, tree in trees:
                 cli = min(cli_seconds(tree, capture) for _ in range(args.repeat))
-                page = min(page_seconds(tree, data, total, args.tab) for _ in range(args.repeat))
+                loader = min(cli_seconds(tree, capture, *export) for _ in range(args.repeat))
+                page = min(
+                    page_seconds(tree, data, total, args.tab, args.replay)
+                    for _ in range(args.repeat)
+                )
                 print(
-                    f"| {restarts} | {total:,} | {name} | {cli:.1f} s | {page:.1f} s "
-                    f"| {page / cli:.1f}x |",
+                    f"| {restarts} | {total:,} | {name} | {cli:.1f} s | {loader:.1f} s "
+                    f"| {page:.1f} s | {page / cli:.1f}x | {page / loader:.1f}x |",
                     flush=True,
                 )
     return 0

@@ -1,4 +1,4 @@
-// Sessions tab: stored captures. List, open (replay at max speed), replay at 1x/10x/max,
+// Sessions tab: stored captures. List, open (the CLI's loader), replay at 1x/10x/max,
 // rename, notes, download, delete, import a raw capture by upload, pick a diff baseline.
 
 import { el, injectStyle } from "./dom.js";
@@ -314,7 +314,7 @@ export async function mount(container, ctx) {
       el("label", {}, "Name", name),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-open", disabled: !s.raw_bytes,
-          title: "Show it in the live views (replayed at maximum speed)",
+          title: "Show it in the live views (loaded as mcuprof info loads it)",
           onclick: () => (s12z ? openS12z(s) : startReplay(s, "max", true)) }, "Open"),
         el("button", { type: "button", class: "btn small secondary", id: "sess-replay", disabled: !s.raw_bytes || s12z,
           onclick: () => startReplay(s, speed, false) }, "Replay"),

@@ -55,8 +55,16 @@ class Kind:
         """The live ``Link`` class (link/base.py): ``factory(url, baud, listener, ...)``."""
         raise NotImplementedError(f"{self.name} has no live link")
 
-    def load_stored(self, store: Any, sid: int, symbols: Any, tick_hz: int | None = None) -> Any:
-        """A stored session's Profile (``store`` a store.Store)."""
+    def load_stored(
+        self,
+        store: Any,
+        sid: int,
+        symbols: Any,
+        tick_hz: int | None = None,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> Any:
+        """A stored session's Profile (``store`` a store.Store); ``progress(bytes done,
+        bytes in all, records so far)`` as it loads (it may raise to cancel)."""
         raise NotImplementedError(f"{self.name} sessions are not profiles")
 
     def count_stored(self, store: Any, sid: int) -> dict[str, Any] | None:

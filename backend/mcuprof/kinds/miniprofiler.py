@@ -34,7 +34,14 @@ class MiniProfiler(Kind):
 
         return DeviceSession
 
-    def load_stored(self, store: Any, sid: int, symbols: Any, tick_hz: int | None = None) -> Any:
+    def load_stored(
+        self,
+        store: Any,
+        sid: int,
+        symbols: Any,
+        tick_hz: int | None = None,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> Any:
         """The session decoded into a profile whose records live on disk, read from its
         file a few MB at a time: a session larger than RAM can be compared."""
         import mmap
@@ -57,6 +64,8 @@ class MiniProfiler(Kind):
 
                 def read_pages_leave(done: int, total: int, records: int) -> None:
                     mm.madvise(mmap.MADV_DONTNEED)  # what was decoded leaves RSS
+                    if progress is not None:
+                        progress(done, total, records)
 
                 try:
                     with memoryview(mm) as view:  # CHUNK bytes (~300k records) per add

@@ -35,10 +35,22 @@ class QS(Kind):
 
         return QSLink
 
-    def load_stored(self, store: Any, sid: int, symbols: Any, tick_hz: int | None = None) -> Any:
-        from ..sources import load
+    def load_stored(
+        self,
+        store: Any,
+        sid: int,
+        symbols: Any,
+        tick_hz: int | None = None,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> Any:
+        from ..sources import load_stream
 
-        return load(self.name, store.raw(sid), symbols, tick_hz=tick_hz).profile
+        # Read a piece at a time (the pieces ``load`` cuts the whole bytes into).
+        size = store.raw_size(sid)
+        chunks = store.raw_chunks(sid)
+        return load_stream(
+            self.name, chunks, size, symbols, progress=progress, tick_hz=tick_hz
+        ).profile
 
     def simulated(self, firmware: Any, device: Any, rate: float) -> str:
         return "a QP target speaking QS (dining philosophers)"

@@ -11,6 +11,7 @@ import numpy as np
 from ..protocol import LinkStats, Metadata, ProfileData, ResponseDecoder
 from ..protocol.constants import RECORD_SIZE
 from .model import Profile
+from .timebase import concat_records
 
 Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records so far)
 
@@ -20,6 +21,13 @@ Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records 
 # Addresses are interned per add: these steps also set the order of the frame ids.
 _MIN_ADD_BYTES = 1 << 23
 _ADDS = 8
+# Records whose timer restarted (a board in a reset loop, captures joined with ``cat``)
+# land behind those held, and each merge of them passes over the records held: added as
+# they come into a profile on disk (``spill``, which is merged a few hundred thousand
+# records at a time), R restarts cost R passes. They are held back and joined in one
+# merge at the end, or whenever JOIN_MAX_HELD wait (16 bytes each, in RAM;
+# docs/limits.md). The live profile holds them back too (web/live_profile.py).
+JOIN_MAX_HELD = 1 << 22
 
 
 @dataclass
@@ -70,11 +78,15 @@ def load_chunks(
         profile.reserve(total // RECORD_SIZE)
     batch: list[np.ndarray] = []
     pending = done = 0
+    joins = _Joins(profile)
 
     def flush() -> None:
         nonlocal batch, pending
         if batch:
-            profile.add(batch)  # one add: the batch's new addresses interned together
+            if spill is None:
+                profile.add(batch)  # one add: the batch's new addresses interned together
+            else:
+                joins.add(concat_records(batch))
             batch, pending = [], 0
 
     def take(events: list[object]) -> None:
@@ -97,7 +109,35 @@ def load_chunks(
             progress(min(done, total), total, profile.n_records + pending // RECORD_SIZE)
     take(decoder.close())  # the end of the stream releases held-back packets
     flush()
+    joins.join()
     profile.settle()  # the records in the levels (on disk with spill), none left staged
     if progress is not None:
         progress(total, total, profile.n_records)
     return LoadResult(profile, metadata, decoder.stats)
+
+
+class _Joins:
+    """Records added to a profile on disk, those that land behind held back and joined in
+    few merges (see JOIN_MAX_HELD)."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.held: list[np.ndarray] = []
+        self.n_held = 0
+
+    def add(self, records: np.ndarray) -> None:
+        if not self.held and not self.profile.lands_behind(records):
+            self.profile.add(records)
+            return
+        self.held.append(records)
+        self.n_held += len(records)
+        if self.n_held >= JOIN_MAX_HELD:
+            self.join()
+
+    def join(self) -> None:
+        """The records held back merged at once (``reserve``: one merge)."""
+        if self.held:
+            held, self.held, self.n_held = self.held, [], 0
+            self.profile.reserve(sum(len(r) for r in held))
+            self.profile.add(held)
+            self.profile.settle()

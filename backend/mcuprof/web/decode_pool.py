@@ -32,6 +32,12 @@ async def in_decode_pool(fn: Callable[..., T], *args: Any) -> T:
     return await asyncio.get_running_loop().run_in_executor(_pool, fn, *args)
 
 
+def submit_to_decode_pool(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Work on a stored session that nobody awaits (an open, whose progress the page
+    polls): queued on the decode pool like the rest."""
+    return _pool.submit(fn, *args)
+
+
 class SingleFlight:
     """Calls with the same key at the same time run once: the first caller runs it in its
     own thread, the others wait for its result (or its exception). A waiter blocks its

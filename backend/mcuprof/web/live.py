@@ -61,6 +61,7 @@ from .health import Health
 from .live_connection import Connection
 from .live_log import LiveLog
 from .live_names import ProtocolNames, Via
+from .live_open import Cancelled, Loading, StoredCounts, feed_qs_monitors
 from .live_profile import LiveProfile
 from .publisher import Publisher
 from .recorder import STORED_CHUNK, Recorder
@@ -108,6 +109,8 @@ class LiveSession(ProtocolNames):
         # The stored session the views show (opened or replayed from the Sessions tab):
         # id, name, captured_at, records. Exports and the banner follow it until a Start.
         self.opened: dict[str, Any] | None = None
+        # An opened QS session's stream counts, shown as a link's are (live_open.py).
+        self.opened_counts: Any = None
         # Whether records go into the profile: most devices send them only while
         # profiling; for a target that traces while idle the profile holds what came
         # between Start and Stop (the link's monitors see everything).
@@ -192,6 +195,7 @@ class LiveSession(ProtocolNames):
             raise UserError(f"baud rate {baud} is out of range")
         with self._command_lock:
             self.conn.clear_dead()
+            self._end_loading()  # the views follow this link, not a stored session loading
             url = sim_url(endpoint.port, self._sim_defaults())
             self.conn.reason = None
             self._log("info", f"connecting to {self.describe_port(endpoint.port)} at {baud} baud")
@@ -237,7 +241,7 @@ class LiveSession(ProtocolNames):
         recording it again. With ``total`` (its record count) the replay shows progress
         and ends by itself, reconnecting the link that was connected before."""
         conn = self.conn
-        if conn.port_label is None:
+        if conn.port_label is None and conn.loading is None:  # (else it is remembered)
             port = conn.port if self.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
@@ -245,13 +249,14 @@ class LiveSession(ProtocolNames):
         conn.replay_ending = False
         conn.replay_started = self.clock()
         with self._command_lock:
+            self._end_loading()  # an open still loading gives way to this replay
             link = factory(SIM_PORT, conn.baud, self._listener)
             try:
                 conn.open(link, SIM_PORT, label)
                 self._new_profile()
                 self._taking = True
                 self.capture_started = self.wall()
-                self.opened = opened
+                self.opened, self.opened_counts = opened, None
                 link.start()
             except UserError as exc:
                 close_quietly(link)
@@ -282,14 +287,104 @@ class LiveSession(ProtocolNames):
         conn.replay_total = None
         if progress is not None:
             self._log("info", f"replay finished: {progress['received']:,} records played")
+        self._reconnect(restore, "the replay")
+
+    def _reconnect(self, restore: tuple[str, int, str] | None, after: str) -> None:
+        """The device connected before a replay or an open, connected again."""
         if restore is not None:
             self._restoring = True
             try:
                 self.connect(*restore)
             except UserError as exc:
-                self._log("error", f"could not reconnect after the replay: {exc}")
+                self._log("error", f"could not reconnect after {after}: {exc}")
             finally:
                 self._restoring = False
+
+    # ------------------------------------------------------------- open (live_open.py)
+
+    def open_stored(
+        self, label: str, opened: dict[str, Any], kind: str, metadata: Any, total: int | None
+    ) -> Loading:
+        """Begin showing a stored session that ``load_opened`` then loads with the CLI's
+        loader: the device is disconnected as for a replay (and reconnected at the end),
+        the views emptied, the progress shown in place of a replay's."""
+        conn = self.conn
+        if conn.port_label is None and conn.loading is None:
+            port = conn.port if self.connected else None
+            conn.restore = (port, conn.baud, conn.proto) if port is not None else None
+        self.disconnect()
+        with self._command_lock:
+            self._end_loading()  # an open still loading gives way to this one
+            conn.port_label, conn.replay_total = None, None
+            conn.kind, conn.metadata, conn.symbols = kind, metadata, None
+            self.link_health.last_status = None
+            self.link_health.final_received = 0
+            self._new_profile()
+            self.opened, self.opened_counts = opened, None
+            self.capture_started = self.wall()
+            loading = conn.loading = Loading(label, total, self.clock)
+        self._log("info", label)
+        return loading
+
+    def load_opened(
+        self,
+        loading: Loading,
+        load: Callable[..., Any],
+        qs_chunks: Callable[[], Any] | None,
+        tick_hz: int | None = None,
+    ) -> None:
+        """``load(progress)`` (the kind's load_stored) into the views; with ``qs_chunks``
+        the stored stream feeds the QS monitors too. Runs on the decode pool."""
+        profile = None
+        try:
+            profile = load(loading.update)
+            if qs_chunks is not None:
+                counts = feed_qs_monitors(
+                    qs_chunks(), tick_hz, loading, self._listener.on_qs_events
+                )
+                loading.counts = StoredCounts(counts)
+        except Cancelled:
+            profile = None
+        except UserError as exc:
+            profile = None
+            self._log("error", f"open failed: {exc}")
+        except Exception as exc:  # nobody awaits the pool's future: say it here
+            self._log("error", f"open failed: internal error: {exc!r}")
+            raise
+        finally:
+            restore = self._opened(loading, profile)
+        self._reconnect(restore, "the open")
+
+    def _opened(self, loading: Loading, profile: Any) -> tuple[str, int, str] | None:
+        """The loaded profile shown (None: the open failed or was stopped); the device to
+        reconnect, unless another open or a connect took over meanwhile."""
+        conn = self.conn
+        with self._command_lock:
+            if conn.loading is not loading:
+                return None
+            conn.loading = None
+            if profile is None:
+                self.opened = None
+            else:
+                self.feed.replace(profile)
+                self.link_health.final_received = int(profile.n_records)
+                self.opened_counts = loading.counts
+                self._log("info", f"{loading.label}: {int(profile.n_records):,} records")
+            restore, conn.restore = conn.restore, None
+        return restore
+
+    def _end_loading(self) -> None:
+        if self.conn.loading is not None:
+            self.conn.loading.cancelled = True
+            self.conn.loading = None
+
+    def cancel_open(self) -> bool:
+        """Stop an open still loading (its loader ends at its next piece); False if none."""
+        loading = self.conn.loading
+        if loading is None:
+            return False
+        loading.cancelled = True
+        return True
 
     def disconnect(self) -> None:
         with self._command_lock:
@@ -512,14 +607,16 @@ class LiveSession(ProtocolNames):
         conn = self.conn
         meta = conn.metadata
         check = self.build_check()
+        loading = conn.loading
         return {
             "port": conn.port,
             "baud": conn.baud,
             "simulated": bool(conn.port and conn.port.startswith(SIM_PORT) and not conn.port_label),
-            "replay": conn.port_label is not None,
+            # (an open loading is shown as the replay that did it before was)
+            "replay": conn.port_label is not None or loading is not None,
             "kind": conn.kind,
             "listening_on": conn.listening_on,
-            "label": conn.port_label or conn.port_text(),
+            "label": conn.port_label or (loading.label if loading else conn.port_text()),
             "fw_version": meta.fw_version if meta else None,
             "mcu_clock_hz": meta.mcu_clock_hz if meta else None,
             "timer_freq": meta.timer_freq if meta else None,
@@ -538,13 +635,16 @@ class LiveSession(ProtocolNames):
         (computing those advances the rate window, which only the ticker should do)."""
         link = self.conn.link
         figures = self.link_health.figures(link, self.conn.state)
+        counted = link
+        if link is None and self.opened is not None and self.conn.loading is None:
+            counted = self.opened_counts  # an opened session's own (None: a replay's)
         return {
             "state": self.conn.state,
             "reason": self.conn.reason,
             **figures,
             "profile_records": self.profile_records(),
             "replay": self.replay_progress(),
-            **self.links.health_sections(self.conn.kind, link),
+            **self.links.health_sections(self.conn.kind, counted),
             "capture_id": self.recorder.capture_id,
             "recording": self.recorder.writer is not None,
             "opened": self.opened,

@@ -37,6 +37,9 @@ class Connection:
         self.replay_started = 0.0
         self.restore: tuple[str, int, str] | None = None  # port, baud, proto
         self.replay_ending = False
+        # A stored session being opened by the loader (live_open.py), shown as a replay's
+        # progress is; None otherwise.
+        self.loading: Any = None
 
     @property
     def protocol(self) -> LinkProtocol:
@@ -94,6 +97,9 @@ class Connection:
     # ------------------------------------------------------------- replay
 
     def replay_progress(self) -> dict[str, Any] | None:
+        loading = self.loading
+        if loading is not None:
+            return loading.progress()
         if self.port_label is None or self.link is None:
             return None
         received = int(self.link.records_received_since_start)
@@ -108,6 +114,8 @@ class Connection:
         }
 
     def replay_done(self) -> bool:
+        if self.loading is not None:
+            return False  # an open ends when its loader returns, not by a count
         progress = self.replay_progress()
         if progress is None or not progress["total"] or self.replay_ending:
             return False

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..profile import Profile
 from ..profile.columns import Spill
+from ..profile.load import JOIN_MAX_HELD
 from ..profile.timebase import concat_records
 from ..protocol import Metadata
 
@@ -35,7 +36,6 @@ INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
 # back (16 bytes each), joined at 1/JOIN_PARTS of the profile's records, or after
 # JOIN_WAIT_S and JOIN_COST_FACTOR times the last join's cost.
 JOIN_PARTS = 1
-JOIN_MAX_HELD = 1 << 22
 JOIN_WAIT_S = 1.0
 JOIN_COST_FACTOR = 4.0
 
@@ -88,6 +88,15 @@ class LiveProfile:
             self.profile = self.empty(symbols)
             if metadata is not None:
                 self.profile.set_timer_freq(metadata.timer_freq or 1_000_000)
+            self.version += 1
+
+    def replace(self, profile: Profile) -> None:
+        """``profile`` (a stored session's, loaded whole) in place of this one."""
+        with self.lock:
+            self.pending.clear()
+            self.held, self.n_held = [], 0
+            self.oldest_unpublished = None
+            self.profile = profile
             self.version += 1
 
     def renamed(self, symbols: Any) -> None:

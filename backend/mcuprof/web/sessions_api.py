@@ -14,6 +14,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from .. import kinds
+from ..capture import QS_CHUNK
 from ..diff import diff_profiles
 from ..diff.export import basis_text, render_folded2, render_svg
 from ..diff.gate import GateSide, per_call
@@ -30,7 +31,7 @@ from ..store.model import MAX_NAME, MAX_NOTES
 from ..store.tags import MAX_TAGS
 from ..symbols import SymbolTable
 from . import views
-from .decode_pool import SingleFlight, in_decode_pool
+from .decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
 from .exports import StoredView, attachment, check_format, export_title, render_profile
 from .filenames import disposition
 from .icicle import Frame, icicle_payload
@@ -399,7 +400,9 @@ async def diff_export(
 @router.post("/replay/stop")
 async def stop_replay(request: Request) -> dict[str, Any]:
     live = _live(request)
-    if _replaying.get(id(live)) is not None:
+    if _replaying.get(id(live)) is not None and getattr(live, "cancel_open", bool)():
+        _replaying.pop(id(live), None)  # an open still loading: its loader stops
+    elif _replaying.get(id(live)) is not None:
         # Back to the state before the replay (the device reconnected), as when it ends.
         await asyncio.to_thread(getattr(live, "finish_replay", live.disconnect))
         _replaying.pop(id(live), None)
@@ -546,6 +549,8 @@ def _replay_state(request: Request) -> dict[str, Any] | None:
     state = _replaying.get(id(live))
     if state is None:
         return None
+    if getattr(getattr(live, "conn", None), "loading", None) is not None:
+        return state  # an open still loading
     session = getattr(live, "session", None)
     if (
         session is None
@@ -569,6 +574,8 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
+    if body.open and speed is None and hasattr(live, "open_stored"):
+        return await _open(request, store, live, info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
     if not hasattr(store, "raw_path"):
         raise UserError("replay reads a session file: not available on a PostgreSQL store yet")
@@ -585,20 +592,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         throttle=lambda: _backlog(live) > REPLAY_BACKLOG,
     )
     total = device.total_records
-    stats = info.link_stats or {}
-    opened = {  # what the page shows of the stored session in place of the device's
-        "id": sid,
-        "name": info.name,
-        "captured_at": info.started_at if info.started_at is not None else info.created_at,
-        "records": stats.get("records"),
-        "crc_errors": stats.get("crc_errors"),
-        "malformed": stats.get("malformed"),
-        "loss": info.loss,  # the device's counters as of Stop (None: not recorded)
-        "metadata": info.as_dict()["metadata"],
-        "speed": body.speed.strip().lower(),
-        "kind": info.kind,  # the page shows the health rows of the session's protocol
-        "open": body.open,
-    }
+    opened = _opened(info, body.speed, body.open)
     await asyncio.to_thread(_attach_replay, live, factory, label, total, opened)
     if total is None:  # counted aside, the percent follows
         threading.Thread(
@@ -608,6 +602,50 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
             daemon=True,
         ).start()
     state = {"session": sid, "speed": body.speed.strip().lower(), "label": label}
+    _replaying[id(live)] = state
+    return {"replay": state}
+
+
+def _opened(info: SessionInfo, speed: str, open_: bool) -> dict[str, Any]:
+    """What the page shows of the stored session in place of the device's."""
+    stats = info.link_stats or {}
+    return {
+        "id": info.id,
+        "name": info.name,
+        "captured_at": info.started_at if info.started_at is not None else info.created_at,
+        "records": stats.get("records"),
+        "crc_errors": stats.get("crc_errors"),
+        "malformed": stats.get("malformed"),
+        "loss": info.loss,  # the device's counters as of Stop (None: not recorded)
+        "metadata": info.as_dict()["metadata"],
+        "speed": speed.strip().lower(),
+        "kind": info.kind,  # the page shows the health rows of the session's protocol
+        "open": open_,
+    }
+
+
+async def _open(request: Request, store: Store, live: Any, info: SessionInfo) -> dict[str, Any]:
+    """The Sessions tab's Open: the session loaded by the CLI's loader (the kind's
+    load_stored, as `mcuprof info` and `compare` read it) straight into the live views,
+    on the decode pool; the page follows its progress (live_open.py)."""
+    sid = info.id
+    kind = kinds.get(info.kind)
+    label = f"Opening session {sid} ({info.name})"
+    total = (info.link_stats or {}).get("records")
+    opened = _opened(info, "max", True)
+    loading = await asyncio.to_thread(
+        live.open_stored, label, opened, info.kind, info.metadata, total
+    )
+    # Named as a replay shows them: the dashboard's ELF (QS: the stream's dictionaries).
+    symbols = live.symbols
+    tick_hz = session_tick_hz(info, live.settings.qs_tick_hz)
+
+    def load(progress: Any) -> Any:
+        return kind.load_stored(store, sid, symbols, tick_hz, progress=progress)
+
+    monitors = (lambda: store.raw_chunks(sid, QS_CHUNK)) if kind.offers(kinds.QS_MONITOR) else None
+    submit_to_decode_pool(live.load_opened, loading, load, monitors, tick_hz)
+    state = {"session": sid, "speed": "max", "label": label}
     _replaying[id(live)] = state
     return {"replay": state}
 
