@@ -96,8 +96,16 @@ def test_qs_target_on_a_pty():
             while time.monotonic() < end:
                 events += decoder.feed(port.read(4096))
             port.write(encode_frame(1, 2, b""))  # QS-RX RESET: the board boots again
-            end = time.monotonic() + 1.0
-            while time.monotonic() < end:
+
+            def infos() -> list[Record]:
+                return [e for e in events if isinstance(e, Record) and e.name == "QS_TARGET_INFO"]
+
+            # Until the reboot's target info and its first dispatch have come (a busy CI
+            # host once needed more than the 1 s this waited), 15 s at most.
+            end = time.monotonic() + 15.0
+            while time.monotonic() < end and not (
+                len(infos()) >= 2 and events[-1] is not infos()[-1]
+            ):
                 events += decoder.feed(port.read(4096))
         finally:
             port.close()

@@ -61,7 +61,7 @@ from .health import Health
 from .live_connection import Connection
 from .live_log import LiveLog
 from .live_names import ProtocolNames, Via
-from .live_open import Cancelled, Loading, StoredCounts, feed_qs_monitors
+from .live_open import Cancelled, Loading, StoredCounts, feed_monitors
 from .live_profile import LiveProfile
 from .publisher import Publisher
 from .recorder import STORED_CHUNK, Recorder
@@ -109,7 +109,8 @@ class LiveSession(ProtocolNames):
         # The stored session the views show (opened or replayed from the Sessions tab):
         # id, name, captured_at, records. Exports and the banner follow it until a Start.
         self.opened: dict[str, Any] | None = None
-        # An opened QS session's stream counts, shown as a link's are (live_open.py).
+        # An opened session's stream counts for the monitors, shown as a link's are
+        # (live_open.py).
         self.opened_counts: Any = None
         # Whether records go into the profile: most devices send them only while
         # profiling; for a target that traces while idle the profile holds what came
@@ -330,18 +331,17 @@ class LiveSession(ProtocolNames):
         self,
         loading: Loading,
         load: Callable[..., Any],
-        qs_chunks: Callable[[], Any] | None,
+        monitor_chunks: Callable[[], Any] | None,
         tick_hz: int | None = None,
     ) -> None:
-        """``load(progress)`` (the kind's load_stored) into the views; with ``qs_chunks``
-        the stored stream feeds the QS monitors too. Runs on the decode pool."""
+        """``load(progress)`` (the kind's load_stored) into the views; with
+        ``monitor_chunks`` (a kind whose link has monitors) the stored stream feeds them
+        too. Runs on the decode pool."""
         profile = None
         try:
             profile = load(loading.update)
-            if qs_chunks is not None:
-                counts = feed_qs_monitors(
-                    qs_chunks(), tick_hz, loading, self._listener.on_qs_events
-                )
+            if monitor_chunks is not None:
+                counts = feed_monitors(monitor_chunks(), tick_hz, loading, self._listener)
                 loading.counts = StoredCounts(counts)
         except Cancelled:
             profile = None

@@ -51,15 +51,14 @@ class Loading:
         }
 
 
-def feed_qs_monitors(
-    chunks: Iterable[bytes],
-    tick_hz: int | None,
-    loading: Loading,
-    each: Callable[[list[Any]], None],
+def feed_monitors(
+    chunks: Iterable[bytes], tick_hz: int | None, loading: Loading, listener: Any
 ) -> dict[str, Any]:
     """A stored QS stream through the live link's source into the QS monitors, as a
-    replay fed them (``each`` gets every batch of events in stream order). Returns the
-    source's counts (frames, bad frames, gaps, steps...) for the health panel."""
+    replay fed them (the listener's ``on_qs_events`` gets every batch of events in
+    stream order). Returns the source's counts (frames, bad frames, gaps, steps...) for
+    the health panel."""
+    each: Callable[[list[Any]], None] = listener.on_qs_events
     from ..sources.qs import QSSource
 
     source = QSSource(tick_hz or 0)  # events=True: what the live link decodes
