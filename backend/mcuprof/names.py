@@ -4,6 +4,11 @@ one colour per function everywhere (frontend/js/format.js mirrors both)."""
 from __future__ import annotations
 
 import math
+import re
+
+# The last "operator" that begins a name (after a space, "::" or the start), not a
+# word that merely ends in it (``cooperator``).
+_OPERATOR = re.compile(r"(?:^|[\s:])(operator)\b(?!.*[\s:]operator\b)")
 
 
 def short_label(name: str) -> str:
@@ -32,9 +37,13 @@ def short_label(name: str) -> str:
 
 def _drop_return_type(head: str) -> str:
     """``int app::clamp<int>`` -> ``app::clamp<int>``: the last top-level space
-    separates a return type (template arguments may hold spaces)."""
+    separates a return type (template arguments may hold spaces). An operator's name
+    (``operator< <app::Key>``) holds brackets and spaces of its own: the return type
+    is looked for before it."""
+    m = _OPERATOR.search(head)
+    end = m.start(1) if m else len(head)
     depth = 0
-    for k in range(len(head) - 1, -1, -1):
+    for k in range(end - 1, -1, -1):
         c = head[k]
         if c in ">)":
             depth += 1

@@ -3,7 +3,7 @@
 // share) and a per-function table of deltas: calls, self and total, absolute and %.
 
 import { FlameCanvas, ROW_PX } from "./flamecanvas.js";
-import { fmtInt, fmtTime, shortName, throttle } from "./format.js";
+import { fmtInt, fmtTime, throttle } from "./format.js";
 import { el, injectStyle } from "./dom.js";
 
 const STYLE = `
@@ -93,7 +93,8 @@ function num(v, unit = "") {
 
 const COLUMNS = [
   // key, header, getter, unit, is-change
-  ["key", "Function", (f) => f.key, "text"],
+  // The display name, as every view's ("name"); the full signature on hover.
+  ["key", "Function", (f) => f.name || f.key, "text"],
   // The gate's verdict (its reason on hover); an added or removed function says so.
   ["status", "Verdict", (f) => (f.status === "both" ? f.verdict || "" : f.status), "verdict"],
   // Captures differ in length: calls are compared per second of capture.
@@ -345,7 +346,7 @@ export async function mount(container, ctx) {
       : `Compared ${v.compared} functions on the point change alone (confidence 0).`;
     const section = (key, title) => {
       const rows = v[key];
-      const names = rows.slice(0, 4).map((r) => `${shortName(displayName(r.key))} ${pct(r.change_pct)}` +
+      const names = rows.slice(0, 4).map((r) => `${r.name || displayName(r.key)} ${pct(r.change_pct)}` +
         (r.ci_pct ? ` [${pct(r.ci_pct[0])}…${pct(r.ci_pct[1])}]` : ""));
       return el("span", { "data-section": key }, el("b", {}, `${title}: ${rows.length}`),
         names.length ? ` — ${names.join(", ")}${rows.length > 4 ? ", …" : ""}` : "");
@@ -356,21 +357,21 @@ export async function mount(container, ctx) {
       el("div", { class: "sections" }, section("regressions", "Regressed"), section("improvements", "Improved"),
         section("within_noise", "Within noise"), section("too_few_calls", "Too few calls"),
         el("span", { "data-section": "inconclusive" }, el("b", {}, `Inconclusive: ${inconclusive.length}`),
-          inconclusive.length ? ` — ${inconclusive.slice(0, 3).map((r) => `${shortName(displayName(r.key))} (${r.reason})`).join(", ")}${inconclusive.length > 3 ? ", …" : ""}` : "")),
+          inconclusive.length ? ` — ${inconclusive.slice(0, 3).map((r) => `${r.name || displayName(r.key)} (${r.reason})`).join(", ")}${inconclusive.length > 3 ? ", …" : ""}` : "")),
       el("div", { class: "gate" }, gate, lossText(v)));
     // By the gate's key, and by the display name the flame frames carry. Two statics of
     // one name: the stronger verdict shows.
     gateOf = new Map();
     for (const r of v.verdicts || []) {
       gateOf.set(r.key, r);
-      const name = displayName(r.key);
+      const name = r.name || displayName(r.key);
       if (!gateOf.has(name) || r.verdict === "regressed") gateOf.set(name, r);
     }
     verdictOf = new Map();
     for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
       for (const r of v[key]) {
         verdictOf.set(r.key, tag);
-        const name = displayName(r.key);
+        const name = r.name || displayName(r.key);
         if (!verdictOf.has(name)) verdictOf.set(name, tag);
       }
     }
@@ -527,7 +528,7 @@ export async function mount(container, ctx) {
           const judged = f.status === "both" && v;
           return el("td", { class: judged ? `where v-${v}` : "where", title: judged ? f.reason || "" : null }, v || "");
         }
-        if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.key : null }, key === "key" ? shortName(v || "") : v || "");
+        if (unit === "text") return el("td", { class: key === "key" ? "name" : "where", title: key === "key" ? f.signature || f.key : null }, v || "");
         let text;
         if (unit === "pct") text = pct(v);
         else if (unit === "pts") text = v === null || v === undefined ? "—" : `${v > 0 ? "+" : ""}${v.toFixed(2)}`;

@@ -228,7 +228,8 @@ export function throttle(fn, ms) {
 }
 
 // A short name for views: no parameter list (and its qualifiers), no return type;
-// tooltips and exports keep the full name. Mirrors web/icicle.py short_label.
+// the display name of every view and export (tooltips carry the full signature).
+// Mirrors mcuprof/names.py short_label.
 export function shortName(name) {
   const text = String(name ?? "");
   const m = /\)\s*(const|volatile|const volatile|&|&&)?\s*$/.exec(text);
@@ -241,9 +242,12 @@ export function shortName(name) {
       if (depth === 0) {
         if (i === 0) return text;
         let head = text.slice(0, i);
-        // A return type is what stands before the last top-level space.
+        // A return type is what stands before the last top-level space; an operator's
+        // name (`operator< <app::Key>`) holds brackets and spaces: looked for before it.
+        const op = /(?:^|[\s:])(operator)\b(?!.*[\s:]operator\b)/.exec(head);
+        const end = op ? op.index + op[0].length - "operator".length : head.length;
         let d = 0;
-        for (let k = head.length - 1; k >= 0; k--) {
+        for (let k = end - 1; k >= 0; k--) {
           const c = head[k];
           if (c === ">" || c === ")") d++;
           else if (c === "<" || c === "(") d--;

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from mcuprof import export
+from mcuprof.names import short_label
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 from mcuprof.symbols import Function, SymbolTable
@@ -68,7 +69,8 @@ def test_callgrind_annotate_reads_it_without_warning_and_counts_root_calls(
             inclusive[(m.group(2), m.group(3))] = int(m.group(1).replace(",", ""))
     stats = p.function_stats()
     for s in stats:  # no function here calls itself, so inclusive times must agree
-        assert inclusive[(s.file or "???", s.name)] == round(s.total_us * 1000), s.name
+        key = (s.file or "???", short_label(s.name))
+        assert inclusive[key] == round(s.total_us * 1000), s.name
     # [root] calls what runs at the root: main, the ISR and one helper, 50 times each.
     assert inclusive[("???", "[root]")] == 50 * (400 + 70 + 25) * 1000
 
@@ -88,11 +90,14 @@ def test_one_display_name_per_function_in_every_export(table) -> None:
     chrome = {e["name"] for e in chrome_events}
     callgrind = set(re.findall(r"^c?fn=\(\d+\) (.*)$", export.render("callgrind", p), re.M))
     svg_root = ET.fromstring(export.render("svg", p).encode())
-    svg = {g.get("data-n") for g in svg_root.iter("{http://www.w3.org/2000/svg}g")} - {None}
+    svg = {g.get("data-l") for g in svg_root.iter("{http://www.w3.org/2000/svg}g")} - {None}
     csv_names = {row[0] for row in list(csv.reader(io.StringIO(export.render("csv", p))))[1:]}
-    assert speedscope == chrome == folded_names == csv_names
-    assert callgrind == folded_names | {"[root]"}
-    assert svg == folded_names | {"all"}
+    # Folded frames are the full c++filt names (CLARIFICATIONS.md); every other export
+    # shows the display name, the page's short one.
+    shown = {short_label(n) for n in folded_names}
+    assert speedscope == chrome == csv_names == shown
+    assert callgrind == shown | {"[root]"}
+    assert svg == shown | {"all"}
     # The two statics stay two functions where the format keys by file.
     helpers = [
         f

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mcuprof.export import callgrind, chrome, folded, speedscope, svg
 from mcuprof.export import csv as csv_export
+from mcuprof.names import short_label
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE
 from tests.export.validators import (
@@ -79,7 +80,7 @@ def test_speedscope_valid_and_complete(profile: Profile, frame_names: set[str]) 
             if stack:
                 stack[-1] = (stack[-1][0], e["at"])
     for s in profile.function_stats():
-        assert self_us.get((s.name, s.file), 0.0) == pytest.approx(s.self_us)
+        assert self_us.get((short_label(s.name), s.file), 0.0) == pytest.approx(s.self_us)
 
 
 def test_speedscope_window(profile: Profile) -> None:
@@ -96,9 +97,15 @@ def test_chrome_valid_and_complete(profile: Profile, frame_names: set[str]) -> N
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
     assert len(xs) == profile.n_records + profile.n_orphans
     names = {e["name"] for e in xs}
-    assert "int app::clamp<int>(int, int, int)" in names
+    assert "app::clamp<int>" in names  # the display name, as the page's
     total = {s.label: s.total_us for s in profile.function_stats()}
-    assert all("args" not in e for e in xs)  # per-call args would split speedscope frames
+    # No per-call args (they would split speedscope frames): only the signature, one
+    # per function, where it differs from the display name.
+    for e in xs:
+        assert e.get("args", {"signature": e["name"] + "("}).keys() == {"signature"}
+        assert e.get("args", {"signature": e["name"] + "("})["signature"] != e["name"]
+    clamp = {e["args"]["signature"] for e in xs if e["name"] == "app::clamp<int>"}
+    assert clamp == {"int app::clamp<int>(int, int, int)"}
     ends: list[float] = []  # events come in pre-order: nesting follows from the times
     top_level = []
     for e in xs:
@@ -118,7 +125,8 @@ def test_csv_parses_and_matches_stats(profile: Profile) -> None:
     assert len(rows) == len(stats)
     by_label = {(r["function"], r["file"]): r for r in rows}
     for s in stats:
-        r = by_label[(s.name, s.where or "")]
+        r = by_label[(short_label(s.name), s.where or "")]
+        assert r["signature"] == s.name
         assert int(r["calls"]) == s.calls
         assert float(r["self_us"]) == pytest.approx(s.self_us, abs=1e-3)
         assert float(r["total_us"]) == pytest.approx(s.total_us, abs=1e-3)
@@ -135,7 +143,11 @@ def test_svg_well_formed_with_every_frame(profile: Profile, frame_names: set[str
     names = {g.get("data-n") for g in groups}
     assert frame_names <= names
     titles = [g.find(f"{SVG_NS}title").text for g in groups]
-    assert any("int app::clamp<int>(int, int, int) (" in t and "%)" in t for t in titles)
+    # The tooltip: the display name with its figures, then the full signature.
+    assert any(
+        t.startswith("app::clamp<int> (") and "%)\nint app::clamp<int>(int, int, int)" in t
+        for t in titles
+    )
     scripts = list(root.iter(f"{SVG_NS}script"))
     assert len(scripts) == 1 and "zoom" in scripts[0].text and "search" in scripts[0].text
     assert "http://" not in scripts[0].text and "https://" not in scripts[0].text
@@ -161,7 +173,7 @@ def test_callgrind_structure(profile: Profile) -> None:
     text = callgrind.render(profile)
     info = validate_callgrind(text)
     assert info["header"]["events"] == "ns"
-    labels = {s.name for s in profile.function_stats()}
+    labels = {short_label(s.name) for s in profile.function_stats()}
     assert labels | {"[unknown]", "[root]"} == info["functions"]
     assert "fl=(1) src/" in text or "fl=(1) ???" in text
     # Self costs add up to the profile's self time.

@@ -30,8 +30,9 @@ def test_svg_interaction(profile: Profile, tmp_path: Path, chromium: Browser) ->
             # Hover: the details line names the frame with its time and share.
             clamp.dispatch_event("mouseover")
             details = page.locator("#details").text_content()
-            assert details.startswith("int app::clamp<int>(int, int, int) (")
-            assert "µs" in details and details.endswith("%)")
+            # The display name first, the full signature after the figures.
+            assert details.startswith("app::clamp<int> (")
+            assert "µs" in details and details.endswith("%) · int app::clamp<int>(int, int, int)")
             # Click zooms: the frame fills the width, siblings elsewhere are hidden.
             clamp.dispatch_event("click")
             after = float(clamp.locator("rect").get_attribute("width"))

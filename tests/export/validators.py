@@ -161,7 +161,7 @@ def validate_csv(text: str) -> list[dict[str, str]]:
 
     rows = list(csv.DictReader(io.StringIO(text)))
     header = text.split("\n", 1)[0].split(",")
-    assert header == ["function", "file", "line", "calls", *CSV_NUMBERS], header
+    assert header == ["function", "file", "line", "calls", *CSV_NUMBERS, "signature"], header
     for r in rows:
         assert int(r["calls"]) >= 1
         for k in CSV_NUMBERS:

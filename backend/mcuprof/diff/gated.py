@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from ..names import short_label
 from . import FunctionDelta, ProfileDiff
 from .gate import (
     COVERAGE_FLOOR,
@@ -209,8 +210,9 @@ def _add_verdicts(
             v = loss_verdict(kind, d.key, base, new, metric, rule)
         else:
             v = (*plain_verdict(kind), 1.0, {"base": 1.0, "new": 1.0})
-        verdicts[d.key] = {"key": d.key, "name": d.name, "verdict": v[0], "reason": v[1],
-                           "coverage": v[2], "coverage_by_side": v[3],
+        verdicts[d.key] = {"key": d.key, "name": short_label(d.name),
+                           "verdict": v[0], "reason": v[1], "coverage": v[2],
+                           "coverage_by_side": v[3],
                            "change_pct": changes.get(d.key)}  # fmt: skip
     for r in _rows(report):
         v = verdicts.get(r["key"])

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol
 
+from ..names import short_label
 from ..profile.shares import profiled_us
 from .stats import normal_intervals, welch_intervals
 
@@ -178,8 +179,9 @@ class FunctionDelta(NamedTuple):
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "key": self.key,
-            "name": self.name,
+            "key": self.key,  # what the captures are matched on (a static's file in it)
+            "name": short_label(self.name),  # the display name, as every view's
+            "signature": self.name,  # the full demangled name
             "file": self.file,
             "status": self.status,
         }

@@ -1,7 +1,8 @@
 """Callgrind format for KCacheGrind/QCacheGrind: one cost, time in nanoseconds.
 
-Functions are keyed by identity (frame) and shown by their display name (the folded
-name: a static's file is in its ``fl=``); calls are aggregated per caller/callee pair
+Functions are keyed by identity (frame) and shown by their display name (the page's
+short demangled name: a static's file is in its ``fl=``; the format has no field for
+the full signature); calls are aggregated per caller/callee pair
 with their inclusive cost; positions are source lines where DWARF gave them (0 otherwise).
 Calls at the root of a stack, and the "[unknown]" parent of orphans, are called by a
 synthetic "[root]" of no self cost, so KCacheGrind and ``callgrind_annotate --inclusive``

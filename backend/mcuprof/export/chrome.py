@@ -1,8 +1,10 @@
 """Chrome Trace Event JSON (Perfetto, chrome://tracing): complete ("X") events in µs.
 
-Events carry only the function's display name: speedscope's importer makes one frame
-per distinct (name, args), so per-call args (such as the depth) would split a function
-into one frame per depth. The nesting is implied by the times, as the format intends.
+Events carry the function's display name (the page's short name) and, when it differs,
+the full signature in ``args``: speedscope's importer makes one frame per distinct
+(name, args), so per-call args (such as the depth) would split a function into one
+frame per depth, while the signature, one per function, splits none. The nesting is
+implied by the times, as the format intends.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from ..profile import Profile, Window
 from ..textrows import Buffer, Ints, Strings, StringTable, build, whole_floats
-from .frames import CALLS_PER_STEP, appearance, frame_name
+from .frames import CALLS_PER_STEP, appearance, frame_name, frame_signature
 from .nesting import Calls, calls
 
 PID = 1
@@ -67,9 +69,12 @@ def _write(
     used = (appearance(c.frame, len(profile.frames)) + 1).tolist()  # no whole-capture temporary
     prefix = [""] * slots
     for slot in used:
+        name, signature = frame_name(profile, slot - 1), frame_signature(profile, slot - 1)
+        # The full signature, constant per function: it adds no frames in speedscope's
+        # importer, and keeps two overloads of one display name apart.
+        args = f'"args":{{"signature":{json.dumps(signature)}}},' if signature != name else ""
         prefix[slot] = (
-            f'{{"name":{json.dumps(frame_name(profile, slot - 1))},"cat":"function","ph":"X",'
-            f'"pid":{PID},"tid":{TID},'
+            f'{{"name":{json.dumps(name)},"cat":"function","ph":"X","pid":{PID},"tid":{TID},{args}'
         )
     table = StringTable([b"," + p.encode("ascii") if p else b"" for p in prefix])
     buf = Buffer()

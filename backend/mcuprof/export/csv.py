@@ -1,5 +1,6 @@
 """Per-function statistics as CSV, one header row. A function is named as in every
-view; its file is a column of its own, which tells same-name statics apart. The
+view (the short demangled name); its file is a column of its own, which tells
+same-name statics apart, and its full signature is the last column. The
 percentile columns come last (after the shares), so a reader that took columns by
 position before they were added reads the same columns."""
 
@@ -10,6 +11,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from ..names import short_label
 from ..profile import Profile, Window
 from ..profile.distribution import summaries
 
@@ -30,6 +32,8 @@ HEADER = [
     "p90_us",
     "p99_us",
     "p999_us",
+    # the full demangled name; "function" is the display name, the page's short one
+    "signature",
 ]
 
 
@@ -43,7 +47,8 @@ def render(profile: Profile, window: Window = None) -> str:
         numbers = (s.total_us, s.self_us, s.min_us, s.max_us, s.mean_us, s.pct, s.self_pct)
         numbers += (d.p50_us, d.p90_us, d.p99_us, d.p999_us)
         line = "" if s.line is None else s.line
-        w.writerow([s.name, s.where or "", line, s.calls, *(f"{v:.3f}" for v in numbers)])
+        cells = [short_label(s.name), s.where or "", line, s.calls]
+        w.writerow([*cells, *(f"{v:.3f}" for v in numbers), s.name])
     return buf.getvalue()
 
 

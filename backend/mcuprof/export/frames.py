@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..names import short_label
 from ..profile import Profile
 from ..profile.aggregate import frame_info
 
@@ -13,6 +14,15 @@ CALLS_PER_STEP = 1 << 14
 
 
 def frame_name(profile: Profile, fid: int) -> str:
+    """The function's one display name, the page's: the short demangled name (no
+    return type nor parameters). The folded export alone keeps the full name, as
+    CLARIFICATIONS.md defines its frames."""
+    return short_label(frame_info(profile, fid).name)
+
+
+def frame_signature(profile: Profile, fid: int) -> str:
+    """The full demangled name (``int app::clamp<int>(int, int, int)``), a field of its
+    own next to the display name."""
     return frame_info(profile, fid).name
 
 

@@ -148,9 +148,11 @@ def render(
         depth_max = max(depth_max, d)
         w = node.total_us / total
         pct = share_pct(node.total_us, profiled)
-        tip = f"{node.name} ({node.total_us:,.0f} µs, {pct:.2f}%)"
         px = w * inner
-        label = short_label(node.name)
+        label = short_label(node.name)  # the display name, as every view's
+        tip = f"{label} ({node.total_us:,.0f} µs, {pct:.2f}%)"
+        if label != node.name:  # the full signature in the tooltip, a line of its own
+            tip += f"\n{node.name}"
         light = ' class="light"' if d == 0 else ""
         rows.append(
             f'<g class="f" data-n={quoteattr(node.name)} data-l={quoteattr(label)} '
@@ -294,8 +296,9 @@ data-depth="{depth_max}">
     place(g, num(g, "x"), num(g, "w"));
     g.addEventListener("mouseover", function () {{
       var v = num(g, "v");
-      details.textContent = g.getAttribute("data-n") + " (" + v.toFixed(0) + " \\u00b5s, " +
-        (100 * v / total).toFixed(2) + "%)";
+      var l = g.getAttribute("data-l"), n = g.getAttribute("data-n");
+      details.textContent = l + " (" + v.toFixed(0) + " \\u00b5s, " +
+        (100 * v / total).toFixed(2) + "%)" + (n !== l ? " \\u00b7 " + n : "");
     }});
     g.addEventListener("mouseout", function () {{ details.textContent = " "; }});
     g.addEventListener("click", function () {{ zoom(g); }});
