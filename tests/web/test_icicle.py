@@ -107,3 +107,9 @@ def test_short_labels_drop_parameter_lists_and_return_types() -> None:
     assert short_label("main") == "main"
     assert short_label("0x08000123") == "0x08000123"
     assert short_label("(anonymous namespace)::f()") == "(anonymous namespace)::f"
+    # An operator's own brackets and spaces are its name's, not a return type's.
+    sig = "bool operator< <app::Key>(app::Key const&, app::Key const&)"
+    assert short_label(sig) == "operator< <app::Key>"
+    assert short_label("Foo& Foo::operator=(Foo const&)") == "Foo::operator="
+    assert short_label("app::Foo::operator int() const") == "app::Foo::operator int"
+    assert short_label("void cooperator(int)") == "cooperator"
