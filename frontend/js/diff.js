@@ -359,19 +359,19 @@ export async function mount(container, ctx) {
         el("span", { "data-section": "inconclusive" }, el("b", {}, `Inconclusive: ${inconclusive.length}`),
           inconclusive.length ? ` — ${inconclusive.slice(0, 3).map((r) => `${r.name || displayName(r.key)} (${r.reason})`).join(", ")}${inconclusive.length > 3 ? ", …" : ""}` : "")),
       el("div", { class: "gate" }, gate, lossText(v)));
-    // By the gate's key, and by the display name the flame frames carry. Two statics of
-    // one name: the stronger verdict shows.
+    // By the gate's key, and by the full name the flame frames carry (their "names";
+    // the display name is their label). Two statics of one name: the stronger verdict shows.
     gateOf = new Map();
     for (const r of v.verdicts || []) {
       gateOf.set(r.key, r);
-      const name = r.name || displayName(r.key);
+      const name = r.signature || displayName(r.key);
       if (!gateOf.has(name) || r.verdict === "regressed") gateOf.set(name, r);
     }
     verdictOf = new Map();
     for (const [key, tag] of [["regressions", "up"], ["improvements", "down"], ["within_noise", "noise"], ["too_few_calls", "noise"]]) {
       for (const r of v[key]) {
         verdictOf.set(r.key, tag);
-        const name = r.name || displayName(r.key);
+        const name = r.signature || displayName(r.key);
         if (!verdictOf.has(name)) verdictOf.set(name, tag);
       }
     }

@@ -108,7 +108,14 @@ def test_compare_names_as_the_page(table: SymbolTable, tmp_path: Path, capsys) -
     # The key still matches captures (a static's file in it); the name is the display one.
     verdicts = {v["key"]: v["name"] for v in report["verdicts"]}
     assert verdicts == {SIGNATURE: NAME, f"{STATIC} [main.c]": STATIC}
-    main(["compare", *paths, "--elf", elf])
+    svg_path = tmp_path / "diff.svg"
+    main(["compare", *paths, "--elf", elf, "--diff-svg", str(svg_path)])
     text = capsys.readouterr().out
     assert f"  {NAME} " in text and SIGNATURE not in text, text
     assert f"{STATIC} [main.c]" not in text
+    # The differential flame graph: the cell reads the display name; its tooltip gives
+    # the full signature and the gate's verdict (found by the name the frame carries).
+    svg = ET.fromstring(svg_path.read_bytes())
+    g = next(g for g in svg.iter(SVG_G) if g.findtext("{http://www.w3.org/2000/svg}text") == NAME)
+    tip = g.findtext("{http://www.w3.org/2000/svg}title").split("\n")
+    assert tip[:2] == [NAME, SIGNATURE] and tip[-1].startswith("regressed: +")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from ..names import short_label
 from .flame import DiffNode, build_tree, colour, max_abs_delta
 
 Folded = dict[str, int] | dict[str, float] | dict[str, int | float]
@@ -72,14 +73,16 @@ def verdict_colour(v: dict[str, Any] | None, scale: float) -> str:
 
 
 def gate_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each verdict by the gate's key and by the name the frames carry (a static's key
-    adds its file); two statics of one name: a regression shows (as diff.js does)."""
+    """Each verdict by the gate's key and by the name the frames carry, the full
+    signature (a static's key adds its file); two statics of one name: a regression
+    shows (as diff.js does)."""
     out: dict[str, dict[str, Any]] = {}
     for r in report["verdicts"]:
         out[r["key"]] = r
     for r in report["verdicts"]:
-        if r["name"] not in out or r["verdict"] == "regressed":
-            out[r["name"]] = r
+        name = r.get("signature", r["name"])
+        if name not in out or r["verdict"] == "regressed":
+            out[name] = r
     return out
 
 
@@ -91,13 +94,19 @@ def basis_text(report: dict[str, Any]) -> str:
     return f"{basis} of the {what}" if basis.startswith("p") else what
 
 
+def _shown(name: str) -> str:
+    """A frame's display name, as every view's (its folded name is the full signature)."""
+    return short_label(name)
+
+
 def _tooltip(
     node: DiffNode, base_total: float, new_total: float, gate: dict[str, Any] | None = None
 ) -> str:
     d_pp = node.delta * 100.0
     text = (
-        f"{node.name}\n"
-        f"new:  total {node.new:,.0f} µs ({_pct(node.new, new_total)}), "
+        f"{_shown(node.name)}\n"
+        + (f"{node.name}\n" if _shown(node.name) != node.name else "")
+        + f"new:  total {node.new:,.0f} µs ({_pct(node.new, new_total)}), "
         f"self {node.new_self:,.0f} µs ({_pct(node.new_self, new_total)})\n"
         f"base: total {node.base:,.0f} µs ({_pct(node.base, base_total)}), "
         f"self {node.base_self:,.0f} µs ({_pct(node.base_self, base_total)})\n"
@@ -175,7 +184,8 @@ def render_svg(
             )
             fits = int((w - 6) // _CHAR_W)
             if fits >= 3:
-                label = node.name if len(node.name) <= fits else node.name[: fits - 2] + ".."
+                name = _shown(node.name)  # the display name; the tooltip has the signature
+                label = name if len(name) <= fits else name[: fits - 2] + ".."
                 out.append(f'<text x="{x + 3:.2f}" y="{y + _FRAME_H - 5}">{escape(label)}</text>')
             out.append("</g>\n")
             cx = x

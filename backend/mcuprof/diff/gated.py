@@ -210,7 +210,7 @@ def _add_verdicts(
             v = loss_verdict(kind, d.key, base, new, metric, rule)
         else:
             v = (*plain_verdict(kind), 1.0, {"base": 1.0, "new": 1.0})
-        verdicts[d.key] = {"key": d.key, "name": short_label(d.name),
+        verdicts[d.key] = {"key": d.key, "name": short_label(d.name), "signature": d.name,
                            "verdict": v[0], "reason": v[1], "coverage": v[2],
                            "coverage_by_side": v[3],
                            "change_pct": changes.get(d.key)}  # fmt: skip
