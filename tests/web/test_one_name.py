@@ -20,7 +20,7 @@ from mcuprof.cli import main
 from mcuprof.paths import default_elf
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
-from mcuprof.symbols import SymbolTable
+from mcuprof.symbols import Function, SymbolTable
 from mcuprof.web import views
 
 SIGNATURE = "int app::clamp<int>(int, int, int)"
@@ -119,3 +119,37 @@ def test_compare_names_as_the_page(table: SymbolTable, tmp_path: Path, capsys) -
     g = next(g for g in svg.iter(SVG_G) if g.findtext("{http://www.w3.org/2000/svg}text") == NAME)
     tip = g.findtext("{http://www.w3.org/2000/svg}title").split("\n")
     assert tip[:2] == [NAME, SIGNATURE] and tip[-1].startswith("regressed: +")
+
+
+def test_two_statics_of_one_name_stay_two_frames_in_flame_graphs() -> None:
+    """``static void helper()`` in a.c and in b.c, both called from main: one label,
+    two frames in the page's flame graph (keyed by function identity). The folded
+    stacks merge them, as their format (one line per name path) requires, and so does
+    the SVG export, a flamegraph.pl graph of those stacks (tests/profile/test_trees.py
+    holds it to the name-path tree)."""
+    funcs = [
+        Function("main", "main", 0x100, 0x200, file="main.c"),
+        Function("helper", "helper", 0x200, 0x300, file="a.c", is_static=True),
+        Function("helper", "helper", 0x300, 0x400, file="b.c", is_static=True),
+    ]
+    p = Profile(SymbolTable.from_functions(funcs))
+    recs = np.zeros(3, RECORD_DTYPE)
+    recs[0] = (0x101, 1000, 100, 0)
+    recs[1] = (0x201, 1010, 20, 1)
+    recs[2] = (0x301, 1040, 30, 1)
+    p.add(recs)
+    svg = ET.fromstring(export.render("svg", p).encode())
+    helpers = [g for g in svg.iter(SVG_G) if g.get("data-l") == "helper"]
+    assert [g.get("data-v") for g in helpers] == ["50.000"]
+    flame = views.icicle(p, None, 1000)
+    at = [i for i, label in enumerate(flame["labels"]) if label == "helper"]
+    assert sorted(flame["values"][i] for i in at) == [
+        20 * flame["units_per_us"],
+        30 * flame["units_per_us"],
+    ]
+    rows = views.functions(p, None)["functions"]
+    assert sorted((r["display"], r["file"]) for r in rows if r["display"] == "helper") == [
+        ("helper", "a.c"),
+        ("helper", "b.c"),
+    ]
+    assert export.render("folded", p).splitlines() == ["main 50", "main;helper 50"]
