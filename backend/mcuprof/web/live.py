@@ -646,7 +646,7 @@ class LiveSession(ProtocolNames):
             "replay": self.replay_progress(),
             **self.links.health_sections(self.conn.kind, counted),
             "capture_id": self.recorder.capture_id,
-            "recording": self.recorder.writer is not None,
+            "recording": self.recorder.recording,
             "opened": self.opened,
             **self.link_health.current_rates(link),
         }

@@ -40,6 +40,7 @@ class Recorder:
         self.writer: Any = None  # the store's SessionWriter of the capture in progress
         self.capture_id: int | None = None
         self.kind = ""  # the recording's kind (its decoder)
+        self.closing = False  # close() is finishing the session (see ``recording``)
 
     # ------------------------------------------------------------- reader thread
 
@@ -101,6 +102,22 @@ class Recorder:
         writer, self.writer = self.writer, None
         if writer is None:
             return None
+        # Until the session is stored as finished, it still reads as recording: the page
+        # refreshes its list when this flips, and must find the finished row then.
+        self.closing = True
+        try:
+            return self._close(writer, interrupted, span, chunk)
+        finally:
+            self.closing = False
+
+    @property
+    def recording(self) -> bool:
+        """A capture is being recorded, or its session is being finished."""
+        return self.writer is not None or self.closing
+
+    def _close(
+        self, writer: Any, interrupted: bool, span: Callable[[], float], chunk: int
+    ) -> int | None:
         duration_us = span()
         stats: dict[str, Any] | None = None
         loss = LossChunks(kinds.get(self.kind).counts_loss)
