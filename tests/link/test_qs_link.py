@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -352,3 +353,43 @@ def test_a_serial_target_that_does_not_read_gets_commands_refused() -> None:
         os.close(master)
         os.close(slave)
     assert listener.states[-1] == "disconnected"
+
+
+def test_a_target_seen_leaving_and_coming_back_in_one_look_is_taken(monkeypatch) -> None:
+    """A target that resets (exits, connects again) may close and reconnect while the
+    reader is busy, so one select() sees both. The end of the old connection must free
+    the port before the new one is judged; the new one was turned away ("refused: one is
+    connected") and the page saw no more records (a CI try of test_qs_time)."""
+    import select as select_module
+
+    real = select_module.select
+    busy = threading.Event()
+
+    def late(*args: Any) -> Any:
+        if busy.is_set():  # the reader is busy elsewhere: both events are waiting
+            time.sleep(1.0)
+        return real(*args)
+
+    monkeypatch.setattr(select_module, "select", late)
+    listener, clock = Listener(), _Clock()
+    link, address = _listening(listener, clock)
+    try:
+        first = socket.create_connection(address, timeout=5)
+        wait_until(lambda: any("connected from" in m for m in listener.logs), "accept")
+        first.sendall(b"\x7e")
+        wait_until(lambda: listener.raw >= 1, "the target's byte")
+        busy.set()
+        time.sleep(0.2)  # the reader is now inside a late select
+        first.close()
+        second = socket.create_connection(address, timeout=5)
+        try:
+            wait_until(
+                lambda: sum("connected from" in m for m in listener.logs) >= 2,
+                "the returning target taken",
+            )
+            assert not any("refused: one is connected" in m for m in listener.logs)
+        finally:
+            second.close()
+    finally:
+        busy.clear()
+        link.close()

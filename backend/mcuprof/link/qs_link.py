@@ -365,37 +365,44 @@ class QSLink(ListenerCalls):
         if conn is not None and not lst.talked and self._idle(lst):
             self._drop_idle(lst, "dropped")
             conn = None
-        if lst.server in ready:
-            new, addr = lst.server.accept()
-            if conn is not None and self._idle(lst):
-                self._drop_idle(lst, "replaced by a new connection")
-                conn = None
-            if conn is not None:
-                new.close()  # one target at a time, as QSPY
-                self._log("warning", f"QS target {addr[0]}:{addr[1]} refused: one is connected")
-            else:
-                lst.conn = conn = new
-                lst.peer, lst.last_rx, lst.talked = f"{addr[0]}:{addr[1]}", self._clock(), False
-                self._restart_seq(fresh=True)
-                self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
-                with contextlib.suppress(LinkError):
-                    self._send(RX_INFO)
-                return b""  # (its first bytes: at the next select)
+        # The connection first: a target that exits and comes back (a reset) may be seen
+        # closing and connecting again in one select; its end must free the port before
+        # the new connection is judged, or the returning target is turned away.
+        data = b""
         if conn is not None and conn in ready:
             try:
                 data = conn.recv(READ_CHUNK)
             except OSError:
                 data = b""
-            if not data:
+            if data:
+                lst.last_rx, lst.talked = self._clock(), True
+            else:
                 self._flush()
                 conn.close()
-                lst.conn = None
+                lst.conn = conn = None
                 self._tx.clear()
                 self._log("warning", f"QS target disconnected; waiting on {self.listening_on}")
-            else:
-                lst.last_rx, lst.talked = self._clock(), True
-            return data
-        return b""
+        if lst.server in ready:
+            self._accept(lst, conn)
+        return data
+
+    def _accept(self, lst: _Listening, conn: Any) -> None:
+        """A new connection: taken when the port is free (or its connection idle), else
+        turned away (one target at a time, as QSPY)."""
+        new, addr = lst.server.accept()
+        if conn is not None and self._idle(lst):
+            self._drop_idle(lst, "replaced by a new connection")
+            conn = None
+        if conn is not None:
+            new.close()
+            self._log("warning", f"QS target {addr[0]}:{addr[1]} refused: one is connected")
+            return
+        lst.conn = new
+        lst.peer, lst.last_rx, lst.talked = f"{addr[0]}:{addr[1]}", self._clock(), False
+        self._restart_seq(fresh=True)
+        self._log("info", f"QS target connected from {addr[0]}:{addr[1]}")
+        with contextlib.suppress(LinkError):
+            self._send(RX_INFO)
 
     def _restart_seq(self, fresh: bool = False) -> None:
         """The next command is number 1, as the target expects after its reset. A new
