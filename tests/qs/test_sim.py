@@ -95,18 +95,23 @@ def test_qs_target_on_a_pty():
             end = time.monotonic() + 1.5
             while time.monotonic() < end:
                 events += decoder.feed(port.read(4096))
-            port.write(encode_frame(1, 2, b""))  # QS-RX RESET: the board boots again
 
             def infos() -> list[Record]:
                 return [e for e in events if isinstance(e, Record) and e.name == "QS_TARGET_INFO"]
 
-            # Until the reboot's target info and its first dispatch have come (a busy CI
-            # host once needed more than the 1 s this waited), 15 s at most.
-            end = time.monotonic() + 15.0
-            while time.monotonic() < end and not (
-                len(infos()) >= 2 and events[-1] is not infos()[-1]
-            ):
-                events += decoder.feed(port.read(4096))
+            # QS-RX RESET: the board boots again. Until the reboot's target info and more
+            # have come, 5 s a try. Two CI tries on a loaded host saw no reboot at all in
+            # 15 s (the RESET lost between the pty and the simulator, cause not found), so
+            # it is sent again, at most twice more.
+            tries = 0
+            while tries < 3 and len(infos()) < 2:
+                tries += 1
+                port.write(encode_frame(tries, 2, b""))
+                end = time.monotonic() + 5.0
+                while time.monotonic() < end and not (
+                    len(infos()) >= 2 and events[-1] is not infos()[-1]
+                ):
+                    events += decoder.feed(port.read(4096))
         finally:
             port.close()
     infos = [e for e in events if isinstance(e, Record) and e.name == "QS_TARGET_INFO"]
