@@ -164,3 +164,40 @@ def test_open_reconnects_the_device_connected_before(make_client) -> None:
     assert state["health"]["opened"]["id"] == sid
     assert live.profile.folded() == load_capture(data).profile.folded()
     assert live.conn.restore is None and not state["device"]["replay"]
+
+
+def test_state_read_while_an_open_ends_is_never_torn(make_client, monkeypatch) -> None:
+    """The open ends between two of /api/state's reads (the loader's last step lands
+    while health reads its counts): the reply shows either the open still going or its
+    counts, never the open ended with no records (a CI run saw received 0 so)."""
+    client = make_client(autoconnect=False)
+    live = client.app.state.live
+    data = restarting_capture(2)
+    sid = imported(client, data, "miniprofiler")
+    opened(client, sid)
+    shown(client)  # the first open has ended; open again with the loader held
+    reached, release = threading.Event(), threading.Event()
+    real = MiniProfiler.load_stored
+
+    def held(self, *args, **kw):  # type: ignore[no-untyped-def]
+        reached.set()
+        release.wait(10)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(MiniProfiler, "load_stored", held)
+    opened(client, sid)
+    assert reached.wait(10)
+    figures = live.link_health.figures
+
+    def slow_figures(*args, **kw):  # type: ignore[no-untyped-def]
+        out = figures(*args, **kw)
+        release.set()  # the loader finishes between this read and the next
+        wait_for(lambda: live.conn.loading is None, "the open's end")
+        return out
+
+    monkeypatch.setattr(live.link_health, "figures", slow_figures)
+    health = live.health()
+    monkeypatch.setattr(live.link_health, "figures", figures)
+    n = load_capture(data).profile.n_records
+    assert health["replay"] is not None or health["received"] == n
+    assert shown(client)["health"]["received"] == n

@@ -362,13 +362,16 @@ class LiveSession(ProtocolNames):
         with self._command_lock:
             if conn.loading is not loading:
                 return None
-            conn.loading = None
+            # The results first, the end of the open last: health() reads without this
+            # lock, and a reader that sees the open ended must also see its counts.
             if profile is None:
                 self.opened = None
             else:
                 self.feed.replace(profile)
                 self.link_health.final_received = int(profile.n_records)
                 self.opened_counts = loading.counts
+            conn.loading = None
+            if profile is not None:
                 self._log("info", f"{loading.label}: {int(profile.n_records):,} records")
             restore, conn.restore = conn.restore, None
         return restore
@@ -633,17 +636,21 @@ class LiveSession(ProtocolNames):
     def health(self) -> dict[str, Any]:
         """Counters as they are now, plus the rates and warnings the ticker last computed
         (computing those advances the rate window, which only the ticker should do)."""
+        # The progress before the counts: an open publishes its counts before it ends
+        # (_opened), so a reply that shows it ended shows its counts too.
+        replay = self.replay_progress()
+        loading = self.conn.loading
         link = self.conn.link
         figures = self.link_health.figures(link, self.conn.state)
         counted = link
-        if link is None and self.opened is not None and self.conn.loading is None:
+        if link is None and self.opened is not None and loading is None:
             counted = self.opened_counts  # an opened session's own (None: a replay's)
         return {
             "state": self.conn.state,
             "reason": self.conn.reason,
             **figures,
             "profile_records": self.profile_records(),
-            "replay": self.replay_progress(),
+            "replay": replay,
             **self.links.health_sections(self.conn.kind, counted),
             "capture_id": self.recorder.capture_id,
             "recording": self.recorder.recording,
