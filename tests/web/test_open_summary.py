@@ -135,3 +135,15 @@ def test_stop_keeps_the_summary_an_open_shows(client) -> None:
     assert first is not None
     loaded = kinds.get("miniprofiler").load_stored(store, sid, live.symbols)
     assert payloads(first) == payloads(loaded)
+
+
+def test_a_capture_past_the_kept_stacks_says_why_it_waits(tmp_path: Path, monkeypatch) -> None:
+    """Past MAX_KEPT_STACKS the summary keeps only the count, and the open says so."""
+    from mcuprof.profile import stored
+
+    monkeypatch.setattr(stored, "MAX_KEPT_STACKS", 10)
+    with open_store(tmp_path / "data") as store:
+        info = store.import_capture("cap", named_capture(500), default_elf())
+        keep_summary(store, info.id)
+        why = kept_view(store, info.id, SymbolTable.from_elf(default_elf()), None)
+        assert isinstance(why, str) and "MAX_KEPT_STACKS" in why and "call paths" in why

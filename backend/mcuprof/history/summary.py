@@ -104,14 +104,21 @@ def kept_view(store: Store, session_id: int, symbols: Any, tick_hz: int | None) 
     """The kept aggregate as a profile for the first views of an open
     (profile/stored.py's StoredProfile), when the open's loader, given ``symbols`` and
     ``tick_hz``, would build the profile it was made from; else None (no summary, an
-    older one, a capture past MAX_KEPT_STACKS, other names or another tick rate)."""
+    older one, other names or another tick rate), or the one line that says why not
+    when a bound kept it out (stored.MAX_KEPT_STACKS)."""
     from .. import kinds
-    from ..profile.stored import FORMAT, StoredProfile, same_frames
+    from ..profile.stored import FORMAT, MAX_KEPT_STACKS, StoredProfile, same_frames
 
     kept = store.summary(session_id, VERSION)
     view = (kept or {}).get("view")
     if not view or view.get("format") != FORMAT:
         return None
+    if "stacks_past" in view:
+        return (
+            f"session {session_id} has {view['stacks_past']:,} call paths, more than the "
+            f"{MAX_KEPT_STACKS:,} its summary keeps (MAX_KEPT_STACKS): its views wait for "
+            "its calls"
+        )
     kind = kinds.get(store.get(session_id).kind)
     if kind.ticks_assumed and view.get("tick_hz") != tick_hz:
         return None

@@ -40,13 +40,14 @@ MAX_KEPT_STACKS = 200_000
 _FRAME_FIELDS = ("name", "label", "file", "line", "start", "symbol")
 
 
-def aggregate(profile: Profile, tick_hz: int | None = None) -> dict[str, Any] | None:
-    """The whole capture's aggregate as JSON-ready values (see the module's doc), or
-    None when it has more than MAX_KEPT_STACKS stacks. ``tick_hz``: the rate the
-    profile's loader was given (QS), kept so an open with another rate does not use it."""
+def aggregate(profile: Profile, tick_hz: int | None = None) -> dict[str, Any]:
+    """The whole capture's aggregate as JSON-ready values (see the module's doc); past
+    MAX_KEPT_STACKS stacks, only their count (``stacks_past``), for the open to say why
+    it waits for the calls. ``tick_hz``: the rate the profile's loader was given (QS),
+    kept so an open with another rate does not use it."""
     st = stacks(profile)
     if st.size > MAX_KEPT_STACKS:
-        return None
+        return {"format": FORMAT, "stacks_past": st.size}
     s = sums(profile)
     dist = summaries(profile)
     table = profile._addrs  # the raw address behind each address id, in id order

@@ -638,6 +638,9 @@ async def _open(request: Request, store: Store, live: Any, info: SessionInfo) ->
     tick_hz = session_tick_hz(info, live.settings.qs_tick_hz)
     # The summary kept when it was stored shows the flame graph and Functions at once.
     first = await asyncio.to_thread(kept_view, store, sid, symbols, tick_hz)
+    if isinstance(first, str):  # a bound kept the aggregate out: said, then loaded
+        live.on_log("info", first)
+        first = None
     loading = await asyncio.to_thread(
         live.open_stored, label, opened, info.kind, info.metadata, total, first
     )
