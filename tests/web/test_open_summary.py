@@ -147,3 +147,16 @@ def test_a_capture_past_the_kept_stacks_says_why_it_waits(tmp_path: Path, monkey
         keep_summary(store, info.id)
         why = kept_view(store, info.id, SymbolTable.from_elf(default_elf()), None)
         assert isinstance(why, str) and "MAX_KEPT_STACKS" in why and "call paths" in why
+
+
+def test_sessions_import_keeps_the_summary(tmp_path: Path, capsys) -> None:
+    from mcuprof.cli import main
+
+    path = tmp_path / "cap.bin"
+    path.write_bytes(named_capture(500))
+    data = tmp_path / "data"
+    assert main(["sessions", "import", "--data-dir", str(data), "--elf", str(default_elf()),
+                 str(path)]) == 0  # fmt: skip
+    with open_store(data) as store:
+        (info,) = store.list()
+        assert kept_view(store, info.id, SymbolTable.from_elf(default_elf()), None) is not None
