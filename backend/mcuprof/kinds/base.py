@@ -39,6 +39,10 @@ class Kind:
     ticks_assumed = False
     # The one-line reason an import of it found nothing (after "not a ").
     nothing_found = "capture: nothing recognised"
+    # What the page calls the built-in simulator of this kind, and what its flame
+    # graph's frames are (the coverage line: "x% of the time inside ...").
+    simulator_label = "Simulated device"
+    frames_are = "instrumented functions"
 
     @property
     def profiles(self) -> bool:
@@ -101,6 +105,22 @@ class Kind:
             f"link        crc errors {capture.get('crc_errors', 0):,}, malformed "
             f"{capture['malformed']:,}, skipped {capture.get('skipped_bytes', 0):,} bytes",
         ]
+
+    def describe(self) -> dict[str, Any]:
+        """What the page needs to know of this kind (/api/kinds), so that it asks the
+        kind, as the backend does, instead of comparing its name."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "views": list(self.views),
+            "controls": list(self.controls),
+            "live": self.live,
+            "names_from_elf": self.names_from_elf,
+            "counts_loss": self.counts_loss,
+            "ticks_assumed": self.ticks_assumed,
+            "simulator_label": self.simulator_label,
+            "frames_are": self.frames_are,
+        }
 
     def __repr__(self) -> str:
         return f"<kind {self.name}>"

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 class QS(Kind):
     name = "qs"
     label = "QS"
+    simulator_label = "Simulated QS target"
+    frames_are = "RTC steps"
     views = (PROFILE, QS_MONITOR)
     controls = (QS_RX,)
     live = True

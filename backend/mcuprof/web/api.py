@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from .. import kinds
 from ..errors import UserError
 from ..link import list_ports
 from . import timing, views
@@ -32,6 +33,12 @@ class SelectElfBody(BaseModel):
 @router.get("/state")
 async def state(live: LiveDep) -> dict[str, Any]:
     return await asyncio.to_thread(live.state_dict)
+
+
+@router.get("/kinds")
+async def kind_list() -> dict[str, Any]:
+    """Each kind of capture as the page asks it (views, controls, labels)."""
+    return {"kinds": [k.describe() for k in kinds.KINDS]}
 
 
 @router.get("/ports")
