@@ -147,7 +147,15 @@ export async function mount(container, ctx) {
     if (!file) return;
     const params = { name: file.name.slice(0, 200) };
     if (elfSelect.value) params.elf = elfSelect.value;
-    const out = await upload(file, params);
+    let out;
+    try {
+      out = await upload(file, params);
+    } catch (err) {
+      // The store lists an import while it checks the bytes: a list fetched meanwhile
+      // shows a row that the refusal removed (a CI run saw 2 rows for 1 session).
+      refresh();
+      throw err;
+    }
     ctx.notify(`Imported session ${out.session.id}: ${out.session.name}`, "info");
     selected = out.session.id;
     await refresh();
