@@ -148,7 +148,7 @@ def test_migrations_are_recorded_and_applied_once(pg_url, tmp_path):
     open_store(tmp_path, pg_url, autoflush=False).close()
     with connect(pg_url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM mcuprof_migrations")]
-        assert names == ["0001_sessions.sql"]
+        assert names == ["0001_sessions.sql", "0002_raw_zstd.sql"]
         assert migrate(conn) == []
 
 
