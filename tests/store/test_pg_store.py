@@ -253,3 +253,31 @@ def test_a_qs_scenario_stores_its_run_in_postgresql(pg_url, tmp_path, capsys):
         (stored,) = store.list()
         assert (stored.kind, stored.source, stored.tags) == ("qs", "scenario", {"board": "sim"})
         assert stored.status == "complete" and stored.raw_bytes == store.raw_size(stored.id) > 0
+
+
+def test_raw_rows_are_zstd_frames_and_rows_stored_before_still_read(pg_url, tmp_path):
+    """Each chunk row is one zstd frame (store/zst.py); rows an older mcuprof stored as
+    received (zstd false) read back as they are."""
+    import zstandard
+
+    from mcuprof.store.zst import MAGIC
+
+    data = capture(200)
+    with open_store(tmp_path, pg_url, autoflush=False) as store:
+        sid = store.import_capture("zst", data).id
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute(
+                "SELECT idx, data, size, zstd FROM raw_chunks WHERE session_id = %s", (sid,)
+            ).fetchall()
+            assert rows and all(z and bytes(d).startswith(MAGIC) for _, d, _, z in rows)
+            assert (
+                sum(n for _, _, n, _ in rows) == len(data) > 4 * sum(len(d) for _, d, _, _ in rows)
+            )
+            for idx, packed, _, _ in rows:  # as 0001 stored them
+                conn.execute(
+                    "UPDATE raw_chunks SET data = %s, zstd = FALSE WHERE session_id = %s "
+                    "AND idx = %s",
+                    (zstandard.decompress(bytes(packed)), sid, idx),
+                )
+        assert store.raw(sid) == data == b"".join(store.raw_chunks(sid, 1000))
+        assert store.raw_size(sid) == len(data)
