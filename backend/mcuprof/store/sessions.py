@@ -574,7 +574,10 @@ class SessionStore:
     def raw(self, session_id: int) -> bytes:
         """The stored stream (at most MAX_RAW_WHOLE bytes). For a session still recording,
         what has been written so far."""
-        return whole(self.raw_chunks(session_id), f"session {session_id} stream")
+        label = f"session {session_id} stream"
+        if self.raw_size(session_id) > MAX_RAW_WHOLE:  # refused before reading
+            raise UserError(f"{label} too large (the limit is {MAX_RAW_WHOLE >> 20:,} MiB)")
+        return whole(self.raw_chunks(session_id), label)
 
     def raw_chunks(self, session_id: int, chunk: int = CHUNK) -> Iterator[bytes]:
         """The stored stream as the device sent it, in pieces of at most ``chunk`` bytes:
@@ -668,9 +671,7 @@ def whole(chunks: Iterator[bytes], label: str) -> bytes:
     for piece in chunks:
         out += piece
         if len(out) > MAX_RAW_WHOLE:
-            raise UserError(
-                f"{label} is over {MAX_RAW_WHOLE:,} bytes; at most that much is read whole"
-            )
+            raise UserError(f"{label} too large (the limit is {MAX_RAW_WHOLE >> 20:,} MiB)")
     return bytes(out)
 
 
