@@ -32,7 +32,9 @@ def capture(n_packets: int, per_packet: int = 50) -> bytes:
     return b"".join(out)
 
 
-def simulated_capture(seconds: float, rate: int = 50_000) -> tuple[bytes, int]:
+def simulated_capture(
+    seconds: float, rate: int = 50_000, baud: int = 2_000_000
+) -> tuple[bytes, int]:
     """What the simulated board sends in ``seconds`` of profiling at ``rate`` calls a
     second over its default link (a realistic capture: link/workload.py's call tree,
     real timings), and the records in it. Driven by a fake clock: no waiting."""
@@ -40,7 +42,7 @@ def simulated_capture(seconds: float, rate: int = 50_000) -> tuple[bytes, int]:
     from mcuprof.protocol import Command, encode_command
 
     now = [0.0]
-    device = SimDevice(SimOptions(rate=rate), clock=lambda: now[0], baud=2_000_000)
+    device = SimDevice(SimOptions(rate=rate), clock=lambda: now[0], baud=baud)
     device.receive(encode_command(Command.START_PROFILING))
     parts = []
     for _ in range(round(seconds * 100)):

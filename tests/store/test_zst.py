@@ -166,3 +166,21 @@ def test_a_realistic_capture_takes_at_most_5_bytes_a_record(tmp_path) -> None:
         assert stored.startswith(MAGIC)
         assert len(stored) / records <= MAX_BYTES_PER_RECORD
         assert store.raw(writer.id) == data
+
+
+def test_a_reader_that_stops_early_lets_go_of_the_file(tmp_path) -> None:
+    """raw_chunks reads one piece ahead on a thread: a reader that stops (a download the
+    client dropped) ends that thread and closes the file."""
+    import threading
+
+    with SessionStore(tmp_path, autoflush=False) as store:
+        sid = store.import_capture("early", capture(50)).id
+        fds = len(os.listdir("/proc/self/fd"))
+        chunks = store.raw_chunks(sid, 100)
+        assert len(next(chunks)) == 100
+        chunks.close()
+        for t in threading.enumerate():
+            if t.name == "mcuprof-raw-read-ahead":
+                t.join(10)
+                assert not t.is_alive()
+        assert len(os.listdir("/proc/self/fd")) == fds

@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from .model import (
 from .pgwriter import PgSessionWriter
 from .sessions import MAX_RAW_WHOLE, ElfInput, _info, _read_elf, whole
 from .tags import check_tags, matches
-from .zst import inflate
+from .zst import inflate, read_ahead
 
 _COLUMNS = (
     "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
@@ -365,6 +365,9 @@ class PgSessionStore:
 
     def raw_chunks(self, session_id: int, chunk: int = CHUNK) -> Iterator[bytes]:
         """As SessionStore.raw_chunks: the bytes as received, a row at a time."""
+        return read_ahead(self._raw_pieces(session_id, chunk))
+
+    def _raw_pieces(self, session_id: int, chunk: int) -> Generator[bytes, None, None]:
         sid = self.get(session_id).id
         idx = 0
         while (row := self._chunk(sid, idx)) is not None:

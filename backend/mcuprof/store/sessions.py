@@ -31,7 +31,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ from .model import (
 )
 from .tags import check_tags, matches
 from .writer import SessionWriter
-from .zst import READ_BYTES, inflate
+from .zst import READ_BYTES, inflate, read_ahead
 
 try:
     import fcntl
@@ -583,6 +583,9 @@ class SessionStore:
         """The stored stream as the device sent it, in pieces of at most ``chunk`` bytes:
         the one way to read a session's bytes (views, exports, replays, summaries). A
         one-line UserError when the file is not a regular file or not zstd."""
+        return read_ahead(self._raw_pieces(session_id, chunk))
+
+    def _raw_pieces(self, session_id: int, chunk: int) -> Generator[bytes, None, None]:
         self.get(session_id)
         path = self.raw_path(session_id)
         if not os.path.lexists(path):
@@ -594,7 +597,8 @@ class SessionStore:
                     while data := f.read(chunk):
                         yield data
                 else:
-                    yield from inflate(iter(lambda: f.read(READ_BYTES), b""), chunk, label)
+                    reads = iter(lambda: f.read(READ_BYTES), b"")
+                    yield from inflate(reads, chunk, label)
             except OSError as exc:
                 raise file_error(path, exc) from None
 

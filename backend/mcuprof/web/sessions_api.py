@@ -527,7 +527,7 @@ def stream_raw(store: Store, sid: int, filename: str) -> Response:
         for data in itertools.chain((first,), chunks):
             if left <= 0:
                 break
-            yield data[:left]
+            yield data if len(data) <= left else data[:left]
             left -= len(data)
         chunks.close()
 
