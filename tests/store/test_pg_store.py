@@ -236,6 +236,10 @@ def test_the_dashboard_reads_and_writes_a_postgresql_store(pg_url, tmp_path):
         assert client.get(f"/api/sessions/{sid}/flame").status_code == 200
         raw = client.get(f"/api/sessions/{sid}/raw")
         assert raw.status_code == 200 and raw.content == data
+        # A replay reads the store's stream (it needed a session file before).
+        replay = client.post(f"/api/sessions/{sid}/replay", json={"speed": "max"})
+        assert replay.status_code == 200, replay.text
+        assert replay.json()["replay"]["label"].startswith(f"Replay of session {sid}")
         assert client.patch(f"/api/sessions/{sid}", json={"name": "seen"}).status_code == 200
         assert client.delete(f"/api/sessions/{sid}").json() == {"deleted": sid}
     assert _count(pg_url, "SELECT count(*) FROM sessions") == 0
