@@ -193,8 +193,9 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     filler.write_bytes(bytes(1 << 20))
     client = make_client(autoconnect=False, data_dir=small_disk / "data")
     live, sid = _recording(client)
-    piece = bytes(range(256)) * 1024
-    for _ in range(12):  # 3 MiB into 1
+    rng = np.random.default_rng(0)  # stored compressed: pieces with no pattern, no repeat
+    pieces = [rng.bytes(256 * 1024) for _ in range(12)]
+    for piece in pieces:  # 3 MiB into 1
         live.on_raw(piece)
     [entry] = [e for e in live.log_since(0) if e["message"].startswith("recording stopped")]
     assert entry["message"] == (
@@ -212,5 +213,5 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     )
     assert 0 < session["raw_bytes"] < 12 * len(piece)
     raw = client.get(f"/api/sessions/{sid}/raw").content
-    sent = encode_metadata(live.metadata) + piece * 12  # the capture opens with metadata
+    sent = encode_metadata(live.metadata) + b"".join(pieces)  # the capture opens with metadata
     assert len(raw) == session["raw_bytes"] and raw == sent[: len(raw)]

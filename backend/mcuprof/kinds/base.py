@@ -5,12 +5,9 @@ the code asks instead of comparing a kind's name. A kind's protocol code lives b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UserError
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 # What a stored session of a kind can be opened as (``Kind.views``).
 PROFILE = "profile"  # a Profile: flame graph, timeline, tables, exports, compare, replay
@@ -78,14 +75,15 @@ class Kind:
 
     def replay(
         self,
-        path: Path,
+        recording: Any,
         speed: float | None,
         *,
         metadata: Any = None,
         tick_hz: int | None = None,
         throttle: Callable[[], bool] | None = None,
     ) -> tuple[Any, Callable[..., Any]]:
-        """The replay device of a stored session's file and the ``session_factory`` for
+        """The replay device of a stored session (a path, or link.replay.Stream: bytes as
+        the device sent them) and the ``session_factory`` for
         LiveSession.replay that reads it (link/replay.py)."""
         raise NotImplementedError(f"{self.name} sessions cannot be replayed")
 

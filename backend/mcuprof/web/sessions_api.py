@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import threading
 from typing import Annotated, Any, Literal
 
@@ -22,7 +23,7 @@ from ..diff.gated import gated_report
 from ..diff.reduce import Reduced, reduce_profile
 from ..diff.report import parse_confidence, parse_threshold, timebase_check
 from ..errors import UserError
-from ..link.replay import parse_speed
+from ..link.replay import Stream, parse_speed
 from ..loss import loss_of_chunks
 from ..profile import Profile
 from ..store import RECORDING, SessionInfo, Store
@@ -513,19 +514,22 @@ RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
 
 def stream_raw(store: Store, sid: int, filename: str) -> Response:
     """A session's stream as a download, read a piece at a time (a session of GBs was
-    held whole). The bytes the file held when opened: for a session still recording,
-    what was written so far, with the length known up front."""
-    size = store.raw_size(sid)  # before opening: a recording file only grows
-    f = store.open_raw(sid)
+    held whole): the bytes as the device sent them, whatever the store keeps. The bytes
+    stored when asked: for a session still recording, what was written so far, with the
+    length known up front."""
+    size = store.raw_size(sid)  # before reading: a recording only grows
+    chunks = store.raw_chunks(sid, RAW_CHUNK)
+    # The first piece is read here, so a file the store refuses is a 4xx, not a cut body.
+    first = next(chunks, b"")
 
     def pieces() -> Any:
-        if f is None:
-            return
-        with f:
-            left = size
-            while left > 0 and (data := f.read(min(RAW_CHUNK, left))):
-                left -= len(data)
-                yield data
+        left = size
+        for data in itertools.chain((first,), chunks):
+            if left <= 0:
+                break
+            yield data if len(data) <= left else data[:left]
+            left -= len(data)
+        chunks.close()
 
     return StreamingResponse(
         pieces(),
@@ -577,15 +581,14 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     if body.open and speed is None and hasattr(live, "open_stored"):
         return await _open(request, store, live, info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    if not hasattr(store, "raw_path"):
-        raise UserError("replay reads a session file: not available on a PostgreSQL store yet")
-    path = store.raw_path(sid)
-    if not path.is_file() or path.stat().st_size == 0:
+    size = await asyncio.to_thread(store.raw_size, sid)
+    if size == 0:
         raise UserError(f"session {sid} holds no data to replay")
-    # The recording is read from its file in chunks as it plays, never held whole.
+    # The recording is read from the store in chunks as it plays, never held whole.
+    recording = Stream(lambda n: store.raw_chunks(sid, n), size)
     device, factory = await asyncio.to_thread(
         kinds.get(info.kind).replay,
-        path,
+        recording,
         speed,
         metadata=info.metadata,
         tick_hz=session_tick_hz(info, live.settings.qs_tick_hz),
