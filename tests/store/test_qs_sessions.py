@@ -16,7 +16,7 @@ from mcuprof.link.qs_replay import qs_replay_factory
 from mcuprof.sources import load
 from mcuprof.store import SessionStore
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 

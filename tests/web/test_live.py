@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from mcuprof.protocol import RECORD_DTYPE, Metadata
 from mcuprof.summary import summarize
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 from .conftest import ORIGIN, capture, wait_for
@@ -171,7 +171,7 @@ def test_stop_counts_the_stored_capture_a_few_mb_at_a_time(
     """An hour at 50,000 records/s stores 2.4 GiB: Stop decodes it in chunks to count
     its records (reading it whole took 3.7 GB of RSS at Stop in bench/soak.py)."""
     from mcuprof.store.sessions import SessionStore
-    from mcuprof.web import live as live_mod
+    from mcuprof.web.live import session as live_mod
 
     def whole(*_args: object) -> bytes:
         raise AssertionError("Stop read the stored capture whole")

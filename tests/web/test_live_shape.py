@@ -16,20 +16,20 @@ from mcuprof.link.open import NO_CONTROL
 from mcuprof.link.qs_link import QSLink
 from mcuprof.protocol import LinkStats
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 PACKAGE = Path(mcuprof.__file__).parent
 # The live-session code: the coordinator, its parts, and the link side it relies on.
 LIVE_CODE = (
-    "web/live.py",
-    "web/live_connection.py",
-    "web/live_profile.py",
-    "web/live_log.py",
-    "web/live_names.py",
-    "web/health.py",
-    "web/recorder.py",
-    "web/publisher.py",
+    "web/live/session.py",
+    "web/live/connection.py",
+    "web/live/profile.py",
+    "web/live/log.py",
+    "web/live/names.py",
+    "web/live/health.py",
+    "web/live/recorder.py",
+    "web/live/publisher.py",
     "link/base.py",
     "link/open.py",
 )
@@ -45,7 +45,7 @@ def live(tmp_path: Path):
 
 
 def test_live_py_does_not_mention_a_protocol() -> None:
-    text = (PACKAGE / "web/live.py").read_text()
+    text = (PACKAGE / "web/live/session.py").read_text()
     found = [m.group(0) for m in re.finditer(r"(?i)\w*(qs|miniprof)\w*", text)]
     assert found == []
 

@@ -20,22 +20,13 @@ from ..errors import UserError
 from ..paths import frontend_dir
 from ..qs.monitor import QsMonitor
 from ..store import Store, open_store
-from . import (
-    api,
-    exports,
-    history_api,
-    qs_api,
-    qs_control,
-    qs_flow,
-    qs_time,
-    s12z_api,
-    static,
-    views,
-)
+from . import views
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
-from .hub import Hub, run_client
-from .live import LiveSession
+from .live.hub import Hub, run_client
+from .live.session import LiveSession
+from .routes import exports, history, qs, qs_control, qs_flow, qs_time, s12z, static
+from .routes import live as live_routes
 from .security import (
     WS_MAX_MESSAGES_PER_S,
     GuardMiddleware,
@@ -62,9 +53,9 @@ SECURITY_HEADERS = [
 def _sessions_router() -> Any:
     """The session store's routes, when that module is installed."""
     try:
-        module = importlib.import_module("mcuprof.web.sessions_api")
+        module = importlib.import_module("mcuprof.web.routes.sessions")
     except ModuleNotFoundError as exc:
-        if exc.name != "mcuprof.web.sessions_api":
+        if exc.name != "mcuprof.web.routes.sessions":
             raise
         return None
     return getattr(module, "router", None)
@@ -136,14 +127,14 @@ def create_app(
     app.state.qspy_udp = _qspy_udp(settings, app.state.live)
 
     _install_error_handlers(app)
-    app.include_router(api.router)
+    app.include_router(live_routes.router)
     app.include_router(exports.router)
     sessions = _sessions_router()
     if sessions is not None:
         app.include_router(sessions)
-    app.include_router(s12z_api.router)
-    app.include_router(history_api.router)
-    app.include_router(qs_api.router)
+    app.include_router(s12z.router)
+    app.include_router(history.router)
+    app.include_router(qs.router)
     qs_control.install(app)
     qs_time.install(app)
     app.include_router(qs_flow.router)

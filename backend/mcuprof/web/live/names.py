@@ -1,7 +1,7 @@
 """Names on the live session for what its parts hold.
 
 ``Via`` shows one part's attribute on the live session. ``ProtocolNames`` holds the one
-name that is the QS protocol's (link/open.py), the QS monitors: web/live.py speaks of
+name that is the QS protocol's (link/open.py), the QS monitors: web/live/session.py speaks of
 links, not protocols, and the app and the tests reach them where they always did.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..link.open import LinkOpener
+from ...link.open import LinkOpener
 
 
 class Via:

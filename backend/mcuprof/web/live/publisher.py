@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from . import views
-from .live_profile import LiveProfile
+from .. import views
+from .profile import LiveProfile
 
 SAMPLES = 20000  # latency and frame-time samples kept for /api/metrics
 

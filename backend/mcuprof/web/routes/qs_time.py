@@ -19,10 +19,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Path, Request
 from pydantic import BaseModel, ConfigDict
 
-from .. import kinds
-from ..errors import UserError
-from ..qs.watch import TargetWatch
-from .settings import MAX_TICK_HZ
+from ... import kinds
+from ...errors import UserError
+from ...qs.watch import TargetWatch
+from ..settings import MAX_TICK_HZ
 
 router = APIRouter(prefix="/api/qs/time")
 SessionId = Annotated[int, Path(ge=1, le=2**62)]

@@ -13,29 +13,29 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
-from .. import kinds
-from ..capture import QS_CHUNK
-from ..diff import diff_profiles
-from ..diff.export import basis_text, render_folded2, render_svg
-from ..diff.gate import GateSide, per_call
-from ..diff.gated import gated_report
-from ..diff.reduce import Reduced, reduce_profile
-from ..diff.report import parse_confidence, parse_threshold, timebase_check
-from ..errors import UserError
-from ..link.replay import parse_speed
-from ..loss import loss_of_chunks
-from ..profile import Profile
-from ..store import RECORDING, SessionInfo, Store
-from ..store.api import describe
-from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.tags import MAX_TAGS
-from ..symbols import SymbolTable
-from . import views
-from .decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
+from ... import kinds
+from ...capture import QS_CHUNK
+from ...diff import diff_profiles
+from ...diff.export import basis_text, render_folded2, render_svg
+from ...diff.gate import GateSide, per_call
+from ...diff.gated import gated_report
+from ...diff.reduce import Reduced, reduce_profile
+from ...diff.report import parse_confidence, parse_threshold, timebase_check
+from ...errors import UserError
+from ...link.replay import parse_speed
+from ...loss import loss_of_chunks
+from ...profile import Profile
+from ...store import RECORDING, SessionInfo, Store
+from ...store.api import describe
+from ...store.model import MAX_NAME, MAX_NOTES
+from ...store.tags import MAX_TAGS
+from ...symbols import SymbolTable
+from .. import views
+from ..filenames import disposition
+from ..icicle import Frame, icicle_payload
+from ..live.decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
+from ..uploads import received_capture
 from .exports import StoredView, attachment, check_format, export_title, render_profile
-from .filenames import disposition
-from .icicle import Frame, icicle_payload
-from .uploads import received_capture
 
 router = APIRouter(prefix="/api/sessions")
 
@@ -627,7 +627,7 @@ def _opened(info: SessionInfo, speed: str, open_: bool) -> dict[str, Any]:
 async def _open(request: Request, store: Store, live: Any, info: SessionInfo) -> dict[str, Any]:
     """The Sessions tab's Open: the session loaded by the CLI's loader (the kind's
     load_stored, as `mcuprof info` and `compare` read it) straight into the live views,
-    on the decode pool; the page follows its progress (live_open.py)."""
+    on the decode pool; the page follows its progress (web/live/open.py)."""
     sid = info.id
     kind = kinds.get(info.kind)
     label = f"Opening session {sid} ({info.name})"
@@ -663,7 +663,7 @@ def _backlog(live: Any) -> int:
     session = getattr(live, "session", None)
     if session is None:
         return 0
-    # Records a timer restart put behind are held back on purpose (live_profile.py): the
+    # Records a timer restart put behind are held back on purpose (web/live/profile.py): the
     # replay reads on, so they are joined in steps that grow with the profile.
     held = int(getattr(getattr(live, "feed", None), "n_held", 0))
     return int(session.records_received_since_start) - int(live.profile_records()) - held

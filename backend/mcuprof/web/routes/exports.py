@@ -11,13 +11,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
-from ..errors import UserError
-from ..export import FORMATS as PROFILE_FORMATS
-from ..export import Format
-from ..export.titles import flame_titles
-from . import views
-from .deps import LiveDep, SettingsDep, WindowDep
-from .filenames import disposition, stored_stem, stored_time
+from ...errors import UserError
+from ...export import FORMATS as PROFILE_FORMATS
+from ...export import Format
+from ...export.titles import flame_titles
+from .. import views
+from ..deps import LiveDep, SettingsDep, WindowDep
+from ..filenames import disposition, stored_stem, stored_time
 
 router = APIRouter(prefix="/api/export")
 
@@ -127,7 +127,7 @@ async def export(
 ) -> Response:
     suffix, media = check_format(fmt)
     if fmt == "raw":
-        from .sessions_api import stream_raw
+        from .sessions import stream_raw
 
         found = await asyncio.to_thread(live.raw_capture)
         if found is None:
@@ -143,7 +143,7 @@ async def export(
 
 def _inline_modules() -> str:
     """The page's own flame component and formatting, as one classic script."""
-    from ..paths import frontend_dir
+    from ...paths import frontend_dir
 
     js = frontend_dir() / "js"
     parts = []
@@ -167,7 +167,7 @@ def standalone_html(payload: dict[str, Any], title: str, subtitle: str = "") -> 
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
     code = _inline_modules().replace("</script", "<\\/script")
-    from ..paths import frontend_dir
+    from ...paths import frontend_dir
 
     template = (frontend_dir() / "export.html").read_text(encoding="utf-8")
     html = template.replace("@TITLE@", safe(title)).replace("@SUB@", safe(subtitle))

@@ -24,11 +24,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
 
-from ..errors import UserError
-from ..protocol.qs import QUERY_KINDS, Record
-from ..protocol.qs.records import PEEK_DATA, PREDEFINED_LAST, QUERY_DATA, RECORDS, TARGET_INFO
-from ..qs.monitor import group_of
-from ..qs.rx import (
+from ...errors import UserError
+from ...protocol.qs import QUERY_KINDS, Record
+from ...protocol.qs.records import PEEK_DATA, PREDEFINED_LAST, QUERY_DATA, RECORDS, TARGET_INFO
+from ...qs.monitor import group_of
+from ...qs.rx import (
     EVT_DISPATCH,
     EVT_INIT,
     EVT_POST_CURR,
@@ -44,10 +44,10 @@ from ..qs.rx import (
     RxCommands,
     RxError,
 )
-from ..qs.text import record_line
-from .deps import LiveDep
-from .live import LiveSession
-from .security import client_message_error
+from ...qs.text import record_line
+from ..deps import LiveDep
+from ..live.session import LiveSession
+from ..security import client_message_error
 
 router = APIRouter(prefix="/api/qs/control")
 

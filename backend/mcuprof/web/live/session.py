@@ -3,13 +3,13 @@ and the capture being written to the session store.
 
 LiveSession coordinates five parts, each with one job:
 
-- ``Connection`` (live_connection.py): which link, on which port, in which state;
-- ``LiveProfile`` (live_profile.py): the profile and the queue that feeds it;
+- ``Connection`` (connection.py): which link, on which port, in which state;
+- ``LiveProfile`` (profile.py): the profile and the queue that feeds it;
 - ``Recorder`` (recorder.py): the capture being written to the store;
 - ``Health`` (health.py): counts, loss, rates and warnings;
 - ``Publisher`` (publisher.py): the websocket updates, and what the page reports back;
 
-plus the log (live_log.py). What differs between protocols is the link's and its
+plus the log (log.py). What differs between protocols is the link's and its
 protocol object's (link/base.py, link/open.py): this module never branches on one.
 
 Theory of operation: four kinds of threads, three locks.
@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
-from ..link import DeviceSession
-from ..link.base import LinkState
-from ..link.open import (
+from ...errors import UserError
+from ...link import DeviceSession
+from ...link.base import LinkState
+from ...link.open import (
     NO_CONTROL,
     REPLAYING_NO_CONTROL,
     LinkOpener,
@@ -51,21 +51,21 @@ from ..link.open import (
     close_quietly,
     sim_url,
 )
-from ..profile.columns import ColumnsFull
-from ..protocol import Metadata, Status
-from ..store import Store
-from ..symbols import SymbolTable
-from .elfs import ElfCatalog, ElfChoice
-from .filenames import file_stem
+from ...profile.columns import ColumnsFull
+from ...protocol import Metadata, Status
+from ...store import Store
+from ...symbols import SymbolTable
+from ..elfs import ElfCatalog, ElfChoice
+from ..filenames import file_stem
+from ..settings import SIM_PORT, Settings
+from .connection import Connection
 from .health import Health
-from .live_connection import Connection
-from .live_log import LiveLog
-from .live_names import ProtocolNames, Via
-from .live_open import Cancelled, Loading, StoredCounts, feed_monitors
-from .live_profile import LiveProfile
+from .log import LiveLog
+from .names import ProtocolNames, Via
+from .open import Cancelled, Loading, StoredCounts, feed_monitors
+from .profile import LiveProfile
 from .publisher import Publisher
 from .recorder import STORED_CHUNK, Recorder
-from .settings import SIM_PORT, Settings
 
 __all__ = ["STORED_CHUNK", "LiveSession"]
 
@@ -110,7 +110,7 @@ class LiveSession(ProtocolNames):
         # id, name, captured_at, records. Exports and the banner follow it until a Start.
         self.opened: dict[str, Any] | None = None
         # An opened session's stream counts for the monitors, shown as a link's are
-        # (live_open.py).
+        # (open.py).
         self.opened_counts: Any = None
         # Whether records go into the profile: most devices send them only while
         # profiling; for a target that traces while idle the profile holds what came
@@ -301,7 +301,7 @@ class LiveSession(ProtocolNames):
             finally:
                 self._restoring = False
 
-    # ------------------------------------------------------------- open (live_open.py)
+    # ------------------------------------------------------------- open (open.py)
 
     def open_stored(
         self, label: str, opened: dict[str, Any], kind: str, metadata: Any, total: int | None
@@ -568,7 +568,7 @@ class LiveSession(ProtocolNames):
 
     def ingest(self, flush: bool = False) -> int:
         """Move queued records into the profile. Returns the number of records added.
-        ``flush``: those a timer restart put behind too, now (live_profile.py)."""
+        ``flush``: those a timer restart put behind too, now (profile.py)."""
         try:
             added = self.feed.ingest(flush)
             if added:
