@@ -26,7 +26,6 @@ LIVE_CODE = (
     "web/live/connection.py",
     "web/live/profile.py",
     "web/live/log.py",
-    "web/live/names.py",
     "web/live/health.py",
     "web/live/recorder.py",
     "web/live/publisher.py",
@@ -87,7 +86,7 @@ def test_control_is_the_connected_qs_targets_own(live: LiveSession) -> None:
     assert str(caught.value) == NO_CONTROL
     live.connect("sim://", None, "qs")
     control = live.control()
-    assert control is live.session  # the QS link is its own control part
+    assert control is live.conn.link  # the QS link is its own control part
     live.command("tick")
     assert any(e["message"] == "QS-RX tick sent" for e in live.log_since(0))
     with pytest.raises(UserError, match="no buffers to reset"):
@@ -114,9 +113,9 @@ class FakeLink:
 def test_counter_growth_is_logged_on_a_new_link_too(live: LiveSession) -> None:
     """The malformed count restarts with a new link: its growth from zero is logged,
     not only what exceeds the old link's count."""
-    live.session = FakeLink(5)  # type: ignore[assignment]
+    live.conn.link = FakeLink(5)  # type: ignore[assignment]
     live.tick(False)
-    live.session = FakeLink(2)  # type: ignore[assignment]
+    live.conn.link = FakeLink(2)  # type: ignore[assignment]
     live.tick(False)
     lines = [e["message"] for e in live.log_since(0) if "malformed" in e["message"]]
     assert lines == [

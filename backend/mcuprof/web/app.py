@@ -69,7 +69,7 @@ def _qspy_udp(settings: Settings, live: LiveSession) -> Any:
     from ..link.qs_udp import DashboardFrontEnds
 
     port = DashboardFrontEnds(access, live.control, live.on_log)
-    live.qs_listeners.append(port)
+    live.links.qs.listeners.append(port)
     return port
 
 
@@ -123,7 +123,7 @@ def create_app(
     app.state.hub = Hub()
     app.state.live = LiveSession(settings, catalog, store, **kwargs)
     app.state.qs_monitor = QsMonitor()
-    app.state.live.qs_listeners.append(app.state.qs_monitor)
+    app.state.live.links.qs.listeners.append(app.state.qs_monitor)
     app.state.qspy_udp = _qspy_udp(settings, app.state.live)
 
     _install_error_handlers(app)
@@ -208,9 +208,9 @@ async def _flooded(websocket: WebSocket, budget: MessageBudget, live: LiveSessio
 
 
 def _hello(live: LiveSession) -> str:
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest()
-        icicle = views.icicle(live.profile, None, live.settings.icicle_max_nodes)
+        icicle = views.icicle(live.feed.profile, None, live.settings.icicle_max_nodes)
     state = live.state_dict()
     return json.dumps(
         {"type": "hello", "state": state, "icicle": icicle, "log": live.log_since(0)[-200:]}

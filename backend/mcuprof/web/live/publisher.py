@@ -81,7 +81,7 @@ class Publisher:
         if log:
             self.published_log = log[-1]["seq"]
         message["device"] = live.device_info()
-        message["connected"] = live.connected
+        message["connected"] = live.conn.connected
         message["server_ts"] = self.wall() * 1000.0
         return json.dumps(message)
 

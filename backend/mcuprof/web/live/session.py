@@ -11,6 +11,8 @@ LiveSession coordinates five parts, each with one job:
 
 plus the log (log.py). What differs between protocols is the link's and its
 protocol object's (link/base.py, link/open.py): this module never branches on one.
+Callers read a part's state from the part that owns it (``live.conn.link``,
+``live.feed.profile``, ``live.recorder.capture_id``, ``live.links.qs.listeners``).
 
 Theory of operation: four kinds of threads, three locks.
 
@@ -61,7 +63,6 @@ from ..settings import SIM_PORT, Settings
 from .connection import Connection
 from .health import Health
 from .log import LiveLog
-from .names import ProtocolNames, Via
 from .open import Cancelled, Loading, StoredCounts, feed_monitors
 from .profile import LiveProfile
 from .publisher import Publisher
@@ -70,7 +71,7 @@ from .recorder import STORED_CHUNK, Recorder
 __all__ = ["STORED_CHUNK", "LiveSession"]
 
 
-class LiveSession(ProtocolNames):
+class LiveSession:
     def __init__(
         self,
         settings: Settings,
@@ -117,29 +118,6 @@ class LiveSession(ProtocolNames):
         # between Start and Stop (the link's monitors see everything).
         self._taking = True
         self._restoring = False  # reconnecting after a replay: its trace stays shown
-
-    # ------------------------------------------------------------- the parts' values, by
-    # the names the app, the API and the tests use
-
-    session = Via("conn", "link", settable=True)
-    state = Via("conn", "state", settable=True)
-    metadata = Via("conn", "metadata", settable=True)
-    replay_total = Via("conn", "replay_total", settable=True)
-    reason = Via("conn", "reason")
-    port = Via("conn", "port")
-    port_label = Via("conn", "port_label")
-    baud = Via("conn", "baud")
-    kind = Via("conn", "kind")  # the protocol of the connected source
-    connected = Via("conn", "connected")
-    writer = Via("recorder", "writer")
-    capture_id = Via("recorder", "capture_id")
-    last_status = Via("link_health", "last_status")
-    profile = Via("feed", "profile")
-    _profile_lock = Via("feed", "lock")
-    version = Via("feed", "version")
-    frame_ms = Via("publisher", "frame_ms")
-    latencies_ms = Via("publisher", "latencies_ms")
-    _next_icicle_at = Via("publisher", "next_icicle_at", settable=True)
 
     # ------------------------------------------------------------- listener (reader thread)
 
@@ -243,7 +221,7 @@ class LiveSession(ProtocolNames):
         and ends by itself, reconnecting the link that was connected before."""
         conn = self.conn
         if conn.port_label is None and conn.loading is None:  # (else it is remembered)
-            port = conn.port if self.connected else None
+            port = conn.port if self.conn.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
         conn.replay_total = total
@@ -311,7 +289,7 @@ class LiveSession(ProtocolNames):
         the views emptied, the progress shown in place of a replay's."""
         conn = self.conn
         if conn.port_label is None and conn.loading is None:
-            port = conn.port if self.connected else None
+            port = conn.port if self.conn.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
         with self._command_lock:
@@ -660,7 +638,7 @@ class LiveSession(ProtocolNames):
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "connected": self.connected,
+            "connected": self.conn.connected,
             "device": self.device_info(),
             "health": self.health(),
             "elf": self.elf.as_dict() if self.elf else None,
@@ -668,7 +646,7 @@ class LiveSession(ProtocolNames):
             "elf_warnings": list(getattr(self.symbols, "warnings", []) or []),
             "default_port": self.settings.device_port(),
             "default_port_label": self.describe_port(self.settings.device_port()),
-            "version": self.version,
+            "version": self.feed.version,
             "file_stem": self.file_stem(),
             "capture_started": self.capture_started,
             "range": self.time_range(),

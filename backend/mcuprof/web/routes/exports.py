@@ -48,11 +48,11 @@ def attachment(body: bytes | str, filename: str, media: str) -> Response:
 def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int) -> bytes | str:
     # The live lock is held only to copy the records: the state endpoint and the
     # WebSocket keep answering while a large capture renders.
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest(flush=True)
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
-        profile = live.profile.snapshot()
+        profile = live.feed.profile.snapshot()
     return render_profile(live, profile, fmt, window, max_nodes)
 
 
@@ -101,7 +101,7 @@ def check_format(fmt: str) -> tuple[str, str]:
 
 def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
     """Title lines of the flame exports: firmware version, capture time, window, total."""
-    meta = live.metadata
+    meta = live.conn.metadata
     version = meta.fw_version if meta is not None else None
     opened = getattr(live, "opened", None)
     when = live.capture_time() if opened is not None else live.capture_started

@@ -140,9 +140,9 @@ async def log(live: LiveDep, since: int = 0) -> dict[str, Any]:
 
 
 def _query(live: Any, fn: Any, *args: Any) -> Any:
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest()
-        return fn(live.profile, *args)
+        return fn(live.feed.profile, *args)
 
 
 @router.get("/flame")

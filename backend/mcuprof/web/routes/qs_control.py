@@ -68,7 +68,7 @@ _HEX_SEP = re.compile(r"[\s,:]")
 
 
 class Answers:
-    """A QS listener (``LiveSession.qs_listeners``): the target's answers, newest last."""
+    """A QS listener (``LiveSession.links.qs.listeners``): the target's answers, newest last."""
 
     def __init__(self, limit: int = MAX_ANSWERS) -> None:
         self._lock = threading.Lock()
@@ -108,7 +108,7 @@ class Answers:
 def install(app: FastAPI) -> None:
     """The routes, and the answers listener on the app's live session."""
     app.state.qs_answers = Answers()
-    app.state.live.qs_listeners.append(app.state.qs_answers)
+    app.state.live.links.qs.listeners.append(app.state.qs_answers)
     app.include_router(router)
 
 

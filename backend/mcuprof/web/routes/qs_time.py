@@ -43,7 +43,7 @@ def install(app: FastAPI) -> None:
         replaying=lambda: live.conn.port_label is not None,
         log=live.on_log,
     )
-    app.state.live.qs_listeners.append(app.state.qs_watch)
+    app.state.live.links.qs.listeners.append(app.state.qs_watch)
     app.include_router(router)
 
 

@@ -194,16 +194,16 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     if new == "live":
         live = _live(request)
     # As `mcuprof compare`: a pair timed by different timer frequencies is refused.
-    new_meta = live.metadata if new == "live" else store.get(int(new)).metadata
+    new_meta = live.conn.metadata if new == "live" else store.get(int(new)).metadata
     timebase = timebase_check(store.get(int(base)).metadata, new_meta)
     if timebase["mismatch"]:
         names = f"{_side_name(store, base)} against {_side_name(store, new)}"
         raise UserError(f"cannot compare {names}: {timebase['message']}")
     base_profile = _session_profile(store, int(base), fallback, tick_hz)
     if new == "live":
-        with live._profile_lock:
+        with live.feed.lock:
             live.ingest(flush=True)
-            diff = diff_profiles(base_profile, live.profile)
+            diff = diff_profiles(base_profile, live.feed.profile)
     else:
         diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback, tick_hz))
     return diff, _side_name(store, base), _side_name(store, new)
@@ -282,7 +282,8 @@ async def list_sessions(request: Request) -> dict[str, Any]:
     store = _store(request)
     sessions = await asyncio.to_thread(store.list)
     live = getattr(request.app.state, "live", None)
-    recording = getattr(live, "capture_id", None) if getattr(live, "writer", None) else None
+    recorder = getattr(live, "recorder", None)
+    recording = recorder.capture_id if recorder is not None and recorder.writer else None
     return {
         "sessions": [_row(s) for s in sessions],
         "recording": recording,
@@ -653,7 +654,7 @@ async def _open(request: Request, store: Store, live: Any, info: SessionInfo) ->
 def _count_aside(live: Any, device: Any, label: str) -> None:
     total = device.count_records()
     if getattr(live, "port_label", None) == label:  # still this replay
-        live.replay_total = total
+        live.conn.replay_total = total
 
 
 REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
