@@ -12,7 +12,7 @@ LiveSession coordinates five parts, each with one job:
 plus the log (log.py). What differs between protocols is the link's and its
 protocol object's (link/base.py, link/open.py): this module never branches on one.
 Callers read a part's state from the part that owns it (``live.conn.link``,
-``live.feed.profile``, ``live.recorder.capture_id``, ``live.links.qs.listeners``).
+``live.feed.profile``, ``live.recorder.capture_id``, the link opener's listeners).
 
 Theory of operation: four kinds of threads, three locks.
 

@@ -35,7 +35,7 @@ from ..filenames import disposition
 from ..icicle import Frame, icicle_payload
 from ..live.decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
 from ..uploads import received_capture
-from .exports import StoredView, attachment, check_format, export_title, render_profile
+from .exports import Shown, attachment, check_format, export_title, render_profile
 
 router = APIRouter(prefix="/api/sessions")
 
@@ -465,16 +465,16 @@ async def export_session(
     session is opened: the same bytes, titles and file name."""
     store = _store(request)
     suffix, media = check_format(fmt)
-    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     if fmt == "raw":
-        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.file_stem()}{suffix}")
+        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.stem}{suffix}")
     max_nodes = request.app.state.settings.icicle_max_nodes
 
     def work() -> bytes | str:
         return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
 
     body = await in_decode_pool(work)
-    return attachment(body, f"{shown.file_stem()}{suffix}", media)
+    return attachment(body, f"{shown.stem}{suffix}", media)
 
 
 @router.get("/{sid}/flame")
@@ -482,7 +482,7 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
     """A stored session's flame graph data with its export titles and file name: what the
     page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
     store = _store(request)
-    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     max_nodes = request.app.state.settings.icicle_max_nodes
 
     def work() -> dict[str, Any]:
@@ -493,7 +493,7 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
             "flame": payload,
             "title": title,
             "subtitle": subtitle,
-            "file_stem": shown.file_stem(),
+            "file_stem": shown.stem,
         }
 
     return await in_decode_pool(work)
@@ -550,13 +550,13 @@ def _replay_state(request: Request) -> dict[str, Any] | None:
     state = _replaying.get(id(live))
     if state is None:
         return None
-    if getattr(getattr(live, "conn", None), "loading", None) is not None:
+    conn = live.conn
+    if conn.loading is not None:
         return state  # an open still loading
-    session = getattr(live, "session", None)
     if (
-        session is None
-        or getattr(live, "state", "disconnected") == "disconnected"
-        or getattr(live, "port_label", "") is None  # ended: the device is back
+        conn.link is None
+        or conn.state == "disconnected"
+        or conn.port_label is None  # ended: the device is back
     ):
         _replaying.pop(id(live), None)
         return None
@@ -653,7 +653,7 @@ async def _open(request: Request, store: Store, live: Any, info: SessionInfo) ->
 
 def _count_aside(live: Any, device: Any, label: str) -> None:
     total = device.count_records()
-    if getattr(live, "port_label", None) == label:  # still this replay
+    if live.conn.port_label == label:  # still this replay
         live.conn.replay_total = total
 
 
@@ -661,13 +661,13 @@ REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
 
 
 def _backlog(live: Any) -> int:
-    session = getattr(live, "session", None)
-    if session is None:
+    link = live.conn.link
+    if link is None:
         return 0
     # Records a timer restart put behind are held back on purpose (web/live/profile.py): the
     # replay reads on, so they are joined in steps that grow with the profile.
-    held = int(getattr(getattr(live, "feed", None), "n_held", 0))
-    return int(session.records_received_since_start) - int(live.profile_records()) - held
+    held = int(live.feed.n_held)
+    return int(link.records_received_since_start) - int(live.profile_records()) - held
 
 
 def _attach_replay(
