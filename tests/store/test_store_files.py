@@ -129,7 +129,7 @@ def test_sessions_show_says_why_and_exits(stored) -> None:
 
 def test_raw_download_streams_the_session_in_pieces(tmp_path) -> None:
     """F15: the download held the whole session (a 2.4 GB session: 2.4 GB of RSS)."""
-    from mcuprof.web.sessions_api import stream_raw
+    from mcuprof.web.routes.sessions import stream_raw
 
     data = os.urandom(32 << 20)  # a download copies the stream out as it is
     with SessionStore(tmp_path / "data", autoflush=False) as store:

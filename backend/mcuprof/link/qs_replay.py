@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol.qs import Frame, Framer, QSDecoder, Record
+from ..protocol.qs import Framer, QSDecoder, QSFrame, Record
 from ..protocol.qs.decoder import ColumnBatch
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rx import RX
@@ -77,7 +77,7 @@ class QSReplayDevice(PacedDevice):
     def receive(self, data: bytes) -> None:
         self._advance()
         for ev in self._rx.feed(data):
-            if isinstance(ev, Frame) and ev.rec == RX_GLB_FILTER:
+            if isinstance(ev, QSFrame) and ev.rec == RX_GLB_FILTER:
                 self.profiling = any(ev.payload[1:])
 
 
