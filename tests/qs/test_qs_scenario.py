@@ -27,7 +27,7 @@ from mcuprof.errors import UserError
 from mcuprof.history.summary import kept_view
 from mcuprof.link.qs_sim import target_info
 from mcuprof.protocol.qs import Framer, encode_frame
-from mcuprof.protocol.qs.framing import Frame
+from mcuprof.protocol.qs.framing import QSFrame
 from mcuprof.qs.rx import RX
 from mcuprof.sources.qs import DEFAULT_TICK_HZ
 from mcuprof.store import SessionStore
@@ -162,7 +162,7 @@ class BootingTarget(threading.Thread):
             framer = Framer()
             while data := conn.recv(4096):
                 for frame in framer.feed(data):
-                    if not isinstance(frame, Frame):
+                    if not isinstance(frame, QSFrame):
                         continue
                     if frame.rec == RX["RESET"]:
                         self.boot(conn)
