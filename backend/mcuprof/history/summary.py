@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..profile import Profile
     from ..store import Store
 
-VERSION = 2  # 2: the percentiles of profile/distribution.py
+VERSION = 3  # 2: the percentiles of profile/distribution.py; 3: the aggregate an open shows
 
 # FunctionStat's fields kept per function (µs, counts and % of the profiled time).
 FIELDS = ("calls", "total_us", "self_us", "min_us", "max_us", "mean_us", "pct", "self_pct")
