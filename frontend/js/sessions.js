@@ -427,9 +427,11 @@ export async function mount(container, ctx) {
   async function startReplay(s, how, open) {
     await ctx.run(async () => {
       await ctx.api.postJSON(`/api/sessions/${s.id}/replay`, { speed: how, open: !!open });
+      // The flame graph first: the list's refresh asks for the session's details, whose
+      // counts read its whole capture (seconds for a large one).
+      if (open) document.getElementById("tab-flame")?.click();
       ctx.emit("refresh");
       await refresh();
-      if (open) document.getElementById("tab-flame")?.click();
     });
   }
 

@@ -23,6 +23,7 @@ from typing import Any
 from serial import SerialException
 
 from ..errors import UserError
+from ..history.summary import keep_summary
 from ..protocol.qs import QSDecoder, QSEvent, Record, encode_frame
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rtc import MAX_RTC_ROWS, RtcTally, RtcTracker
@@ -509,6 +510,7 @@ def run(args: argparse.Namespace) -> int:
             if target is not None:
                 target.close()
         info = writer.finish()
+        keep_summary(store, info.id)
     finally:
         store.close()
     for line in rtc_lines(target.tally.rows()):

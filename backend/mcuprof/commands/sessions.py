@@ -16,6 +16,7 @@ from ..console import for_terminal
 from ..diff.sources import session_id_of
 from ..errors import UserError
 from ..files import open_regular
+from ..history.summary import keep_summary
 from ..loss import lost_text
 from ..progress import ReadProgress
 from ..store import SessionInfo, Store
@@ -297,6 +298,7 @@ def run_import(args: argparse.Namespace) -> int:
             progress=progress,
             tags=parse_tags(getattr(args, "tag", None)),
         )
+        keep_summary(store, info.id)
     bar.finish()
     if args.json:
         print(json.dumps(info.as_dict()))

@@ -10,6 +10,8 @@ entry in ``KINDS``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UserError
 from . import miniprofiler, qs, s12z
 from .base import DEVICE_CONTROL, PROFILE, QS_MONITOR, QS_RX, S12Z_REPORT, Kind
@@ -42,6 +44,16 @@ def get(name: str) -> Kind:
 def resolve(name: str | None) -> Kind:
     """The kind a user named (an alias too); the default when none is named."""
     return get(input_name(name)) if name else DEFAULT
+
+
+def session_tick_hz(info: Any, fallback: int | None) -> int | None:
+    """The rate a session's ticks are read with when its kind does not say (QS): the one
+    stored with it (the rate it was recorded with, or set since: web/qs_time.py), else
+    ``fallback`` (the server's)."""
+    meta = info.metadata
+    if get(info.kind).ticks_assumed and meta is not None and meta.timer_freq:
+        return int(meta.timer_freq)
+    return fallback
 
 
 def detect(data: bytes) -> Kind | None:

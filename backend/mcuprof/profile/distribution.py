@@ -182,8 +182,15 @@ def summaries(
                    top.tolist(), strict=True)  # fmt: skip
         return {g: Summary(*rest) for g, *rest in rows}
 
-    key = ("summaries", by, exact or _n_calls(profile, window) <= EXACT_CALLS, _key(window))
-    return profile.cached(key, build)
+    return profile.cached(summaries_key(profile, window, by, exact), build)
+
+
+def summaries_key(
+    profile: Profile, window: Window = None, by: str = "frame", exact: bool = False
+) -> tuple[object, ...]:
+    """What ``summaries`` is cached under: one answer per key (a kept aggregate,
+    stored.py, is found under it too)."""
+    return ("summaries", by, exact or _n_calls(profile, window) <= EXACT_CALLS, _key(window))
 
 
 def _key(window: Window) -> tuple[float, float] | None:

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import UserError
+from ...history.summary import keep
 from ...link import DeviceSession
 from ...link.base import LinkState
 from ...link.open import (
@@ -61,6 +62,7 @@ from ..elfs import ElfCatalog, ElfChoice
 from ..filenames import file_stem
 from ..settings import SIM_PORT, Settings
 from .connection import Connection
+from .decode_pool import submit_to_decode_pool
 from .health import Health
 from .log import LiveLog
 from .open import Cancelled, Loading, StoredCounts, feed_monitors
@@ -282,11 +284,18 @@ class LiveSession:
     # ------------------------------------------------------------- open (open.py)
 
     def open_stored(
-        self, label: str, opened: dict[str, Any], kind: str, metadata: Any, total: int | None
+        self,
+        label: str,
+        opened: dict[str, Any],
+        kind: str,
+        metadata: Any,
+        total: int | None,
+        first: Any = None,
     ) -> Loading:
         """Begin showing a stored session that ``load_opened`` then loads with the CLI's
         loader: the device is disconnected as for a replay (and reconnected at the end),
-        the views emptied, the progress shown in place of a replay's."""
+        the views emptied (or showing ``first``, the session's kept aggregate:
+        profile/stored.py) meanwhile, the progress shown in place of a replay's."""
         conn = self.conn
         if conn.port_label is None and conn.loading is None:
             port = conn.port if self.conn.connected else None
@@ -299,6 +308,8 @@ class LiveSession:
             self.link_health.last_status = None
             self.link_health.final_received = 0
             self._new_profile()
+            if first is not None:
+                self.feed.replace(first)  # the flame graph and Functions at once
             self.opened, self.opened_counts = opened, None
             self.capture_started = self.wall()
             loading = conn.loading = Loading(label, total, self.clock)
@@ -344,6 +355,8 @@ class LiveSession:
             # lock, and a reader that sees the open ended must also see its counts.
             if profile is None:
                 self.opened = None
+                # The kept aggregate shown meanwhile goes too: nothing was opened.
+                self.feed.replace(self.feed.empty(self._frame_symbols()))
             else:
                 self.feed.replace(profile)
                 self.link_health.final_received = int(profile.n_records)
@@ -499,7 +512,19 @@ class LiveSession:
             return float(self.feed.profile.duration_us)
 
     def _close_capture(self, interrupted: bool) -> int | None:
-        return self.recorder.close(interrupted, self._span, STORED_CHUNK)
+        stored = self.recorder.close(interrupted, self._span, STORED_CHUNK)
+        sid = self.recorder.capture_id
+        if stored and sid is not None and self.store is not None:
+            # Its summary, for history and for an open to show at once: loaded as an
+            # open loads it, on the decode pool (Stop does not wait for it).
+            submit_to_decode_pool(self._keep_summary, sid)
+        return stored
+
+    def _keep_summary(self, sid: int) -> None:
+        try:
+            keep(self.store, sid, self.symbols, self.settings.qs_tick_hz)
+        except (UserError, OSError) as exc:
+            self._log("error", f"session {sid}: its summary was not kept: {exc}")
 
     def _new_profile(self) -> None:
         self.feed.restart(self._frame_symbols(), self.conn.metadata)

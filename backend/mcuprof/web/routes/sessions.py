@@ -23,6 +23,7 @@ from ...diff.gated import gated_report
 from ...diff.reduce import Reduced, reduce_profile
 from ...diff.report import parse_confidence, parse_threshold, timebase_check
 from ...errors import UserError
+from ...history.summary import keep, kept_view
 from ...link.replay import Stream, parse_speed
 from ...loss import loss_of_chunks
 from ...profile import Profile
@@ -149,13 +150,8 @@ def _decoded(
 
 
 def session_tick_hz(info: Any, fallback: int | None) -> int | None:
-    """The rate a session's ticks are read with when its kind does not say (QS): the one
-    stored with it (the rate it was recorded with, or set since: qs_time.py), else the
-    server's."""
-    meta = info.metadata
-    if kinds.get(info.kind).ticks_assumed and meta is not None and meta.timer_freq:
-        return int(meta.timer_freq)
-    return fallback
+    """The rate a session's ticks are read with (kinds.session_tick_hz)."""
+    return kinds.session_tick_hz(info, fallback)
 
 
 def _only_profiles(info: SessionInfo) -> None:
@@ -313,6 +309,10 @@ async def import_capture(
             elf_name=elf_name,
             kind=None if kind == "auto" else kind,
         )
+    live = getattr(request.app.state, "live", None)
+    symbols, tick_hz = (live.symbols, live.settings.qs_tick_hz) if live else (None, None)
+    # Its summary kept now, named as an open from this page names it (history/summary.py).
+    await asyncio.to_thread(keep, store, info.id, symbols, tick_hz)
     return {"session": _row(info)}
 
 
@@ -637,12 +637,17 @@ async def _open(request: Request, store: Store, live: Any, info: SessionInfo) ->
     label = f"Opening session {sid} ({info.name})"
     total = (info.link_stats or {}).get("records")
     opened = _opened(info, "max", True)
-    loading = await asyncio.to_thread(
-        live.open_stored, label, opened, info.kind, info.metadata, total
-    )
     # Named as a replay shows them: the dashboard's ELF (QS: the stream's dictionaries).
     symbols = live.symbols
     tick_hz = session_tick_hz(info, live.settings.qs_tick_hz)
+    # The summary kept when it was stored shows the flame graph and Functions at once.
+    first = await asyncio.to_thread(kept_view, store, sid, symbols, tick_hz)
+    if isinstance(first, str):  # a bound kept the aggregate out: said, then loaded
+        live.on_log("info", first)
+        first = None
+    loading = await asyncio.to_thread(
+        live.open_stored, label, opened, info.kind, info.metadata, total, first
+    )
 
     def load(progress: Any) -> Any:
         return kind.load_stored(store, sid, symbols, tick_hz, progress=progress)
