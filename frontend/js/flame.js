@@ -1,7 +1,7 @@
 // Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
+import { FlameCanvas, frameInfo, ROW_PX, searchPattern } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, themeColor, throttle } from "./format.js";
 import { drawAxis, Minimap, pctLabel, timeLabel } from "./flamenav.js";
 import { initFlameDetail } from "./flamedetail.js";
@@ -281,7 +281,7 @@ export function initFlame(ctx, live) {
   function show(d, meta) {
     const started = performance.now();
     data = d;
-    const hasData = !!d && d.ids.length > 1 && d.values[0] > 0;
+    const hasData = !!d && d.parent.length > 1 && d.total[0] > 0;
     empty.hidden = hasData || mode === "sandwich";
     area.style.visibility = hasData ? "visible" : "hidden";
     main.setData(hasData ? d : null);
@@ -402,28 +402,28 @@ export function initFlame(ctx, live) {
     fc.canvas.style.cursor = r ? "pointer" : "default";
     if (!r) { tip.hidden = true; return; }
     const t = fc.data;
-    const c = t.custom[r.i] || [];
+    const c = frameInfo(t, r.i);
     const d = t.raw;
     const scope = d.window || (kind === "main" ? data?.window : sandwichData?.window) ? "window" : "capture";
     const profiled = (kind === "main" ? data?.profiled_us : sandwichData?.profiled_us) || d.total_us;
-    const shareOfAll = profiled ? (100 * c[1]) / profiled : 0;
-    const lines = [`<b>${esc(c[0] ?? r.name)}</b>`];
-    if (c[5]) lines.push(`<span class="muted">${esc(c[5])}</span>`);
-    if (c[3] === null || c[3] === undefined) {
-      lines.push(`${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+    const shareOfAll = profiled ? (100 * c.total_us) / profiled : 0;
+    const lines = [`<b>${esc(c.name)}</b>`];
+    if (c.where) lines.push(`<span class="muted">${esc(c.where)}</span>`);
+    if (c.calls === null) {
+      lines.push(`${esc(fmtTime(c.total_us))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
     } else {
       const what = kind === "main" && mode === "bottom-up" ? "Self time along this caller path"
         : kind === "callers" ? "Time in the function along this path" : "This frame";
-      lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+      lines.push(`${what}: ${esc(fmtTime(c.total_us))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
       const parent = t.parent[r.i];
       if (parent > 0 && t.values[parent]) {
         lines.push(`${esc(fmtPct((100 * t.values[r.i]) / t.values[parent]))} of its parent, ` +
           `${esc(t.labels[parent])}`);
       }
       if (!(kind === "main" && mode === "bottom-up") && kind !== "callers") {
-        lines.push(`self ${esc(fmtTime(c[2]))} · ${esc(fmtCalls(c[3]))}`);
+        lines.push(`self ${esc(fmtTime(c.self_us))} · ${esc(fmtCalls(c.calls))}`);
       } else {
-        lines.push(esc(fmtCalls(c[3])));
+        lines.push(esc(fmtCalls(c.calls)));
       }
       const fn = (data?.functions || {})[String(r.fid)];
       if (fn) {

@@ -66,8 +66,10 @@ def test_full_capture_through_every_view(client: TestClient) -> None:
     assert r.status_code == 200 and r.json()["health"]["state"] == "ready"
 
     flame = client.get("/api/flame").json()
-    assert flame["ids"][0] == "root" and flame["parents"][0] == ""
-    assert len(flame["ids"]) == len(set(flame["ids"]))
+    assert flame["parent"][0] == -1 and all(
+        0 <= p < i for i, p in enumerate(flame["parent"][1:], 1)
+    )
+    assert len(flame["key"]) == len(set(flame["key"])) == flame["nodes"]
     assert set(flame["names"]) & names
     assert flame["nodes"] <= 3000
     small = client.get("/api/flame", params={"max_nodes": 12}).json()

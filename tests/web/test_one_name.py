@@ -142,8 +142,8 @@ def test_two_statics_of_one_name_stay_two_frames_in_flame_graphs() -> None:
     helpers = [g for g in svg.iter(SVG_G) if g.get("data-l") == "helper"]
     assert [g.get("data-v") for g in helpers] == ["50.000"]
     flame = views.icicle(p, None, 1000)
-    at = [i for i, label in enumerate(flame["labels"]) if label == "helper"]
-    assert sorted(flame["values"][i] for i in at) == [
+    at = [i for i, k in enumerate(flame["name"]) if flame["labels"][k] == "helper"]
+    assert sorted(flame["total"][i] for i in at) == [
         20 * flame["units_per_us"],
         30 * flame["units_per_us"],
     ]

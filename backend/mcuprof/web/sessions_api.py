@@ -24,7 +24,8 @@ from ..diff.report import parse_confidence, parse_threshold, timebase_check
 from ..errors import UserError
 from ..link.replay import parse_speed
 from ..loss import loss_of_chunks
-from ..profile import Profile
+from ..profile import Profile, TreeNode
+from ..profile import flame as flame_columns
 from ..store import RECORDING, SessionInfo, Store
 from ..store.api import describe
 from ..store.model import MAX_NAME, MAX_NOTES
@@ -34,7 +35,6 @@ from . import views
 from .decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
 from .exports import StoredView, attachment, check_format, export_title, render_profile
 from .filenames import disposition
-from .icicle import Frame, icicle_payload
 from .uploads import received_capture
 
 router = APIRouter(prefix="/api/sessions")
@@ -248,30 +248,40 @@ def _gate_sides(
 
 
 def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
-    """The differential tree also as the main flame graph's icicle arrays, made by the same
-    code (sibling order, ids, labels), so the page draws both with one canvas component.
-    ``diff`` per cell: [base µs, base self µs, new self µs, delta of self share]."""
+    """The differential tree also as the main flame graph's columns, made by the same
+    code (profile/flame.py), so the page draws both with one canvas component. A row's
+    frame id is its node's index; ``diff`` per row: [base µs, base self µs, new self µs,
+    delta of self share]."""
     nodes: list[dict[str, Any]] = []
 
-    def frame(node: dict[str, Any]) -> Frame:
-        nodes.append(node)  # the frame id is the node's index: it maps a cell back
-        return Frame(node["name"], node["self"], 0, key=node["name"], fid=len(nodes) - 1)
+    def node(src: dict[str, Any]) -> TreeNode:
+        nodes.append(src)  # the frame id is the node's index: it maps a row back
+        name = src["name"]
+        return TreeNode(name, name, len(nodes) - 1, src["value"], src["self"])
 
-    root = frame(flame["tree"])
+    root = node(flame["tree"])
     stack = [(flame["tree"], root)]
     while stack:  # iterative: the tree may be MAX_DEPTH deep
         src, dst = stack.pop()
         for child in src["children"]:
-            f = frame(child)
-            dst.children.append(f)
-            stack.append((child, f))
+            made = node(child)
+            dst.children.append(made)
+            stack.append((child, made))
     # The tree is already pruned: room for every node, so none is merged into "other".
-    payload = icicle_payload(root, 2 * len(nodes) + 2)
-    payload["diff"] = [
+    cols = flame_columns.tree(root, 2 * len(nodes) + 2, _width, _own)
+    cols["diff"] = [
         None if fid < 0 else [nodes[fid][k] for k in ("base", "base_self", "self", "delta")]
-        for fid in payload["fids"]
+        for fid in cols["fid"]
     ]
-    return flame | {"icicle": payload}
+    return flame | {"icicle": cols}
+
+
+def _width(node: TreeNode) -> float:
+    return node.total_us
+
+
+def _own(node: TreeNode) -> float:
+    return node.self_us
 
 
 # ---------------------------------------------------------------- routes (static first)
