@@ -14,6 +14,7 @@ text) and ``where`` (file:line). ``units_per_us`` turns units into µs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from .model import Profile, Window
 
 OTHER = "other"
-# A row as made: frame id, width, self, calls, name, file, line.
-Row = tuple[int, float, float, int, str, "str | None", "int | None"]
 _KEY_MASK = (1 << 53) - 1  # a key stays exact as a JavaScript number
 
 
@@ -43,30 +42,31 @@ def top_down(profile: Profile, window: Window, max_nodes: int) -> dict[str, Any]
     # the SVG's frames: a stack's own total can differ where the target reset.
     levels = np.where(parent < 0, 1, np.asarray(st.depth, np.int64) + 2)
     total = subtree_totals(np.asarray(s.self_, np.float64), parent, levels)
-    kids = _StackChildren(profile, parent, np.asarray(st.frame), live & (total > 0), total)
-    tops = kids(-1)
-    root_total = float(total[tops].sum())
+    frame = np.asarray(st.frame)
+    kids = _StackChildren(profile, (parent, frame), live & (total > 0), total, max_nodes)
+    root_total = float(total[kids(-1)].sum())
     calls = np.asarray(s.calls)
     picked = select(
         -1, root_total, kids, lambda c: total[c], max_nodes, 0.0, lambda c: int(calls[c].sum())
     )
-
-    def row(sid: int) -> Row:
-        if sid < 0:
-            return ROOT_ID, root_total, 0.0, 0, "all", None, None
-        fid = int(st.frame[sid])
-        fr = frame_info(profile, fid)
-        return (
-            fid,
-            float(total[sid]),
-            float(s.self_[sid]),
-            int(s.calls[sid]),
-            fr.name,
-            fr.file,
-            fr.line,
-        )
-
-    out = _columns(picked, row)
+    sids = np.array(picked.keys[1:], np.int64)
+    fid = [ROOT_ID, *frame[sids].tolist()]
+    names = _Names()
+    by_fid = {ROOT_ID: names.of(ROOT_ID, "all", None, None)}
+    for f in sorted(set(fid[1:])):
+        fr = frame_info(profile, f)
+        by_fid[f] = names.of(f, fr.name, fr.file, fr.line)
+    rows = _Rows(
+        picked.parent,
+        fid,
+        [by_fid[f] for f in fid],
+        [root_total, *total[sids].tolist()],
+        [0.0, *np.asarray(s.self_)[sids].tolist()],
+        [0, *calls[sids].tolist()],
+        # A stack id is its call path: the key (-1 the root; "other" below).
+        [-1, *sids.tolist()],
+    )
+    out = _columns(rows, picked, names)
     per_us = profile.timer_freq / 1e6
     return out | {
         "units_per_us": per_us,
@@ -114,29 +114,40 @@ def _live(parent: np.ndarray, calls: np.ndarray) -> np.ndarray:
 
 
 class _StackChildren:
-    """A stack's live children (-1: the roots) in falling total, then label, as the
-    call tree orders them (trees._sort; ties in stack order)."""
+    """A stack's shown children (-1: the roots) in falling total, then label, as the
+    call tree orders them (trees._sort; ties in stack order): sorted once, so asking
+    is a slice. Only the children of stacks the prune may keep are sorted: it keeps at
+    most ``budget`` stacks, in falling total (a parent is never narrower than its
+    child), so none narrower than the ``budget``-th widest."""
 
     def __init__(
         self,
         profile: Profile,
-        parent: np.ndarray,
-        frame: np.ndarray,
+        st: tuple[np.ndarray, np.ndarray],
         shown: np.ndarray,
         total: np.ndarray,
+        budget: int,
     ) -> None:
-        ids = np.flatnonzero(shown).astype(np.int32)
-        self.order = ids[np.argsort(parent[ids], kind="stable")]
-        self.parent = parent[self.order]
-        self.frame, self.total = frame, total
+        parent, frame = st
+        ids = np.flatnonzero(shown)
+        if len(ids) > budget:
+            t = total[ids]
+            least = np.partition(t, len(t) - budget)[len(t) - budget]
+            may_keep = np.zeros(len(parent) + 1, bool)  # by stack id + 1: -1 is the root
+            may_keep[0] = True
+            may_keep[ids[t >= least] + 1] = True
+            ids = ids[may_keep[parent[ids] + 1]]
         # Label order per frame id; UNKNOWN_ID (-1) reads the last slot, its own.
         labels = [f.label for f in profile.frames] + [frame_info(profile, UNKNOWN_ID).label]
-        self.rank = np.unique(np.array(labels, dtype=str), return_inverse=True)[1].ravel()
+        rank = np.unique(np.array(labels, dtype=str), return_inverse=True)[1].ravel()
+        self.order = ids[np.lexsort((rank[frame[ids]], -total[ids], parent[ids]))]
+        heads, starts = np.unique(parent[self.order], return_index=True)
+        ends = [*starts[1:].tolist(), len(self.order)]
+        self.span = dict(zip(heads.tolist(), zip(starts.tolist(), ends, strict=True), strict=True))
 
     def __call__(self, sid: int) -> np.ndarray:
-        lo, hi = np.searchsorted(self.parent, [sid, sid + 1])
-        c = self.order[lo:hi]
-        return c[np.lexsort((self.rank[self.frame[c]], -self.total[c]))]
+        lo, hi = self.span.get(sid, (0, 0))
+        return self.order[lo:hi]
 
 
 def tree(
@@ -159,11 +170,18 @@ def tree(
         root, width(root), kids, totals, max_nodes, 0.0, lambda c: sum(n.calls for n in c)
     )
 
-    def row(node: TreeNode) -> Row:
-        name = root_label if node is root else node.name
-        return node.frame, width(node), own(node), node.calls, name, node.file, node.line
-
-    out = _columns(picked, row)
+    names = _Names()
+    nodes: list[TreeNode] = picked.keys
+    rows = _Rows(
+        picked.parent,
+        [n.frame for n in nodes],
+        [names.of(n.frame, root_label if n is root else n.name, n.file, n.line) for n in nodes],
+        [width(n) for n in nodes],
+        [own(n) for n in nodes],
+        [n.calls for n in nodes],
+        None,
+    )
+    out = _columns(rows, picked, names)
     return out | {"units_per_us": 1.0, "total_us": width(root), "frames": root.count()}
 
 
@@ -188,42 +206,66 @@ class _Names:
         return at
 
 
-def _columns(picked: Pruned, row: Callable[[Any], Row]) -> dict[str, Any]:
-    n = len(picked.keys) + len(picked.others)
-    parent = picked.parent + [p for p, _, _ in picked.others]
-    fid, name, total, own, calls = [0] * n, [0] * n, [0.0] * n, [0.0] * n, [0] * n
-    names = _Names()
-    for i, key in enumerate(picked.keys):
-        fid[i], total[i], own[i], calls[i], *where = row(key)
-        name[i] = names.of(fid[i], *where)
-    for k, (_, width, n_calls) in enumerate(picked.others, start=len(picked.keys)):
-        fid[k], total[k], own[k], calls[k] = OTHER_ID, width, width, n_calls
-        name[k] = names.of(OTHER_ID, OTHER, None, None)
-    depth, x, key = [0] * n, [0.0] * n, [0] * n
-    cursor = [0.0] * n
-    seen: set[int] = set()
+@dataclass(slots=True)
+class _Rows:
+    """The kept rows' columns as lists; ``key`` None: made from the call path."""
+
+    parent: list[int]
+    fid: list[int]
+    name: list[int]
+    total: list[float]
+    own: list[float]
+    calls: list[int]
+    key: list[int] | None
+
+
+def _columns(rows: _Rows, picked: Pruned, names: _Names) -> dict[str, Any]:
+    """The kept rows, then the "other" rows, laid out: depth and left edge."""
+    other = names.of(OTHER_ID, OTHER, None, None) if picked.others else -1
+    for p, width, n_calls in picked.others:
+        rows.parent.append(p)
+        rows.fid.append(OTHER_ID)
+        rows.name.append(other)
+        rows.total.append(width)
+        rows.own.append(width)
+        rows.calls.append(n_calls)
+        if rows.key is not None:  # below -1, apart from the root's key
+            rows.key.append(-3 - rows.key[p])
+    parent, total = rows.parent, rows.total
+    n = len(parent)
+    depth, x, cursor = [0] * n, [0.0] * n, [0.0] * n
     for i in range(1, n):
         p = parent[i]
         depth[i] = depth[p] + 1
         x[i] = cursor[i] = cursor[p]
         cursor[p] += total[i]
-        k = hash((key[p], fid[i], name[i] if fid[i] < 0 else 0)) & _KEY_MASK
-        while k in seen:  # two frames of one name under one parent (diff tree)
-            k = hash((k, 1)) & _KEY_MASK
-        seen.add(k)
-        key[i] = k
     return {
         "parent": parent,
-        "fid": fid,
-        "name": name,
+        "fid": rows.fid,
+        "name": rows.name,
         "depth": depth,
         "x": x,
         "total": total,
-        "self": own,
-        "calls": calls,
-        "key": key,
+        "self": rows.own,
+        "calls": rows.calls,
+        "key": rows.key if rows.key is not None else _path_keys(rows),
         "names": names.names,
         "labels": names.labels,
         "where": names.where,
         "nodes": n,
     }
+
+
+def _path_keys(rows: _Rows) -> list[int]:
+    """A number per row from its parent's and its frame (its name for synthetic
+    frames), distinct among the rows: the same path gets the same key next time."""
+    key = [0] * len(rows.parent)
+    seen: set[int] = set()
+    for i in range(1, len(key)):
+        f = rows.fid[i]
+        k = hash((key[rows.parent[i]], f, rows.name[i] if f < 0 else 0)) & _KEY_MASK
+        while k in seen:  # two frames of one name under one parent (diff tree)
+            k = hash((k, 1)) & _KEY_MASK
+        seen.add(k)
+        key[i] = k
+    return key

@@ -47,17 +47,15 @@ def select(
     keep_limit = limit - max(1, limit // 10)
     floor = top_total * min_fraction
     out = Pruned([top], [-1])
-    lists: list[tuple[Sequence[Any], int]] = []  # (children, row of their parent)
+    # Per parent: its children, the row it got and the children's totals (floats).
+    lists: list[tuple[Sequence[Any], int, list[float]]] = []
     heap: list[tuple[float, int, int, int]] = []
-
-    def push(c: Sequence[Any], i: int, seq: int, li: int) -> None:
-        heapq.heappush(heap, (-float(totals(c[i : i + 1])[0]), seq, i, li))
 
     def add(key: Any, row: int, seq: int) -> None:
         c = kids(key)
         if len(c):
-            lists.append((c, row))
-            push(c, 0, seq, len(lists) - 1)
+            lists.append((c, row, np.asarray(totals(c), np.float64).tolist()))
+            heapq.heappush(heap, (-lists[-1][2][0], seq, 0, len(lists) - 1))
 
     add(top, 0, -1)
     seq = 0
@@ -65,11 +63,11 @@ def select(
         entry = heapq.heappop(heap)
         neg, pseq, i, li = entry
         if len(out.keys) >= keep_limit or -neg < floor:  # this and all left are cut
-            out.others = _cut(lists, [entry, *sorted(heap)], limit - len(out.keys), totals, calls)
+            out.others = _cut(lists, [entry, *sorted(heap)], limit - len(out.keys), calls)
             break
-        c, row = lists[li]
+        c, row, vals = lists[li]
         if i + 1 < len(c):
-            push(c, i + 1, pseq, li)
+            heapq.heappush(heap, (-vals[i + 1], pseq, i + 1, li))
         out.keys.append(c[i])
         out.parent.append(row)
         add(c[i], len(out.keys) - 1, seq)
@@ -78,19 +76,24 @@ def select(
 
 
 def _cut(
-    lists: list[tuple[Sequence[Any], int]],
+    lists: list[tuple[Sequence[Any], int, list[float]]],
     left: list[tuple[float, int, int, int]],
     room: int,
-    totals: Callable[[Any], np.ndarray],
     calls: Callable[[Any], int] | None,
 ) -> list[tuple[int, float, int]]:
     """Everything ``left`` in the heap (in pop order) is cut: each parent's remaining
-    children become one "other" node (their totals summed in order), for the ``room``
-    parents that lose the most."""
-    cut = [(lists[li][1], lists[li][0][i:]) for _, _, i, li in left]
-    sums = [float(np.cumsum(totals(lost))[-1]) for _, lost in cut]
+    children become one "other" node (their totals summed in order, as a cumulative
+    sum adds them), for the ``room`` parents that lose the most."""
+    sums = []
+    for _, _, i, li in left:
+        vals = lists[li][2]
+        acc = vals[i]
+        for v in vals[i + 1 :]:
+            acc += v
+        sums.append(acc)
     out = []
-    for g in sorted(range(len(cut)), key=lambda g: -sums[g])[:room]:
-        row, lost = cut[g]
-        out.append((row, sums[g], calls(lost) if calls else 0))
+    for g in sorted(range(len(left)), key=lambda g: -sums[g])[:room]:
+        _, _, i, li = left[g]
+        c, row, _ = lists[li]
+        out.append((row, sums[g], calls(c[i:]) if calls else 0))
     return out

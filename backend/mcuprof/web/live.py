@@ -675,7 +675,7 @@ class LiveSession(ProtocolNames):
         }
 
     def time_range(self) -> list[float] | None:
-        """The profile's span as of its last ingest (the ticker's, 10 a second). Read
+        """The profile's span as of its last ingest (the ticker's, 40 a second). Read
         without the profile lock, and without ingesting: an export's snapshot or the merge
         of a replay's backlog holds that lock for seconds, and /api/state (which runs on
         the few worker threads every request shares) must not wait for them."""

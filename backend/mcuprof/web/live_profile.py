@@ -2,7 +2,7 @@
 
 The link's reader thread only appends to ``pending`` (``put_records``,
 ``put_metadata``): it never waits for the profile, a query or a browser. ``ingest``
-(the ticker, 10 a second, and each REST query) drains the queue into the profile
+(the ticker, 40 a second, and each REST query) drains the queue into the profile
 under ``lock``, which queries and exports also hold while they read the profile.
 
 Records whose timer restarted (a board in a reset loop, captures joined with ``cat``)
