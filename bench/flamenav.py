@@ -67,15 +67,22 @@ def store_session(capture: Path, store_dir: Path) -> int:
         return writer.finish().id
 
 
-def open_and_wait(base: str, sid: int) -> float:
-    """Open the session (a replay at max speed, as the Sessions tab's Open); seconds."""
+def open_and_wait(base: str, sid: int, n: int) -> float:
+    """Open the session (a replay at max speed, as the Sessions tab's Open) and wait
+    until its ``n`` records are in the profile, or their count stays put for 5 s after
+    the replay ended; seconds."""
     t0 = time.monotonic()
     api(base, f"api/sessions/{sid}/replay", {"speed": "max"})
+    last, since = -1, time.monotonic()
     while True:
         time.sleep(0.5)
         st = api(base, "api/state")
-        if st["health"].get("replay") is None and st.get("range") is not None:
-            return time.monotonic() - t0
+        got = st["health"]["profile_records"]
+        if got != last:
+            last, since = got, time.monotonic()
+        ended = st["health"].get("replay") is None and st.get("range") is not None
+        if ended and (got >= n or time.monotonic() - since > 5):
+            return since - t0
         if time.monotonic() - t0 > 3600:
             raise SystemExit("the open did not finish in an hour")
 
@@ -107,7 +114,7 @@ def keys(page, n: int) -> list[float]:
     return page.evaluate("window.mcuprof.flameNavMs")
 
 
-def measure(tree: Path, store_dir: Path, sid: int, n: int) -> dict:
+def measure(tree: Path, store_dir: Path, sid: int, n: int, n_records: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -123,7 +130,7 @@ def measure(tree: Path, store_dir: Path, sid: int, n: int) -> dict:
     )
     try:
         wait_for_server(base)
-        opened = open_and_wait(base, sid)
+        opened = open_and_wait(base, sid, n_records)
         records = api(base, "api/state")["health"]["profile_records"]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -167,7 +174,7 @@ def main() -> int:
     try:
         for k, tree in enumerate(trees):
             store_dir = work / f"data-{k}"
-            res = measure(tree, store_dir, store_session(capture, store_dir), args.events)
+            res = measure(tree, store_dir, store_session(capture, store_dir), args.events, n)
             print(
                 f"{tree}: {res['records']:,} records opened in {res['open_s']:.0f} s, "
                 f"{res['frames']:,} flame rows"

@@ -296,8 +296,14 @@ export function initFlame(ctx, live) {
     reportDrawn(meta, started);
   }
 
+  // One "drawn" report per live update, but never more than REPORTS_PER_S: the server
+  // drops a tab's messages past 50 a second (WS_MAX_MESSAGES_PER_S, docs/limits.md).
+  const REPORTS_PER_S = 40;
+  let reportedAt = -Infinity;
   function reportDrawn(meta, started) {
     if (!meta || meta.recv_ts === undefined) return;
+    if (started - reportedAt < 1000 / REPORTS_PER_S) return;
+    reportedAt = started;
     requestAnimationFrame(() => {
       live.report({ type: "drawn", seq: meta.seq, recv_ts: meta.recv_ts, frame_ms: performance.now() - started });
     });
