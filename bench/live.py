@@ -3,7 +3,8 @@
 Measures
 - update latency: a record received by the server -> the flame graph frame drawn in the
   page (the server stamps each update with the arrival time of its oldest record; the
-  page reports back after the canvas redrew and the next animation frame ran);
+  page reports back after the canvas redrew and the next animation frame ran; its reports
+  are batched, each saying how long it waited in the page, which is left out);
 - server CPU, in cores (user + system time of the `mcuprof serve` process / wall time);
 - browser frame time: render time per update, and the gaps between animation frames;
 - click-to-zoom latency: a click on a flame frame -> the zoomed graph on screen (from the

@@ -407,7 +407,7 @@ export async function mount(container, ctx) {
   // same code orders and labels both), with its row height and orientation; only the
   // colour differs: the change of each frame's self-time share.
   function renderFlame() {
-    const ic = data.flame.icicle;
+    const ic = data.flame.columns;
     if (!ic || !(ic.total[0] > 0)) {
       fc.setData(null);
       flameBox.replaceChildren(el("div", { class: "empty-list" }, "The newer capture has no samples."));

@@ -296,17 +296,29 @@ export function initFlame(ctx, live) {
     reportDrawn(meta, started);
   }
 
-  // One "drawn" report per live update, but never more than REPORTS_PER_S: the server
-  // drops a tab's messages past 50 a second (WS_MAX_MESSAGES_PER_S, docs/limits.md).
-  const REPORTS_PER_S = 40;
-  let reportedAt = -Infinity;
+  // Every live update's draw is reported, in batches sent at most REPORTS_PER_S times a
+  // second: the server drops a tab's messages past 50 a second (WS_MAX_MESSAGES_PER_S,
+  // docs/limits.md) and updates come faster. A sample says how long it waited here, so
+  // the server's latency (its clock at arrival minus recv_ts) leaves the wait out.
+  const REPORTS_PER_S = 10;
+  const MAX_BATCH = 64; // DRAWN_SAMPLES_MAX on the server
+  let batch = [];
+  let flushTimer = 0;
+  let sentAt = -Infinity;
   function reportDrawn(meta, started) {
     if (!meta || meta.recv_ts === undefined) return;
-    if (started - reportedAt < 1000 / REPORTS_PER_S) return;
-    reportedAt = started;
     requestAnimationFrame(() => {
-      live.report({ type: "drawn", seq: meta.seq, recv_ts: meta.recv_ts, frame_ms: performance.now() - started });
+      const now = performance.now();
+      if (batch.length < MAX_BATCH) batch.push([meta.recv_ts, now - started, now]);
+      if (!flushTimer) flushTimer = setTimeout(flushDrawn, Math.max(0, sentAt + 1000 / REPORTS_PER_S - now));
     });
+  }
+  function flushDrawn() {
+    flushTimer = 0;
+    sentAt = performance.now();
+    const samples = batch.map(([recv, frame, at]) => [recv, frame, sentAt - at]);
+    batch = [];
+    if (samples.length) live.report({ type: "drawn", samples });
   }
 
   async function fetchMain() {
@@ -340,10 +352,10 @@ export function initFlame(ctx, live) {
 
   const refetch = throttle(() => { if (ctx.view === "flame" && fetched()) fetchMain(); }, 1000);
 
-  ctx.on("icicle", ({ icicle, meta }) => {
+  ctx.on("flame-data", ({ flame, meta }) => {
     if (fetched()) { refetch(); return; } // live updates go on through the window/mode
-    if (ctx.view === "flame") show(icicle, meta);
-    else { pending = icicle; pendingMeta = meta; }
+    if (ctx.view === "flame") show(flame, meta);
+    else { pending = flame; pendingMeta = meta; }
   });
   ctx.on("version", () => { if (fetched()) refetch(); });
   ctx.on("window", () => {

@@ -86,7 +86,7 @@ export function initFlameDetail(ctx, el, state) {
       pinned = i >= 0 && fc.data ? fc.data.ids[i] : null;
       render(fc, i);
     },
-    // New data (live, up to 40 a second): the same frame (by its path key) if it is still drawn.
+    // New data (live, up to 60 a second): the same frame (by its path key) if it is still drawn.
     refresh(fc) {
       const id = hovered ?? pinned;
       render(fc, id === null ? -1 : fc.data?.index.get(id) ?? -1);

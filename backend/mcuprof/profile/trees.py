@@ -129,7 +129,7 @@ def bottom_up(profile: Profile, window: Window = None) -> TreeNode:
 
 
 def prune(root: TreeNode, max_nodes: int = 3000, min_fraction: float = 0.0) -> TreeNode:
-    """A copy with at most ``max_nodes`` nodes for icicle/flame views: the largest nodes
+    """A copy with at most ``max_nodes`` nodes for the flame graph and call tree: the largest nodes
     (by total) are kept, ancestors first; what is cut under a kept node is merged into one
     "other" child while the budget lasts (a tenth of it is reserved for them). Nodes below
     ``min_fraction`` of the root's total are cut too."""

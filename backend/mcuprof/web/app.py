@@ -210,10 +210,10 @@ async def _flooded(websocket: WebSocket, budget: MessageBudget, live: LiveSessio
 def _hello(live: LiveSession) -> str:
     with live.feed.lock:
         live.ingest()
-        icicle = views.icicle(live.feed.profile, None, live.settings.icicle_max_nodes)
+        flame = views.flame_graph(live.feed.profile, None, live.settings.flame_max_nodes)
     state = live.state_dict()
     return json.dumps(
-        {"type": "hello", "state": state, "icicle": icicle, "log": live.log_since(0)[-200:]}
+        {"type": "hello", "state": state, "flame": flame, "log": live.log_since(0)[-200:]}
     )
 
 

@@ -44,7 +44,7 @@ def _shares(profile: Profile, window: Window) -> dict[str, list[float]]:
     return out
 
 
-def icicle(
+def flame_graph(
     profile: Profile, window: Window, max_nodes: int, mode: str = "top-down"
 ) -> dict[str, Any]:
     """The flame graph's columns (profile/flame.py) for ``window``."""

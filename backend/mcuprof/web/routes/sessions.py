@@ -248,7 +248,7 @@ def _gate_sides(
     return out[0], out[1], pair  # type: ignore[return-value]
 
 
-def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
+def _with_columns(flame: dict[str, Any]) -> dict[str, Any]:
     """The differential tree also as the main flame graph's columns, made by the same
     code (profile/flame.py), so the page draws both with one canvas component. A row's
     frame id is its node's index; ``diff`` per row: [base µs, base self µs, new self µs,
@@ -274,7 +274,7 @@ def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
         None if fid < 0 else [nodes[fid][k] for k in ("base", "base_self", "self", "delta")]
         for fid in cols["fid"]
     ]
-    return flame | {"icicle": cols}
+    return flame | {"columns": cols}
 
 
 def _width(node: TreeNode) -> float:
@@ -352,7 +352,7 @@ async def diff(
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
-            "flame": _with_icicle(d.flame(max_nodes)),
+            "flame": _with_columns(d.flame(max_nodes)),
             "verdict": verdict,
         }
 
@@ -479,7 +479,7 @@ async def export_session(
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     if fmt == "raw":
         return await asyncio.to_thread(stream_raw, store, sid, f"{shown.stem}{suffix}")
-    max_nodes = request.app.state.settings.icicle_max_nodes
+    max_nodes = request.app.state.settings.flame_max_nodes
 
     def work() -> bytes | str:
         return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
@@ -494,11 +494,11 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
     page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
     store = _store(request)
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
-    max_nodes = request.app.state.settings.icicle_max_nodes
+    max_nodes = request.app.state.settings.flame_max_nodes
 
     def work() -> dict[str, Any]:
         profile = _exported_profile(request, sid)
-        payload = views.icicle(profile, None, max_nodes)
+        payload = views.flame_graph(profile, None, max_nodes)
         title, subtitle = export_title(shown, profile, payload)
         return {
             "flame": payload,
