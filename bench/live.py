@@ -3,7 +3,8 @@
 Measures
 - update latency: a record received by the server -> the flame graph frame drawn in the
   page (the server stamps each update with the arrival time of its oldest record; the
-  page reports back after the canvas redrew and the next animation frame ran);
+  page reports back after the canvas redrew and the next animation frame ran; its reports
+  are batched, each saying how long it waited in the page, which is left out);
 - server CPU, in cores (user + system time of the `mcuprof serve` process / wall time);
 - browser frame time: render time per update, and the gaps between animation frames;
 - click-to-zoom latency: a click on a flame frame -> the zoomed graph on screen (from the
@@ -12,8 +13,8 @@ Measures
   drawn with them (event timestamp to the animation frame that redrew), after Stop.
 
 Run: .venv/bin/python bench/live.py [--rate 50000] [--seconds 20]
-Prints figures; asserts nothing about time. Targets: latency p95 <= 250 ms, server <= 1 core,
-click-to-zoom <= 150 ms, wheel/keys <= 50 ms.
+Prints figures; asserts nothing about time. Targets: latency p95 <= 50 ms (issue 34),
+server <= 1 core, click-to-zoom <= 150 ms, wheel/keys <= 50 ms.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def main() -> int:
     print(f"  updates pushed        {updates} ({updates / wall:.1f}/s)")
     print(
         f"  latency recv->drawn   p50 {after['latency_p50_ms']:.0f} ms   "
-        f"p95 {after['latency_p95_ms']:.0f} ms   (target p95 <= 250 ms; "
+        f"p95 {after['latency_p95_ms']:.0f} ms   (target p95 <= 50 ms; "
         f"{after['latency_samples']} samples)"
     )
     print(f"  server CPU            {(cpu1 - cpu0) / wall:.2f} cores (target <= 1)")

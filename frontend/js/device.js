@@ -370,11 +370,11 @@ export function initDevice(ctx) {
   }
 
   // Coverage of the whole capture, from each live flame update.
-  ctx.on("icicle", ({ icicle }) => {
-    if (!icicle || icicle.wall_us === undefined) return;
-    const has = icicle.wall_us > 0;
-    $("h-coverage").textContent = has ? `${fmtPct(icicle.coverage_pct)} of ${fmtTime(icicle.wall_us)}` : "—";
-    $("h-outside").textContent = has ? fmtTime(Math.max(0, icicle.wall_us - icicle.profiled_us)) : "—";
+  ctx.on("flame-data", ({ flame }) => {
+    if (!flame || flame.wall_us === undefined) return;
+    const has = flame.wall_us > 0;
+    $("h-coverage").textContent = has ? `${fmtPct(flame.coverage_pct)} of ${fmtTime(flame.wall_us)}` : "—";
+    $("h-outside").textContent = has ? fmtTime(Math.max(0, flame.wall_us - flame.profiled_us)) : "—";
   });
 
   // The protocol of what the views show: an opened session's, else the link's.

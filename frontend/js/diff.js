@@ -403,12 +403,12 @@ export async function mount(container, ctx) {
 
   // ---------------------------------------------------------------- flame graph
 
-  // Drawn by the main flame graph's canvas component from the server's icicle arrays (the
+  // Drawn by the main flame graph's canvas component from the server's flame columns (the
   // same code orders and labels both), with its row height and orientation; only the
   // colour differs: the change of each frame's self-time share.
   function renderFlame() {
-    const ic = data.flame.icicle;
-    if (!ic || !(ic.values[0] > 0)) {
+    const ic = data.flame.columns;
+    if (!ic || !(ic.total[0] > 0)) {
       fc.setData(null);
       flameBox.replaceChildren(el("div", { class: "empty-list" }, "The newer capture has no samples."));
       return;

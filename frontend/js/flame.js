@@ -1,7 +1,7 @@
 // Flame graph view: top-down, bottom-up (callers) and sandwich, drawn by FlameCanvas.
 // Click zooms (ancestors stay on screen, the path bar names them), Esc goes back.
 
-import { FlameCanvas, ROW_PX, searchPattern } from "./flamecanvas.js";
+import { FlameCanvas, frameInfo, ROW_PX, searchPattern } from "./flamecanvas.js";
 import { esc, fmtCalls, fmtInt, fmtPct, fmtTime, shortName, themeColor, throttle } from "./format.js";
 import { drawAxis, Minimap, pctLabel, timeLabel } from "./flamenav.js";
 import { initFlameDetail } from "./flamedetail.js";
@@ -281,7 +281,7 @@ export function initFlame(ctx, live) {
   function show(d, meta) {
     const started = performance.now();
     data = d;
-    const hasData = !!d && d.ids.length > 1 && d.values[0] > 0;
+    const hasData = !!d && d.parent.length > 1 && d.total[0] > 0;
     empty.hidden = hasData || mode === "sandwich";
     area.style.visibility = hasData ? "visible" : "hidden";
     main.setData(hasData ? d : null);
@@ -296,11 +296,29 @@ export function initFlame(ctx, live) {
     reportDrawn(meta, started);
   }
 
+  // Every live update's draw is reported, in batches sent at most REPORTS_PER_S times a
+  // second: the server drops a tab's messages past 50 a second (WS_MAX_MESSAGES_PER_S,
+  // docs/limits.md) and updates come faster. A sample says how long it waited here, so
+  // the server's latency (its clock at arrival minus recv_ts) leaves the wait out.
+  const REPORTS_PER_S = 10;
+  const MAX_BATCH = 64; // DRAWN_SAMPLES_MAX on the server
+  let batch = [];
+  let flushTimer = 0;
+  let sentAt = -Infinity;
   function reportDrawn(meta, started) {
     if (!meta || meta.recv_ts === undefined) return;
     requestAnimationFrame(() => {
-      live.report({ type: "drawn", seq: meta.seq, recv_ts: meta.recv_ts, frame_ms: performance.now() - started });
+      const now = performance.now();
+      if (batch.length < MAX_BATCH) batch.push([meta.recv_ts, now - started, now]);
+      if (!flushTimer) flushTimer = setTimeout(flushDrawn, Math.max(0, sentAt + 1000 / REPORTS_PER_S - now));
     });
+  }
+  function flushDrawn() {
+    flushTimer = 0;
+    sentAt = performance.now();
+    const samples = batch.map(([recv, frame, at]) => [recv, frame, sentAt - at]);
+    batch = [];
+    if (samples.length) live.report({ type: "drawn", samples });
   }
 
   async function fetchMain() {
@@ -334,10 +352,10 @@ export function initFlame(ctx, live) {
 
   const refetch = throttle(() => { if (ctx.view === "flame" && fetched()) fetchMain(); }, 1000);
 
-  ctx.on("icicle", ({ icicle, meta }) => {
+  ctx.on("flame-data", ({ flame, meta }) => {
     if (fetched()) { refetch(); return; } // live updates go on through the window/mode
-    if (ctx.view === "flame") show(icicle, meta);
-    else { pending = icicle; pendingMeta = meta; }
+    if (ctx.view === "flame") show(flame, meta);
+    else { pending = flame; pendingMeta = meta; }
   });
   ctx.on("version", () => { if (fetched()) refetch(); });
   ctx.on("window", () => {
@@ -402,28 +420,28 @@ export function initFlame(ctx, live) {
     fc.canvas.style.cursor = r ? "pointer" : "default";
     if (!r) { tip.hidden = true; return; }
     const t = fc.data;
-    const c = t.custom[r.i] || [];
+    const c = frameInfo(t, r.i);
     const d = t.raw;
     const scope = d.window || (kind === "main" ? data?.window : sandwichData?.window) ? "window" : "capture";
     const profiled = (kind === "main" ? data?.profiled_us : sandwichData?.profiled_us) || d.total_us;
-    const shareOfAll = profiled ? (100 * c[1]) / profiled : 0;
-    const lines = [`<b>${esc(c[0] ?? r.name)}</b>`];
-    if (c[5]) lines.push(`<span class="muted">${esc(c[5])}</span>`);
-    if (c[3] === null || c[3] === undefined) {
-      lines.push(`${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+    const shareOfAll = profiled ? (100 * c.total_us) / profiled : 0;
+    const lines = [`<b>${esc(c.name)}</b>`];
+    if (c.where) lines.push(`<span class="muted">${esc(c.where)}</span>`);
+    if (c.calls === null) {
+      lines.push(`${esc(fmtTime(c.total_us))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
     } else {
       const what = kind === "main" && mode === "bottom-up" ? "Self time along this caller path"
         : kind === "callers" ? "Time in the function along this path" : "This frame";
-      lines.push(`${what}: ${esc(fmtTime(c[1]))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
+      lines.push(`${what}: ${esc(fmtTime(c.total_us))} · ${esc(fmtPct(shareOfAll))} of profiled time`);
       const parent = t.parent[r.i];
       if (parent > 0 && t.values[parent]) {
         lines.push(`${esc(fmtPct((100 * t.values[r.i]) / t.values[parent]))} of its parent, ` +
           `${esc(t.labels[parent])}`);
       }
       if (!(kind === "main" && mode === "bottom-up") && kind !== "callers") {
-        lines.push(`self ${esc(fmtTime(c[2]))} · ${esc(fmtCalls(c[3]))}`);
+        lines.push(`self ${esc(fmtTime(c.self_us))} · ${esc(fmtCalls(c.calls))}`);
       } else {
-        lines.push(esc(fmtCalls(c[3])));
+        lines.push(esc(fmtCalls(c.calls)));
       }
       const fn = (data?.functions || {})[String(r.fid)];
       if (fn) {

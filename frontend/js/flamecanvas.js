@@ -1,7 +1,9 @@
 // One flame-graph component, drawn on a canvas: the page's flame graph, both halves of the
 // sandwich view, the PNG export and the standalone HTML export all use it, so frames,
-// labels and colours are the same everywhere. Input: the server's icicle payload
-// (ids, parents, values in integer units, labels, names, fids, customdata), parents first.
+// labels and colours are the same everywhere. Input: the server's flame columns
+// (backend profile/flame.py), drawn as they come: one row per frame, parents first, with
+// its parent row, depth, left edge and width in units, self, calls, frame id, path key
+// and an index into the name table.
 
 import { fitLabel, fmtPct, labelInks, nameColor, readableOn, themeColor } from "./format.js";
 
@@ -9,6 +11,7 @@ let ROOT_COLOR = "#3b4350";
 let OTHER_COLOR = "#4a525e";
 let DIM_COLOR = "#2a3039";
 let PALE_TEXT = "#d6dbe2"; // labels on the root, "other" and dimmed frames
+const OTHER_FID = -3; // the frame id of "other" (profile/trees.py OTHER_ID)
 const GAP = 1; // px between frames, as in speedscope
 // The narrowest view, as a share of the zoomed frame: past it a frame of one unit would
 // be wider than any screen, and float steps would show.
@@ -45,7 +48,7 @@ export class FlameCanvas {
   }
 
   setData(d) {
-    this.data = d && d.ids && d.ids.length ? build(d) : null;
+    this.data = d && d.parent && d.parent.length ? columns(d) : null;
     if (this.focusId !== null && (!this.data || !this.data.index.has(this.focusId))) {
       this.focusId = null;
       this.history = [];
@@ -255,7 +258,7 @@ export class FlameCanvas {
     const t = this.data;
     if (i === 0) return ROOT_COLOR;
     const name = t.names[i];
-    if (t.fids[i] < 0 && name === "other") return OTHER_COLOR;
+    if (t.fids[i] === OTHER_FID) return OTHER_COLOR;
     if (this.match && !this.match.test(name)) return DIM_COLOR;
     return this.paint ? this.paint(i) : nameColor(name);
   }
@@ -278,7 +281,7 @@ export class FlameCanvas {
     for (let i = 1; i < t.n; i++) {
       const p = t.parent[i];
       const inherited = p >= 0 && hitUnder[p];
-      const hit = !(t.fids[i] < 0 && t.names[i] === "other") && this.match.test(t.names[i]);
+      const hit = t.fids[i] !== OTHER_FID && this.match.test(t.names[i]);
       if (hit) frames++;
       if (hit && !inherited) units += t.values[i];
       hitUnder[i] = inherited || hit ? 1 : 0;
@@ -295,7 +298,7 @@ export class FlameCanvas {
     const unit = (this.lastWidth || 1) / (t.values[0] || 1);
     const out = [];
     for (let i = 1; i < t.n; i++) {
-      if (t.values[i] * unit < 0.3 || (t.fids[i] < 0 && t.names[i] === "other")) continue;
+      if (t.values[i] * unit < 0.3 || t.fids[i] === OTHER_FID) continue;
       if (this.match.test(t.names[i])) out.push(i);
     }
     return out.sort((a, b) => t.x0[a] - t.x0[b] || t.depth[a] - t.depth[b]);
@@ -350,36 +353,39 @@ export function searchPattern(q) {
   try { return new RegExp(q, "i"); } catch { return new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
 }
 
-function build(d) {
-  const n = d.ids.length;
+// The columns as the canvas reads them: rows are used as sent; only the name table is
+// joined to the rows (labels and names per row) and the path keys indexed (a zoom is
+// kept on its key across updates).
+function columns(d) {
+  const n = d.parent.length;
   const index = new Map();
-  const parent = new Int32Array(n);
-  const depth = new Int32Array(n);
-  const x0 = new Float64Array(n);
-  const cursor = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    index.set(d.ids[i], i);
-    const p = i === 0 ? -1 : index.get(d.parents[i]) ?? 0;
-    parent[i] = p;
-    if (p >= 0) {
-      depth[i] = depth[p] + 1;
-      x0[i] = cursor[p];
-      cursor[p] += d.values[i];
-    }
-    cursor[i] = x0[i];
-  }
+  for (let i = 0; i < n; i++) index.set(d.key[i], i);
   return {
     n,
-    ids: d.ids,
+    ids: d.key,
     index,
-    parent,
-    depth,
-    x0,
-    values: d.values,
-    labels: d.labels,
-    names: d.names,
-    fids: d.fids || new Array(n).fill(-1),
-    custom: d.customdata,
+    parent: d.parent,
+    depth: d.depth,
+    x0: d.x,
+    values: d.total,
+    labels: d.name.map((k) => d.labels[k]),
+    names: d.name.map((k) => d.names[k]),
+    fids: d.fid,
     raw: d,
+  };
+}
+
+// A frame's figures for tooltips and the detail panel, in µs: calls and self are null
+// for "other" (small frames merged).
+export function frameInfo(t, i) {
+  const d = t.raw;
+  const per = d.units_per_us || 1;
+  const other = t.fids[i] === OTHER_FID;
+  return {
+    name: t.names[i],
+    where: d.where[d.name[i]],
+    total_us: t.values[i] / per,
+    self_us: other ? null : d.self[i] / per,
+    calls: other ? null : d.calls[i],
   };
 }

@@ -3,6 +3,7 @@
 // the function's per-call durations (/api/distribution, asked once the pointer rests).
 
 import { debounce, esc, fmtCalls, fmtPct, fmtTime, plural } from "./format.js";
+import { frameInfo } from "./flamecanvas.js";
 
 const REST_MS = 250; // the pointer rests this long on a function before its timings are asked
 const HINT = "Hover or click a frame for its details · wheel: pan · Ctrl+wheel or pinch: zoom at the pointer · " +
@@ -35,17 +36,17 @@ export function initFlameDetail(ctx, el, state) {
     }
     shown = [fc, i];
     const { data, mode } = state();
-    const c = t.custom[i] || [];
+    const c = frameInfo(t, i);
     const profiled = data?.profiled_us || t.raw.total_us;
     const fid = t.fids[i];
     const fn = fid >= 0 ? (data?.functions || {})[String(fid)] : null;
     const share = (us) => (profiled ? fmtPct((100 * us) / profiled) : "—");
     const what = mode === "bottom-up" ? "This path (self time along it)" : "This frame";
-    const own = [`<h4>${esc(what)}</h4>`, `<span>total <b>${esc(fmtTime(c[1]))}</b> · ${esc(share(c[1]))}</span>`];
-    if (mode !== "bottom-up" && c[2] !== undefined && c[2] !== null) {
-      own.push(`<span>self <b>${esc(fmtTime(c[2]))}</b> · ${esc(share(c[2]))}</span>`);
+    const own = [`<h4>${esc(what)}</h4>`, `<span>total <b>${esc(fmtTime(c.total_us))}</b> · ${esc(share(c.total_us))}</span>`];
+    if (mode !== "bottom-up" && c.self_us !== null) {
+      own.push(`<span>self <b>${esc(fmtTime(c.self_us))}</b> · ${esc(share(c.self_us))}</span>`);
     }
-    if (c[3] !== undefined && c[3] !== null) own.push(`<span>${esc(fmtCalls(c[3]))}</span>`);
+    if (c.calls !== null) own.push(`<span>${esc(fmtCalls(c.calls))}</span>`);
     const all = [];
     if (fn) {
       all.push(`<h4>All ${esc(plural(instances(t, fid), "frame"))} of the function</h4>`,
@@ -55,8 +56,8 @@ export function initFlameDetail(ctx, el, state) {
     }
     el.innerHTML =
       `<div class="fd-name"><span class="fd-chip" style="background:${esc(fc.colorOf(i))}"></span>` +
-      `<b title="${esc(c[0] ?? t.names[i])}">${esc(t.labels[i])}</b>` +
-      (c[5] ? ` <span class="muted">${esc(c[5])}</span>` : "") + "</div>" +
+      `<b title="${esc(c.name)}">${esc(t.labels[i])}</b>` +
+      (c.where ? ` <span class="muted">${esc(c.where)}</span>` : "") + "</div>" +
       `<div class="fd-cols"><div class="fd-col" data-part="instance">${own.join("")}</div>` +
       (all.length ? `<div class="fd-col" data-part="function">${all.join("")}</div>` : "") +
       (fid >= 0 ? `<div class="fd-col" data-part="timing">${timingHtml(fid)}</div>` : "") + "</div>";
@@ -85,7 +86,7 @@ export function initFlameDetail(ctx, el, state) {
       pinned = i >= 0 && fc.data ? fc.data.ids[i] : null;
       render(fc, i);
     },
-    // New data (live, 10 a second): the same frame (by its path key) if it is still drawn.
+    // New data (live, up to 60 a second): the same frame (by its path key) if it is still drawn.
     refresh(fc) {
       const id = hovered ?? pinned;
       render(fc, id === null ? -1 : fc.data?.index.get(id) ?? -1);

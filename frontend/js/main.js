@@ -111,7 +111,7 @@ function start() {
     if (msg.type === "hello") {
       ctx.emit("state", msg.state);
       ctx.emit("log", msg.log);
-      ctx.emit("icicle", { icicle: msg.icicle, meta: null });
+      ctx.emit("flame-data", { flame: msg.flame, meta: null });
       version = msg.state.version;
       ctx.version = version;
       ctx.emit("version", version);
@@ -123,7 +123,7 @@ function start() {
     if (msg.version !== undefined) state.version = msg.version;
     ctx.emit("state", state);
     if (msg.log && msg.log.length) ctx.emit("log", msg.log);
-    if (msg.icicle) ctx.emit("icicle", { icicle: msg.icicle, meta: { seq: msg.seq, recv_ts: msg.recv_ts } });
+    if (msg.flame) ctx.emit("flame-data", { flame: msg.flame, meta: { seq: msg.seq, recv_ts: msg.recv_ts } });
     if (msg.version !== undefined && msg.version !== version) {
       version = msg.version;
       ctx.version = version;

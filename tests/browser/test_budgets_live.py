@@ -116,8 +116,11 @@ MARK_A_PATH = """async () => {
     const { FlameCanvas } = await import('/static/js/flamecanvas.js');
     const fc = new FlameCanvas(document.createElement('canvas'));
     const names = ['all', 'AO_Table', 'serving', 'EAT_SIG', 'AO_Philo', 'serving', 'EAT_SIG'];
-    fc.setData({ ids: [0, 1, 2, 3, 4, 5, 6], parents: [null, 0, 1, 2, 0, 4, 5],
-        values: [20, 10, 10, 10, 10, 10, 10], labels: names, names, fids: [-1, 1, 2, 3, 4, 2, 3] });
+    fc.setData({ parent: [-1, 0, 1, 2, 0, 4, 5], depth: [0, 1, 2, 3, 1, 2, 3],
+        x: [0, 0, 0, 0, 10, 10, 10], total: [20, 10, 10, 10, 10, 10, 10],
+        self: [0, 0, 0, 10, 0, 0, 10], calls: [0, 1, 1, 1, 1, 1, 1], key: [-1, 1, 2, 3, 4, 5, 6],
+        name: [0, 1, 2, 3, 4, 5, 6], names, labels: names, where: names.map(() => ''),
+        fid: [-2, 1, 2, 3, 4, 2, 3], units_per_us: 1 });
     fc.marked = new Set(['AO_Table;serving;EAT_SIG']);
     fc.draw(800, 200, 1);
     return fc.rects.filter(r => r.name === 'EAT_SIG')

@@ -226,8 +226,8 @@ def test_sandwich_table_has_shares_bars_and_unknown(orphans, page) -> None:
     assert out["unknown_us"] > 0
     # the width of the flame graph's "[unknown]" frame
     flame = _get(f"{server.url}api/flame")
-    k = flame["names"].index("[unknown]")
-    assert flame["customdata"][k][1] == pytest.approx(out["unknown_us"])
+    k = flame["name"].index(flame["names"].index("[unknown]"))
+    assert flame["total"][k] / flame["units_per_us"] == pytest.approx(out["unknown_us"])
     rows = pg.locator("#sw-table tbody tr")
     expect(rows).to_have_count(len(fns) + 1)
     unknown = pg.locator("#sw-table tr[data-fid='-1']")

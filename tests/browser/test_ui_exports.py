@@ -206,12 +206,13 @@ def test_html_export_has_a_search(served: Server, pg: Page, tmp_path: Path) -> N
     path.write_text(html, encoding="utf-8")
     data = json.loads(re.search(r"^const data = (.*);$", html, re.MULTILINE).group(1))
     pattern = "^(fir|sensor)_"
+    names = [data["names"][k] for k in data["name"]]  # per row
     found = [
         i
-        for i, name in enumerate(data["names"])
-        if i > 0 and data["fids"][i] >= 0 and re.search(pattern, name, re.IGNORECASE)
+        for i, name in enumerate(names)
+        if i > 0 and data["fid"][i] >= 0 and re.search(pattern, name, re.IGNORECASE)
     ]
-    assert found and len(found) < len(data["names"]) - 1
+    assert found and len(found) < len(names) - 1
     pg.goto(path.as_uri())
     pg.fill("#search", pattern)
     matches = pg.locator("#matches")

@@ -62,8 +62,8 @@ def page_views(p: Profile, window=None) -> tuple:
     """What the dashboard's routes answer: flame (both ways), sandwich, Functions,
     call tree, timeline and the details of one call."""
     out = [
-        views.icicle(p, window, 3000),
-        views.icicle(p, window, 3000, "bottom-up"),
+        views.flame_graph(p, window, 3000),
+        views.flame_graph(p, window, 3000, "bottom-up"),
         views.functions(p, window),
         views.call_tree(p, "top-down", window, 5000),
         views.timeline(p, None, None, 800),

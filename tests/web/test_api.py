@@ -66,8 +66,10 @@ def test_full_capture_through_every_view(client: TestClient) -> None:
     assert r.status_code == 200 and r.json()["health"]["state"] == "ready"
 
     flame = client.get("/api/flame").json()
-    assert flame["ids"][0] == "root" and flame["parents"][0] == ""
-    assert len(flame["ids"]) == len(set(flame["ids"]))
+    assert flame["parent"][0] == -1 and all(
+        0 <= p < i for i, p in enumerate(flame["parent"][1:], 1)
+    )
+    assert len(flame["key"]) == len(set(flame["key"])) == flame["nodes"]
     assert set(flame["names"]) & names
     assert flame["nodes"] <= 3000
     small = client.get("/api/flame", params={"max_nodes": 12}).json()
@@ -270,7 +272,7 @@ def test_sessions_router_is_mounted_and_records_captures(client: TestClient) -> 
     assert sessions[0]["raw_bytes"] > 0
 
 
-def test_websocket_pushes_updates_with_the_icicle(client: TestClient) -> None:
+def test_websocket_pushes_updates_with_the_flame_graph(client: TestClient) -> None:
     names = sample_function_names()
     with client.websocket_connect("ws://127.0.0.1:8000/ws", headers=POST) as ws:
         assert json.loads(ws.receive_text())["type"] == "hello"
@@ -278,16 +280,12 @@ def test_websocket_pushes_updates_with_the_icicle(client: TestClient) -> None:
         seen = None
         for _ in range(200):
             msg = json.loads(ws.receive_text())
-            if (
-                msg["type"] == "update"
-                and msg.get("icicle")
-                and set(msg["icicle"]["names"]) & names
-            ):
+            if msg["type"] == "update" and msg.get("flame") and set(msg["flame"]["names"]) & names:
                 seen = msg
                 break
         assert seen is not None
         assert seen["health"]["state"] == "profiling"
-        assert seen["icicle"]["nodes"] <= 3000
+        assert seen["flame"]["nodes"] <= 3000
         assert "recv_ts" in seen
         ws.send_text(
             json.dumps(
@@ -328,7 +326,7 @@ def test_every_tab_gets_the_same_live_updates(client: TestClient) -> None:
         for ws in (a, b):
             while True:
                 msg = json.loads(ws.receive_text())
-                if msg.get("icicle") and msg["icicle"]["nodes"] > 1:
+                if msg.get("flame") and msg["flame"]["nodes"] > 1:
                     seqs.append(msg["seq"])
                     break
         assert all(s > 0 for s in seqs)

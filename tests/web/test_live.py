@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 from mcuprof.protocol import RECORD_DTYPE, Metadata
 from mcuprof.summary import summarize
 from mcuprof.web.elfs import ElfCatalog
+from mcuprof.web.live.profile import LiveProfile
+from mcuprof.web.live.publisher import DRAWN_SAMPLES_MAX
 from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
@@ -33,7 +35,7 @@ def test_records_are_queued_without_waiting_for_the_profile(live: LiveSession) -
     recs["entry_time"] = np.arange(100) * 10
     recs["duration"] = 5
     done = threading.Event()
-    with live.feed.lock:  # a long query or icicle build holds the profile
+    with live.feed.lock:  # a long query or flame build holds the profile
         worker = threading.Thread(target=lambda: (live.on_records(recs), done.set()))
         worker.start()
         worker.join(timeout=10)
@@ -70,9 +72,9 @@ def test_tick_builds_one_json_update_and_skips_when_idle(live: LiveSession) -> N
     recs["entry_time"] = np.arange(10) * 100
     recs["duration"] = 50
     live.on_records(recs)
-    live.publisher.next_icicle_at = 0.0  # the icicle's CPU budget is timed; here it is due now
+    live.publisher.next_flame_at = 0.0  # the flame build's CPU budget is timed; here it is due now
     msg = json.loads(live.tick(True))
-    assert msg["icicle"]["nodes"] >= 2 and msg["recv_ts"] > 0
+    assert msg["flame"]["nodes"] >= 2 and msg["recv_ts"] > 0
     live.on_client_message(json.dumps({"type": "drawn", "recv_ts": msg["recv_ts"], "frame_ms": 7}))
     live.on_client_message('{"type": "drawn", "recv_ts": "soon"}')  # ignored
     live.on_client_message("[]")  # ignored
@@ -129,6 +131,40 @@ class FakeSession:
         self.records_received_since_start = 0
         self.estimated_loss = 0
         self.state = "profiling"
+
+
+def test_an_update_is_timed_by_the_oldest_record_it_carries(tmp_path) -> None:
+    """A record that arrives while an update is built goes out in the next update, and
+    that update's record -> pixel is timed from its arrival (it was not timed at all)."""
+    now = [1.0]
+    feed = LiveProfile(tmp_path, lambda: now[0], None)
+    recs = np.zeros(4, dtype=RECORD_DTYPE)
+    recs["entry_time"] = np.arange(4) * 100
+    recs["duration"] = 50
+    feed.put_records(recs)
+    feed.ingest()
+    now[0] = 2.0  # arrives during the build of the update that carries the first
+    feed.put_records(recs)
+    assert feed.take_oldest_unpublished() == 1.0
+    assert feed.take_oldest_unpublished() is None  # nothing new ingested
+    feed.ingest()
+    assert feed.take_oldest_unpublished() == 2.0
+
+
+def test_drawn_reports_come_batched_and_their_wait_in_the_page_is_left_out(
+    live: LiveSession,
+) -> None:
+    """The page sends its draws in batches (a live update comes more often than the
+    server takes a tab's messages): each sample's latency leaves out its wait in the page;
+    at most DRAWN_SAMPLES_MAX samples of a report are read."""
+    now_ms = live.publisher.wall() * 1000.0
+    samples = [[now_ms - 100.0, 5.0, 60.0]] + [[now_ms - 1.0, 6.0, 0.0]] * 100
+    live.on_client_message(json.dumps({"type": "drawn", "samples": samples}))
+    metrics = live.metrics()
+    assert metrics["latency_samples"] == DRAWN_SAMPLES_MAX
+    assert 40.0 <= max(live.publisher.latencies_ms) < 60.0  # 100 ms old, 60 of them here
+    live.on_client_message(json.dumps({"type": "drawn", "samples": [[1, 2], "x", [1, 2, -5]]}))
+    assert live.metrics()["latency_samples"] == DRAWN_SAMPLES_MAX  # malformed: ignored
 
 
 def _profiling(tmp_path, now: list[float]) -> tuple[LiveSession, FakeSession]:

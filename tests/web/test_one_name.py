@@ -78,7 +78,7 @@ def test_one_name_in_the_page_and_every_export(profile: Profile) -> None:
     rows = views.functions(profile, None)["functions"]
     row = next(r for r in rows if r["display"] == NAME)
     names["functions"] = (row["display"], row["name"])
-    flame = views.icicle(profile, None, 1000)
+    flame = views.flame_graph(profile, None, 1000)
     at = flame["labels"].index(NAME)
     names["flame"] = (flame["labels"][at], flame["names"][at])  # names: the tooltip's
     assert {k: v[0] for k, v in names.items()} == dict.fromkeys(names, NAME)
@@ -141,9 +141,9 @@ def test_two_statics_of_one_name_stay_two_frames_in_flame_graphs() -> None:
     svg = ET.fromstring(export.render("svg", p).encode())
     helpers = [g for g in svg.iter(SVG_G) if g.get("data-l") == "helper"]
     assert [g.get("data-v") for g in helpers] == ["50.000"]
-    flame = views.icicle(p, None, 1000)
-    at = [i for i, label in enumerate(flame["labels"]) if label == "helper"]
-    assert sorted(flame["values"][i] for i in at) == [
+    flame = views.flame_graph(p, None, 1000)
+    at = [i for i, k in enumerate(flame["name"]) if flame["labels"][k] == "helper"]
+    assert sorted(flame["total"][i] for i in at) == [
         20 * flame["units_per_us"],
         30 * flame["units_per_us"],
     ]

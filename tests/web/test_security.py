@@ -42,7 +42,7 @@ def test_websocket_with_own_origin_gets_the_hello(idle_client: TestClient) -> No
         hello = json.loads(ws.receive_text())
     assert hello["type"] == "hello"
     assert hello["state"]["connected"] is False
-    assert "icicle" in hello
+    assert "flame" in hello
 
 
 @pytest.mark.parametrize(

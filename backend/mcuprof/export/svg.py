@@ -13,6 +13,7 @@ from ..markup import escape, quoteattr
 from ..names import name_colour, short_label
 from ..profile import Profile, TreeNode, Window
 from ..profile.aggregate import path_ticks
+from ..profile.flame import subtree_totals
 from ..profile.shares import share_pct, span
 from ..profile.trees import ROOT_ID, prune_by
 
@@ -72,31 +73,6 @@ class _Children:
         c = self.order[lo:hi]
         c = c[self.timed[c]]
         return c[np.argsort(-self.total[c], kind="stable")]
-
-
-def subtree_totals(
-    self_t: np.ndarray, parents: np.ndarray, levels: np.ndarray, thin: int = 64
-) -> np.ndarray:
-    """Each path's self time plus its descendants', summed as the loop ``for p in
-    reversed(range(n)): total[parent[p]] += total[p]`` sums them (same float rounding):
-    one level at a time from the deepest (roots are level 1), each level's paths in
-    falling id order, so that a path's total is whole before it is added to its parent.
-    Levels thinner than ``thin`` paths on average (a deep chain): the loop itself, which
-    then costs less than a numpy step per level."""
-    top = int(levels.max(initial=0))
-    if top * thin > len(self_t):
-        total, par = self_t.tolist(), parents.tolist()
-        for pid in range(len(total) - 1, -1, -1):
-            if par[pid] >= 0:
-                total[par[pid]] += total[pid]
-        return np.array(total, np.float64)
-    total = np.array(self_t, np.float64)
-    by_level = np.argsort(levels, kind="stable").astype(np.int32)  # path ids
-    ends = np.cumsum(np.bincount(levels, minlength=top + 1))[1:]  # of levels 1, 2, ...
-    for lv in range(top, 1, -1):
-        ps = by_level[ends[lv - 2] : ends[lv - 1]][::-1]
-        np.add.at(total, parents[ps], total[ps])
-    return total
 
 
 def _clean(name: str) -> str:

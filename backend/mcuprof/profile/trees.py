@@ -1,8 +1,7 @@
-"""Top-down and bottom-up (callers) trees, and pruning for icicle/flame views."""
+"""Top-down and bottom-up (callers) trees, and the call tree's prune (pruning.py) as TreeNodes."""
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .aggregate import frame_info, stacks, sums
+from .pruning import select
 
 if TYPE_CHECKING:
     from .model import Profile, Window
@@ -129,7 +129,7 @@ def bottom_up(profile: Profile, window: Window = None) -> TreeNode:
 
 
 def prune(root: TreeNode, max_nodes: int = 3000, min_fraction: float = 0.0) -> TreeNode:
-    """A copy with at most ``max_nodes`` nodes for icicle/flame views: the largest nodes
+    """A copy with at most ``max_nodes`` nodes for the flame graph and call tree: the largest nodes
     (by total) are kept, ancestors first; what is cut under a kept node is merged into one
     "other" child while the budget lasts (a tenth of it is reserved for them). Nodes below
     ``min_fraction`` of the root's total are cut too."""
@@ -156,63 +156,16 @@ def prune_by(
     min_fraction: float,
     calls: Callable[[Any], int] | None = None,
 ) -> TreeNode:
-    """``prune`` of any tree: ``out`` is the root's copy and ``top`` its key;
-    ``kids(key)`` a node's children (keys) in falling total, ties in their order;
-    ``totals(keys)`` their totals; ``node(key)`` a kept node's copy and ``calls(keys)``
-    the calls of cut ones (0 when None). The heap holds each parent's next child, with
-    the key (falling total, then push order) that a heap of every child would give it:
-    push order is the parent's pop order, then the child's place. So only the children
-    of kept nodes are looked at."""
-    limit = max(2, max_nodes)
-    keep_limit = limit - max(1, limit // 10)
-    floor = out.total_us * min_fraction
-    kept = 1
-    lists: list[tuple[Sequence[Any], TreeNode]] = []
-    heap: list[tuple[float, int, int, int]] = []
-
-    def push(c: Sequence[Any], i: int, seq: int, li: int) -> None:
-        heapq.heappush(heap, (-float(totals(c[i : i + 1])[0]), seq, i, li))
-
-    def add(key: Any, dst: TreeNode, seq: int) -> None:
-        c = kids(key)
-        if len(c):
-            lists.append((c, dst))
-            push(c, 0, seq, len(lists) - 1)
-
-    add(top, out, -1)
-    seq = 0
-    while heap:
-        entry = heapq.heappop(heap)
-        neg, pseq, i, li = entry
-        if kept >= keep_limit or -neg < floor:  # this and all that is left are cut
-            _cut(lists, [entry, *sorted(heap)], limit - kept, totals, calls)
-            break
-        c, dst = lists[li]
-        if i + 1 < len(c):
-            push(c, i + 1, pseq, li)
-        dst.children.append(child := node(c[i]))
-        kept += 1
-        add(c[i], child, seq)
-        seq += 1
+    """The prune (pruning.select) of any tree, as TreeNodes: ``out`` is the root's copy
+    and ``top`` its key; ``node(key)`` a kept node's copy."""
+    picked = select(top, out.total_us, kids, totals, max_nodes, min_fraction, calls)
+    made = [out]
+    for key, parent in zip(picked.keys[1:], picked.parent[1:], strict=True):
+        made.append(child := node(key))
+        made[parent].children.append(child)
+    for parent, total, n_calls in picked.others:
+        made[parent].children.append(TreeNode("other", "other", OTHER_ID, total, total, n_calls))
     return _sort(out)
-
-
-def _cut(
-    lists: list[tuple[Sequence[Any], TreeNode]],
-    left: list[tuple[float, int, int, int]],
-    room: int,
-    totals: Callable[[Any], np.ndarray],
-    calls: Callable[[Any], int] | None,
-) -> None:
-    """Everything ``left`` in the heap (in pop order) is cut: each parent's remaining
-    children become one "other" node (their totals summed in order), for the ``room``
-    parents that lose the most."""
-    cut = [(lists[li][1], lists[li][0][i:]) for _, _, i, li in left]
-    sums = [float(np.cumsum(totals(lost))[-1]) for _, lost in cut]
-    for g in sorted(range(len(cut)), key=lambda g: -sums[g])[:room]:
-        dst, lost = cut[g]
-        n_calls = calls(lost) if calls else 0
-        dst.children.append(TreeNode("other", "other", OTHER_ID, sums[g], sums[g], n_calls))
 
 
 def _copy(src: TreeNode) -> TreeNode:

@@ -38,6 +38,7 @@ from .uploads import UploadTooLarge
 
 log = logging.getLogger("mcuprof.web")
 
+TICK_REST_S = 0.002  # the least the ticker sleeps between two live updates
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
@@ -210,10 +211,10 @@ async def _flooded(websocket: WebSocket, budget: MessageBudget, live: LiveSessio
 def _hello(live: LiveSession) -> str:
     with live.feed.lock:
         live.ingest()
-        icicle = views.icicle(live.feed.profile, None, live.settings.icicle_max_nodes)
+        flame = views.flame_graph(live.feed.profile, None, live.settings.flame_max_nodes)
     state = live.state_dict()
     return json.dumps(
-        {"type": "hello", "state": state, "icicle": icicle, "log": live.log_since(0)[-200:]}
+        {"type": "hello", "state": state, "flame": flame, "log": live.log_since(0)[-200:]}
     )
 
 
@@ -227,8 +228,8 @@ async def _tick_forever(app: FastAPI) -> None:
     hub: Hub = app.state.hub
     loop = asyncio.get_running_loop()
     period = 1.0 / max(0.5, live.settings.update_hz)
+    due = loop.time()
     while True:
-        began = loop.time()
         try:
             message = await asyncio.to_thread(live.tick, bool(hub.clients))
         except Exception as exc:  # a bug in one update must not end live updates
@@ -237,7 +238,11 @@ async def _tick_forever(app: FastAPI) -> None:
             message = None
         if message is not None:
             hub.publish(message)
-        await asyncio.sleep(max(0.01, period - (loop.time() - began)))
+        # Updates on a fixed beat (a record waits for the next one: record -> pixel), so
+        # a late wake-up shortens the next wait; never less than TICK_REST_S, so the event
+        # loop always gets its turn.
+        due = max(due + period, loop.time() + TICK_REST_S)
+        await asyncio.sleep(due - loop.time())
 
 
 def _install_error_handlers(app: FastAPI) -> None:

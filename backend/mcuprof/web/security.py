@@ -188,7 +188,8 @@ class GuardMiddleware:
 # raise RecursionError inside the parser.
 WS_MAX_MESSAGE_CHARS = 64 * 1024
 WS_MAX_DEPTH = 16
-# Messages in per client: the page sends one "drawn" report per live update (10 Hz).
+# Messages in per client: the page sends one "drawn" report per live update
+# (settings.update_hz, 60 a second), batched: at most 10 messages a second.
 # Past WS_MAX_MESSAGES_PER_S (bursts of WS_MESSAGE_BURST) the excess is dropped unread;
 # a client that has had WS_FLOOD_CLOSE_AFTER dropped is disconnected (docs/limits.md).
 WS_MAX_MESSAGES_PER_S = 50.0

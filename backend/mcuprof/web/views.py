@@ -9,13 +9,13 @@ import numpy as np
 
 from ..errors import UserError
 from ..names import short_label
-from ..profile import Profile, TreeNode
+from ..profile import Profile, TreeNode, flame
 from ..profile import prune as prune_tree
 from ..profile.aggregate import UNKNOWN_ID
 from ..profile.distribution import summaries
 from ..profile.frames import where
 from ..profile.shares import share_pct, span
-from .icicle import Frame, icicle_payload
+from ..profile.trees import ROOT_ID
 
 Window = tuple[float, float] | None
 
@@ -23,35 +23,6 @@ Window = tuple[float, float] | None
 MODES = ("top-down", "bottom-up")
 # Segment breaks (target resets) the timeline is given at most: the latest ones.
 MAX_SEGMENTS_SHOWN = 1000
-
-
-def _frame(node: TreeNode, self_us: float) -> Frame:
-    return Frame(
-        node.name, self_us, node.calls, [], node.file, node.line, key=node.label, fid=node.frame
-    )
-
-
-def _frames(node: TreeNode, inverted: bool = False) -> Frame:
-    """Convert iteratively: call trees of recursive firmware can be thousands deep.
-
-    In the callers (bottom-up) tree a node's self time is the callee's self time spent
-    along that path, so its children's self times are part of it: each cell then keeps
-    only what its callers do not account for, and a cell's width is that self time."""
-
-    def own(n: TreeNode) -> float:
-        if not inverted:
-            return n.self_us
-        return max(0.0, n.self_us - sum(c.self_us for c in n.children))
-
-    root = _frame(node, own(node))
-    stack = [(node, root)]
-    while stack:
-        src, dst = stack.pop()
-        for child in src.children:
-            frame = _frame(child, own(child))
-            dst.children.append(frame)
-            stack.append((child, frame))
-    return root
 
 
 def top_down(profile: Profile, window: Window) -> TreeNode:
@@ -73,21 +44,35 @@ def _shares(profile: Profile, window: Window) -> dict[str, list[float]]:
     return out
 
 
-def icicle(
+def flame_graph(
     profile: Profile, window: Window, max_nodes: int, mode: str = "top-down"
 ) -> dict[str, Any]:
-    extra: dict[str, Any] = {"window": window, "mode": mode}
+    """The flame graph's columns (profile/flame.py) for ``window``."""
+    extra: dict[str, Any] = {"window": window, "mode": mode} | span(profile, window)
     if profile.n_records == 0:
-        return icicle_payload(Frame("all", 0.0, 0), max_nodes) | extra | span(profile, window)
+        return flame.tree(TreeNode("all", "all", ROOT_ID), max_nodes, _total, _self) | extra
     if mode == "bottom-up":
-        tree = profile.cached(
-            ("web-icicle-bu", window), lambda: _frames(profile.bottom_up(window), inverted=True)
-        )
+        # A callers-tree node's self time is its callee's along that path, so its
+        # children's are part of it: a cell is that self time wide and keeps as its own
+        # what its callers do not account for.
+        tree = profile.cached(("web-bottom-up", window), lambda: profile.bottom_up(window))
+        cols = flame.tree(tree, max_nodes, _self, _inverted_self)
     else:
-        tree = profile.cached(("web-icicle", window), lambda: _frames(top_down(profile, window)))
-    sp = span(profile, window)
+        cols = flame.top_down(profile, window, max_nodes)
     shares = profile.cached(("web-shares", window), lambda: _shares(profile, window))
-    return icicle_payload(tree, max_nodes) | extra | sp | {"functions": shares}
+    return cols | extra | {"functions": shares}
+
+
+def _total(node: TreeNode) -> float:
+    return node.total_us
+
+
+def _self(node: TreeNode) -> float:
+    return node.self_us
+
+
+def _inverted_self(node: TreeNode) -> float:
+    return max(0.0, node.self_us - sum(c.self_us for c in node.children))
 
 
 class _Acc:
@@ -108,24 +93,24 @@ class _Acc:
             found = self.children[node.frame] = _Acc(node)
         return found
 
-    def to_frame(self, by_weight: bool) -> Frame:
-        """by_weight: a cell is as wide as its weight (callers); else self plus children."""
+    def to_tree(self, by_weight: bool) -> TreeNode:
+        """As TreeNodes, each as wide as its weight; self: what its children's weights
+        leave (callers), else the time in it (callees)."""
 
-        def make(acc: _Acc) -> Frame:
+        def make(acc: _Acc) -> TreeNode:
             kids = sum(c.weight for c in acc.children.values())
             own = max(0.0, acc.weight - kids) if by_weight else acc.self_us
-            f = _frame(acc.node, own)
-            f.calls = acc.calls
-            return f
+            n = acc.node
+            return TreeNode(n.name, n.label, n.frame, acc.weight, own, acc.calls, n.file, n.line)
 
         root = make(self)
         stack = [(self, root)]
         while stack:
             src, dst = stack.pop()
             for acc in src.children.values():
-                frame = make(acc)
-                dst.children.append(frame)
-                stack.append((acc, frame))
+                node = make(acc)
+                dst.children.append(node)
+                stack.append((acc, node))
         return root
 
 
@@ -160,10 +145,14 @@ def sandwich(profile: Profile, window: Window, fid: int, max_nodes: int) -> dict
     return {
         "fid": fid,
         "name": target.name,
-        "callers": icicle_payload(callers.to_frame(True), max_nodes, root_label=target.name),
-        "callees": icicle_payload(callees.to_frame(False), max_nodes, root_label=target.name),
+        "callers": _half(callers.to_tree(True), max_nodes, target.name),
+        "callees": _half(callees.to_tree(False), max_nodes, target.name),
         "window": window,
     } | sp
+
+
+def _half(tree: TreeNode, max_nodes: int, name: str) -> dict[str, Any]:
+    return flame.tree(tree, max_nodes, _total, _self, root_label=name)
 
 
 def _merge(acc: _Acc, node: TreeNode) -> None:

@@ -2,7 +2,7 @@
 
 Each client owns a one-message slot: a new update replaces an unsent one, so a slow or
 stalled browser only ever misses frames; it never queues memory and never makes the
-producer wait. The producer (the 10 Hz ticker) calls ``publish`` and returns at once.
+producer wait. The producer (the ticker, 60 a second) calls ``publish`` and returns at once.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The link's reader thread only appends to ``pending`` (``put_records``,
 ``put_metadata``): it never waits for the profile, a query or a browser. ``ingest``
-(the ticker, 10 a second, and each REST query) drains the queue into the profile
+(the ticker, ``update_hz``, and each REST query) drains the queue into the profile
 under ``lock``, which queries and exports also hold while they read the profile.
 
 Records whose timer restarted (a board in a reset loop, captures joined with ``cat``)
@@ -59,7 +59,10 @@ class LiveProfile:
         self.lock = threading.RLock()
         self.pending: collections.deque[tuple[str, Any, float]] = collections.deque()
         self.version = 0  # bumped whenever the profile gains data or is replaced
-        self.oldest_unpublished: float | None = None  # wall clock of the oldest record
+        # Wall clock of the oldest record ingested and not yet published: taken from what
+        # an ingest drained, so a record that arrives while an update is built is timed by
+        # the update that carries it.
+        self.oldest_unpublished: float | None = None
         self.profile = self.empty(symbols)
 
     def empty(self, symbols: Any) -> Profile:
@@ -69,10 +72,7 @@ class LiveProfile:
     # ------------------------------------------------------------- reader thread
 
     def put_records(self, records: np.ndarray) -> None:
-        now = self.wall()
-        if self.oldest_unpublished is None:
-            self.oldest_unpublished = now
-        self.pending.append(("records", records, now))
+        self.pending.append(("records", records, self.wall()))
 
     def put_metadata(self, meta: Metadata) -> None:
         self.pending.append(("meta", meta, self.wall()))
@@ -108,7 +108,7 @@ class LiveProfile:
             self.version += 1
 
     def take_oldest_unpublished(self) -> float | None:
-        """Wall clock of the oldest record not yet published (an update takes it)."""
+        """Wall clock of the oldest record ingested since the last update took it."""
         with self.lock:
             oldest, self.oldest_unpublished = self.oldest_unpublished, None
         return oldest
@@ -141,7 +141,7 @@ class LiveProfile:
             # What is queued now, not what the reader adds meanwhile: a fast source
             # (a max-speed replay) would otherwise keep this loop, and the lock, forever.
             for _ in range(len(self.pending)):
-                kind, item, _ = self.pending.popleft()
+                kind, item, arrived = self.pending.popleft()
                 if kind == "meta":
                     if batch:
                         self._add(concat_records(batch))
@@ -149,6 +149,8 @@ class LiveProfile:
                     self._join()  # the records before it are timed by the rate before it
                     self.profile.set_timer_freq(item.timer_freq or 1_000_000)
                 else:
+                    if self.oldest_unpublished is None:  # (the queue is in arrival order)
+                        self.oldest_unpublished = arrived
                     batch.append(item)
                     added += len(item)
                     queued += len(item)

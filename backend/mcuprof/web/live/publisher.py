@@ -2,7 +2,7 @@
 
 ``message`` runs in the ticker's worker thread only (``update_hz``); it builds one JSON
 update, or None when nothing changed and the health was sent less than a second ago.
-The icicle is rebuilt at most when the profile's version moved and never takes more
+The flame graph is rebuilt at most when the profile's version moved and never takes more
 than about a third of a core. ``on_client_message`` runs on the event loop.
 """
 
@@ -19,6 +19,7 @@ from .. import views
 from .profile import LiveProfile
 
 SAMPLES = 20000  # latency and frame-time samples kept for /api/metrics
+DRAWN_SAMPLES_MAX = 64  # samples read from one "drawn" report (docs/limits.md)
 
 
 class Publisher:
@@ -31,42 +32,42 @@ class Publisher:
         self.seq = 0
         self.published_version = -1
         self.published_log = 0  # seq of the last log line sent
-        self.next_icicle_at = 0.0
+        self.next_flame_at = 0.0
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=SAMPLES)
         self.frame_ms: collections.deque[float] = collections.deque(maxlen=SAMPLES)
         self._last_health = ""
         self._last_health_at = 0.0
 
-    def icicle(self, max_nodes: int) -> dict[str, Any]:
-        """The icicle part of an update, under the profile lock; paces the next one."""
+    def flame(self, max_nodes: int) -> dict[str, Any]:
+        """The flame graph part of an update, under the profile lock; paces the next one."""
         started = self.clock()
         feed = self.feed
         with feed.lock:
             part = {
-                "icicle": views.icicle(feed.profile, None, max_nodes),
+                "flame": views.flame_graph(feed.profile, None, max_nodes),
                 "range": feed.time_range(),
                 "version": feed.version,
             }
             recv = feed.take_oldest_unpublished()
         self.published_version = part["version"]
         spent = self.clock() - started
-        # Keep the icicle from eating the server: never more than ~1/3 of a core.
-        self.next_icicle_at = self.clock() + 2 * spent
+        # Keep the flame build from eating the server: never more than ~1/3 of a core.
+        self.next_flame_at = self.clock() + 2 * spent
         if recv is not None:
             part["recv_ts"] = recv * 1000.0
         return part
 
-    def message(self, live: Any, want_icicle: bool, max_nodes: int) -> str | None:
+    def message(self, live: Any, want_flame: bool, max_nodes: int) -> str | None:
         now = self.clock()
         health = live.health()
         health_text = json.dumps(health, sort_keys=True)
         log = live.log_since(self.published_log)
         message: dict[str, Any] = {"type": "update"}
         changed = self.feed.version != self.published_version
-        if want_icicle and changed and now >= self.next_icicle_at:
-            message.update(self.icicle(max_nodes))
+        if want_flame and changed and now >= self.next_flame_at:
+            message.update(self.flame(max_nodes))
         if (
-            "icicle" not in message
+            "flame" not in message
             and not log
             and health_text == self._last_health
             and (now - self._last_health_at < 1.0)
@@ -86,17 +87,28 @@ class Publisher:
         return json.dumps(message)
 
     def on_client_message(self, text: str) -> None:
-        """Frame-drawn reports from the page: latency from record received to drawn."""
+        """Frame-drawn reports from the page: latency from record received to drawn. The
+        page batches them (``samples``: [recv_ts, frame_ms, ms it waited in the page]);
+        a single report (``recv_ts``, ``frame_ms``) is taken too."""
         try:
             msg = json.loads(text)
         except ValueError:
             return
         if not isinstance(msg, dict) or msg.get("type") != "drawn":
             return
-        recv = msg.get("recv_ts")
+        samples = msg.get("samples")
+        if not isinstance(samples, list):
+            samples = [[msg.get("recv_ts"), msg.get("frame_ms"), 0.0]]
+        now_ms = self.wall() * 1000.0
+        for sample in samples[:DRAWN_SAMPLES_MAX]:
+            if isinstance(sample, list) and len(sample) == 3:
+                self._drawn(now_ms, *sample)
+
+    def _drawn(self, now_ms: float, recv: Any, frame: Any, waited: Any) -> None:
+        if not isinstance(waited, int | float) or not 0 <= waited <= now_ms:
+            return
         if isinstance(recv, int | float):
-            self.latencies_ms.append(self.wall() * 1000.0 - float(recv))
-        frame = msg.get("frame_ms")
+            self.latencies_ms.append(now_ms - waited - float(recv))
         if isinstance(frame, int | float):
             self.frame_ms.append(float(frame))
 

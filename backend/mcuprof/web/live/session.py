@@ -678,7 +678,7 @@ class LiveSession:
         }
 
     def time_range(self) -> list[float] | None:
-        """The profile's span as of its last ingest (the ticker's, 10 a second). Read
+        """The profile's span as of its last ingest (the ticker's, 60 a second). Read
         without the profile lock, and without ingesting: an export's snapshot or the merge
         of a replay's backlog holds that lock for seconds, and /api/state (which runs on
         the few worker threads every request shares) must not wait for them."""
@@ -686,7 +686,7 @@ class LiveSession:
 
     # ------------------------------------------------------------- live updates
 
-    def tick(self, want_icicle: bool) -> str | None:
+    def tick(self, want_flame: bool) -> str | None:
         """One update for every tab, as JSON, or None when nothing changed. Runs in a
         worker thread at ``update_hz``."""
         self.ingest()
@@ -695,7 +695,7 @@ class LiveSession:
                 target=self.finish_replay, name="mcuprof-replay-end", daemon=True
             ).start()
         self.link_health.update(self.conn.link, self.conn.protocol.logged_counters)
-        return self.publisher.message(self, want_icicle, self.settings.icicle_max_nodes)
+        return self.publisher.message(self, want_flame, self.settings.flame_max_nodes)
 
     def on_client_message(self, text: str) -> None:
         """Frame-drawn reports from the page: latency from record received to drawn."""

@@ -65,7 +65,7 @@ def render_profile(
     made = FORMATS[fmt]
     title = None
     if made.titled:
-        payload = views.icicle(profile, window, max_nodes)
+        payload = views.flame_graph(profile, window, max_nodes)
         title = export_title(shown, profile, payload)
         if made is HTML:
             return standalone_html(payload, *title)
@@ -142,7 +142,7 @@ async def export(
             raise UserError("no capture recorded yet: click Start first")
         sid, stem = found
         return await asyncio.to_thread(stream_raw, live.store, sid, f"{stem}{suffix}")
-    body = await asyncio.to_thread(_render, live, fmt, window, settings.icicle_max_nodes)
+    body = await asyncio.to_thread(_render, live, fmt, window, settings.flame_max_nodes)
     stem = live.file_stem()
     if window is not None:
         stem += f"-{window[0]:.0f}-{window[1]:.0f}us"
@@ -168,7 +168,7 @@ def _inline_modules() -> str:
 
 def standalone_html(payload: dict[str, Any], title: str, subtitle: str = "") -> str:
     """One file that opens anywhere, offline: the dashboard's flame component inlined,
-    the icicle data embedded, a title saying what it shows."""
+    the flame graph data embedded, a title saying what it shows."""
     data = json.dumps(payload).replace("</", "<\\/")
 
     def safe(text: str) -> str:

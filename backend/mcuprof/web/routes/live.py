@@ -160,8 +160,8 @@ async def flame(
     max_nodes: Annotated[int | None, Query(ge=10, le=20000)] = None,
     mode: Annotated[str, Query(pattern="^(top-down|bottom-up)$")] = "top-down",
 ) -> dict[str, Any]:
-    budget = max_nodes or settings.icicle_max_nodes
-    return await asyncio.to_thread(_query, live, views.icicle, window, budget, mode)
+    budget = max_nodes or settings.flame_max_nodes
+    return await asyncio.to_thread(_query, live, views.flame_graph, window, budget, mode)
 
 
 @router.get("/sandwich")
@@ -173,7 +173,7 @@ async def sandwich(
 ) -> dict[str, Any]:
     """One function's callers and callees, each merged into one flame graph."""
     return await asyncio.to_thread(
-        _query, live, views.sandwich, window, fid, settings.icicle_max_nodes
+        _query, live, views.sandwich, window, fid, settings.flame_max_nodes
     )
 
 

@@ -26,7 +26,8 @@ from ...errors import UserError
 from ...history.summary import keep, kept_view
 from ...link.replay import Stream, parse_speed
 from ...loss import loss_of_chunks
-from ...profile import Profile
+from ...profile import Profile, TreeNode
+from ...profile import flame as flame_columns
 from ...store import RECORDING, SessionInfo, Store
 from ...store.api import describe
 from ...store.model import MAX_NAME, MAX_NOTES
@@ -34,7 +35,6 @@ from ...store.tags import MAX_TAGS
 from ...symbols import SymbolTable
 from .. import views
 from ..filenames import disposition
-from ..icicle import Frame, icicle_payload
 from ..live.decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
 from ..uploads import received_capture
 from .exports import Shown, attachment, check_format, export_title, render_profile
@@ -244,31 +244,41 @@ def _gate_sides(
     return out[0], out[1], pair  # type: ignore[return-value]
 
 
-def _with_icicle(flame: dict[str, Any]) -> dict[str, Any]:
-    """The differential tree also as the main flame graph's icicle arrays, made by the same
-    code (sibling order, ids, labels), so the page draws both with one canvas component.
-    ``diff`` per cell: [base µs, base self µs, new self µs, delta of self share]."""
+def _with_columns(flame: dict[str, Any]) -> dict[str, Any]:
+    """The differential tree also as the main flame graph's columns, made by the same
+    code (profile/flame.py), so the page draws both with one canvas component. A row's
+    frame id is its node's index; ``diff`` per row: [base µs, base self µs, new self µs,
+    delta of self share]."""
     nodes: list[dict[str, Any]] = []
 
-    def frame(node: dict[str, Any]) -> Frame:
-        nodes.append(node)  # the frame id is the node's index: it maps a cell back
-        return Frame(node["name"], node["self"], 0, key=node["name"], fid=len(nodes) - 1)
+    def node(src: dict[str, Any]) -> TreeNode:
+        nodes.append(src)  # the frame id is the node's index: it maps a row back
+        name = src["name"]
+        return TreeNode(name, name, len(nodes) - 1, src["value"], src["self"])
 
-    root = frame(flame["tree"])
+    root = node(flame["tree"])
     stack = [(flame["tree"], root)]
     while stack:  # iterative: the tree may be MAX_DEPTH deep
         src, dst = stack.pop()
         for child in src["children"]:
-            f = frame(child)
-            dst.children.append(f)
-            stack.append((child, f))
+            made = node(child)
+            dst.children.append(made)
+            stack.append((child, made))
     # The tree is already pruned: room for every node, so none is merged into "other".
-    payload = icicle_payload(root, 2 * len(nodes) + 2)
-    payload["diff"] = [
+    cols = flame_columns.tree(root, 2 * len(nodes) + 2, _width, _own)
+    cols["diff"] = [
         None if fid < 0 else [nodes[fid][k] for k in ("base", "base_self", "self", "delta")]
-        for fid in payload["fids"]
+        for fid in cols["fid"]
     ]
-    return flame | {"icicle": payload}
+    return flame | {"columns": cols}
+
+
+def _width(node: TreeNode) -> float:
+    return node.total_us
+
+
+def _own(node: TreeNode) -> float:
+    return node.self_us
 
 
 # ---------------------------------------------------------------- routes (static first)
@@ -342,7 +352,7 @@ async def diff(
             "base": {"id": int(b), "name": base_name, **d.base_summary},
             "new": {"id": None if n == "live" else int(n), "name": new_name, **d.new_summary},
             "functions": d.table(),
-            "flame": _with_icicle(d.flame(max_nodes)),
+            "flame": _with_columns(d.flame(max_nodes)),
             "verdict": verdict,
         }
 
@@ -469,7 +479,7 @@ async def export_session(
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     if fmt == "raw":
         return await asyncio.to_thread(stream_raw, store, sid, f"{shown.stem}{suffix}")
-    max_nodes = request.app.state.settings.icicle_max_nodes
+    max_nodes = request.app.state.settings.flame_max_nodes
 
     def work() -> bytes | str:
         return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
@@ -484,11 +494,11 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
     page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
     store = _store(request)
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
-    max_nodes = request.app.state.settings.icicle_max_nodes
+    max_nodes = request.app.state.settings.flame_max_nodes
 
     def work() -> dict[str, Any]:
         profile = _exported_profile(request, sid)
-        payload = views.icicle(profile, None, max_nodes)
+        payload = views.flame_graph(profile, None, max_nodes)
         title, subtitle = export_title(shown, profile, payload)
         return {
             "flame": payload,
