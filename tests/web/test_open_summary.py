@@ -48,7 +48,7 @@ CAPTURES = {
 def payloads(profile) -> str:
     """What the page's flame graph (both directions), call tree and Functions show of
     the whole capture, as the server sends them."""
-    out = {mode: views.icicle(profile, None, 3000, mode) for mode in views.MODES}
+    out = {mode: views.flame_graph(profile, None, 3000, mode) for mode in views.MODES}
     out["tree"] = views.call_tree(profile, "top-down", None, 3000)
     out["functions"] = views.functions(profile, None)
     return json.dumps(out, sort_keys=True)
