@@ -134,3 +134,9 @@ def keep_summary(store: Store, session_id: int) -> None:
     from ..sources.qs import DEFAULT_TICK_HZ
 
     keep(store, session_id, session_symbols(store, session_id), DEFAULT_TICK_HZ)
+
+
+def keep_served(store: Store, session_id: int, symbols: Any, settings: Any) -> None:
+    """The summary of a session the dashboard stored at Stop, read as that dashboard
+    opens it: named by its symbols, at its QS tick rate when the session gives none."""
+    keep(store, session_id, symbols, settings.qs_tick_hz)

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import UserError
-from ...history.summary import keep
+from ...history.summary import keep_served
 from ...link import DeviceSession
 from ...link.base import LinkState
 from ...link.open import (
@@ -522,7 +522,7 @@ class LiveSession:
 
     def _keep_summary(self, sid: int) -> None:
         try:
-            keep(self.store, sid, self.symbols, self.settings.qs_tick_hz)
+            keep_served(self.store, sid, self.symbols, self.settings)
         except (UserError, OSError) as exc:
             self._log("error", f"session {sid}: its summary was not kept: {exc}")
 
