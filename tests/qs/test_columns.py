@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from mcuprof.protocol.qs import QSDecoder, encode_frame, parse_target_info
 from mcuprof.qs.margins import SAMPLE_RECORDS, margins, margins_columns
 from mcuprof.qs.rtc import STEP_RECORDS, RtcTracker, rtc_steps, rtc_table, rtc_table_columns
 from mcuprof.sources.qs import QSSource
+from tests.sources.rows import rows
 
 from .test_properties import split
 
@@ -143,11 +143,12 @@ def corrupt(data: bytes, flips: list[tuple[int, int]], cut: int | None) -> bytes
     return bytes(buf)
 
 
-def _source(data: bytes, chunks: list[bytes], events: bool) -> tuple[QSSource, np.ndarray]:
+def _source(data: bytes, chunks: list[bytes], events: bool) -> tuple[QSSource, list]:
+    """The source after ``chunks``, and its calls as rows (tests/sources/rows.py)."""
     source = QSSource(events=events)
     parts = [source.feed(c).records for c in chunks]
     parts.append(source.close().records)
-    return source, np.concatenate(parts)
+    return source, rows(parts)
 
 
 @SETTINGS
@@ -158,12 +159,12 @@ def test_source_columns_equal_per_record(case):
     slow, expected = _source(data, split(data, cuts), events=True)
     # the per-record path a byte at a time is the reference: no chunk to straddle
     one_by_one, records = _source(data, [data[i : i + 1] for i in range(len(data))], True)
-    assert records.tobytes() == expected.tobytes()
+    assert records == expected
     assert one_by_one.stats() == slow.stats()
     fast, got = _source(data, split(data, cuts), events=False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert fast.stats() == slow.stats()
-    assert [f.name for f in fast.symbols.functions] == [f.name for f in slow.symbols.functions]
+    assert fast.frames.seen == slow.frames.seen
     assert fast.metadata == slow.metadata
     assert fast.last_seq == slow.last_seq
     assert fast.breaks == slow.breaks == one_by_one.breaks
@@ -211,8 +212,9 @@ def test_margins_columns_equal_margins(case):
 
 
 def test_wide_timestamps_and_many_values():
-    """8-byte timestamps past 32 bits take the Python way; thousands of distinct
-    objects and states name steps as the per-record path does."""
+    """8-byte timestamps past 32 bits keep their 64-bit gaps (steps 2**40 ticks apart
+    stay so: no 32-bit round trip), either path; thousands of distinct objects and
+    states name steps as the per-record path does."""
     ops = [("info", 4)] + [("step", 0x100, 4, 0x1000, 1 << 40, 6, 3, False)] * 3
     ops += [("info", 1)]
     ops += [("step", o, 5, 0x5000 + o, 7, 5, o % 13, True) for o in range(1, 3000)]
@@ -220,9 +222,11 @@ def test_wide_timestamps_and_many_values():
     for cuts in ([], [len(data) // 2]):
         slow, expected = _source(data, split(data, cuts), events=True)
         fast, got = _source(data, split(data, cuts), events=False)
-        assert got.tobytes() == expected.tobytes()
+        assert got == expected
         assert fast.stats() == slow.stats()
         assert fast.stats()["rtc_steps"] == 3002
+        wide = [r[0] for r in got[:9:3]]  # the three wide steps' entries
+        assert wide == [1 << 40, (2 << 40) + 3, (3 << 40) + 6]
 
 
 def test_info_helper_parses():
@@ -237,11 +241,11 @@ def test_resets_between_whole_captures(capture):
     data = sim_stream(3.0, seed=2) + capture + sim_stream(2.0, seed=3) + capture[:5000]
     _, expected = _source(data, [data[i : i + 997] for i in range(0, len(data), 997)], True)
     whole, got = _source(data, [data], False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert whole.stats()["target_resets"] == 4
     assert whole.stats()["rtc_steps"] > 300
     fast, got = _source(data, split(data, [len(capture), 12_345, 40_000]), False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert fast.stats() == whole.stats()
 
 

@@ -149,7 +149,7 @@ class DeviceSession(ListenerCalls):
     block for up to (retries + 1) * command_timeout_s; call them off the event loop."""
 
     kind = "miniprofiler"
-    symbols = None  # names come from the firmware's ELF
+    own_names = False  # names come from the firmware's ELF
     traces_while_idle = False  # records flow between START and STOP (and the drain)
     listening_on = None
     control = None  # no QS-RX
