@@ -229,6 +229,21 @@ def test_wide_timestamps_and_many_values():
         assert wide == [1 << 40, (2 << 40) + 3, (3 << 40) + 6]
 
 
+def test_short_timestamps_wrap_at_their_width():
+    """A target with 2-byte timestamps: its clock wraps every 65,536 ticks, and the
+    capture's time runs on across each wrap (it was unwrapped at 32 bits, and 200 steps
+    of 1,200 ticks were drawn on top of one another within 65,536 ticks)."""
+    from mcuprof.sources import load
+
+    ops = [("info", 3)] + [("step", 0x100, 4, 0x1000, 900, 5, 300, False)] * 200
+    data = build_from(ops, (4, 4, 2, 2), 1, 0)
+    for events in (True, False):
+        _, got = _source(data, split(data, [len(data) // 3]), events)
+        assert [r[0] for r in got[::3]] == [900 + 1200 * i for i in range(200)], events
+    profile = load("qs", data).profile
+    assert profile.duration_us == 200 * 1200 - 900
+
+
 def test_info_helper_parses():
     assert parse_target_info(_info(True, 8, 8, 4))[2].obj_ptr_size == 8
 

@@ -135,11 +135,6 @@ class Profile:
         """Ticks (scalar or array) to microseconds."""
         return ticks * (1e6 / self.timer_freq)
 
-    @property
-    def last_exit_ticks(self) -> int | None:
-        """The unwrapped exit of the last record added (stream order)."""
-        return self._last_exit
-
     def ticks(self, us: float) -> float:
         return us * self.timer_freq / 1e6
 
