@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..profile.keyed import KeyedCalls
 from ..protocol import RECORD_DTYPE, Metadata
 
 
@@ -20,7 +21,7 @@ class Batch:
     KeyedCalls; stream order) and
     the protocol's other events in stream order (METADATA, STATUS, ACK; QS records)."""
 
-    records: np.ndarray = field(default_factory=no_records)
+    records: np.ndarray | KeyedCalls = field(default_factory=no_records)
     events: list[Any] = field(default_factory=list)
 
 
