@@ -40,8 +40,8 @@ log = logging.getLogger("mcuprof.qs")
 KIND = "qs"
 DEFAULT_TICK_HZ = 1_000_000
 LEVELS = ("object", "state", "signal")
-# Distinct names per level (objects, states, signals) that get a synthetic function;
-# later new names share one "other" function per level (OTHER), counted as
+# Distinct names per level (objects, states, signals) that get a frame of their own;
+# later new names share one "other" frame per level (OTHER), counted as
 # ``names_lumped`` steps. QSPY holds at most 8,192 of each in its dictionaries.
 MAX_NAMES_PER_LEVEL = 8192
 OTHER = ("(other objects)", "(other states)", "(other signals)")
@@ -63,18 +63,21 @@ class QSFrames:
     level gives its new names one "other" frame."""
 
     def __init__(self) -> None:
-        self._named: list[set[str]] = [set() for _ in LEVELS]
+        self._known: dict[tuple[int, str], FrameInfo] = {}  # at most the bound per level
+        self._per_level = [0] * len(LEVELS)
         self._others: set[int] = set()  # levels whose "other" frame exists
         self.seen: list[FrameInfo] = []  # every frame handed out, in order of first use
 
     def frame(self, level: int, name: str) -> tuple[FrameInfo, bool]:
         """The frame of ``name`` at ``level``, and whether it was lumped into "other"."""
-        named = self._named[level]
-        if name in named or len(named) < MAX_NAMES_PER_LEVEL:
-            if name not in named:
-                named.add(name)
-                self.seen.append(FrameInfo((level, name), name, LEVELS[level]))
-            return FrameInfo((level, name), name, LEVELS[level]), False
+        info = self._known.get((level, name))
+        if info is not None:
+            return info, False
+        if self._per_level[level] < MAX_NAMES_PER_LEVEL:
+            self._per_level[level] += 1
+            info = self._known[level, name] = FrameInfo((level, name), name, LEVELS[level])
+            self.seen.append(info)
+            return info, False
         other = FrameInfo((level, OTHER[level]), OTHER[level], LEVELS[level])
         if level not in self._others:
             # A target with ever new pointers: one frame, not a frame each.
@@ -161,6 +164,8 @@ class QSSource:
         closed = self.tracker.feed(events[cut:])
         steps += closed
         segment += [resets] * len(closed)
+        if not steps:  # most reads of a live link: no columns to make
+            return Batch(self._no_calls(resets), events)
         return Batch(self._calls(StepColumns.of(steps, segment), resets), events)
 
     def _control(self, e: Record) -> bool:
@@ -224,9 +229,7 @@ class QSSource:
         clock back) starts a new segment right where the last one ended."""
         n = len(steps)
         if n == 0:
-            if resets:
-                self._end_raw = None
-            return KeyedCalls()
+            return self._no_calls(resets)
         mask = steps.clock_mask
         dur = steps.duration
         raw = (steps.start + dur) & mask  # uint64: a 64-bit clock wraps by itself
@@ -259,6 +262,12 @@ class QSSource:
         )
         self.steps += n
         return calls
+
+    def _no_calls(self, resets: int) -> KeyedCalls:
+        """``_calls`` of a chunk that closed no step."""
+        if resets:
+            self._end_raw = None  # the next step starts a new segment
+        return KeyedCalls()
 
     def _frames_of(self, names: StepNames) -> tuple[np.ndarray, list[FrameInfo]]:
         """Per (object, state, signal) of ``names``, its three frames as indices into the
