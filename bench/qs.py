@@ -24,9 +24,9 @@ from pathlib import Path
 
 from mcuprof.protocol.qs import (
     ByteFramer,
-    Frame,
     Framer,
     QSDecoder,
+    QSFrame,
     encode_frame,
 )
 from mcuprof.qs.rtc import STEP_RECORDS
@@ -39,7 +39,7 @@ STARTUP = 87  # frames before the application runs (QS_QF_RUN is frame 86)
 
 
 def make_capture(n_frames: int) -> bytes:
-    frames = [e for e in Framer().feed(REFERENCE.read_bytes()) if isinstance(e, Frame)]
+    frames = [e for e in Framer().feed(REFERENCE.read_bytes()) if isinstance(e, QSFrame)]
     head = [(f.rec, f.payload) for f in frames[:STARTUP]]
     body = [(f.rec, f.payload) for f in frames[STARTUP:]]
     parts = [encode_frame(i + 1, rec, p) for i, (rec, p) in enumerate(head)]
@@ -62,7 +62,7 @@ def byte_decode(data: bytes) -> list[str]:
     decoder = QSDecoder()
     lines: list[str] = []
     for ev in ByteFramer().feed(data):
-        events = decoder._decode_other(ev) if isinstance(ev, Frame) else [ev]
+        events = decoder._decode_other(ev) if isinstance(ev, QSFrame) else [ev]
         for e in events:
             lines.extend(event_lines(e))
     return lines
@@ -121,7 +121,8 @@ def main() -> None:
         median_time(lambda: Framer().feed_batch(data), args.repeat),
     )
     rate(
-        "Framer.feed (one Frame tuple each)", median_time(lambda: Framer().feed(data), args.repeat)
+        "Framer.feed (one QSFrame tuple each)",
+        median_time(lambda: Framer().feed(data), args.repeat),
     )
     rate("QSDecoder.feed_columns (typed columns)",
          median_time(lambda: QSDecoder().feed_columns(data), args.repeat), "records")  # fmt: skip

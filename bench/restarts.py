@@ -6,7 +6,7 @@ each announcing itself with METADATA and its clock starting again near 0) it tim
   -f folded FILE`` (the whole-capture loader, then its folded stacks), the whole process;
 - the page: ``mcuprof serve`` holding the capture as a stored session, opened as the
   Sessions tab's Open does (``{"speed": "max", "open": true}``: the kind's loader into the
-  live views, web/live_open.py; a tree before it replayed the session at max speed through
+  live views, web/live/open.py; a tree before it replayed the session at max speed through
   the live path), until every record is in the profile; with ``--replay``, a Replay at max
   speed instead (the live path, as before);
 

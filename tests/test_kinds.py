@@ -5,6 +5,7 @@ source class; it asks the kind object."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,21 @@ def test_the_commands_take_mp_as_miniprofiler() -> None:
     assert parser.parse_args(["serve", "--proto", "mp"]).proto == "miniprofiler"
     with pytest.raises(SystemExit):
         parser.parse_args(["export", "c.bin", "-f", "csv", "--kind", "s12z"])
+
+
+# A kind's name compared in the page's scripts: `kind === "qs"`, `s.kind !== 's12z'`.
+KIND_NAMES = "|".join(sorted(NAMES))
+JS_BRANCH = re.compile(rf"""[kK]ind(\(\))?\s*[!=]==?\s*["']({KIND_NAMES})["']""")
+
+
+def test_the_page_asks_the_kinds_too() -> None:
+    """The page's scripts read /api/kinds (frontend/js/kinds.js) instead of comparing a
+    kind's name (tests/web/test_kinds_api.py checks the list)."""
+    found = []
+    for path in sorted((HOME.parents[1] / "frontend" / "js").glob("*.js")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if JS_BRANCH.search(line):
+                found.append(f"{path.name}:{n}: {line.strip()}")
+    assert found == []
+    assert JS_BRANCH.search('const qs = state?.device?.kind === "qs";')
+    assert JS_BRANCH.search("ctx.shownKind() !== 's12z'")

@@ -209,7 +209,7 @@ export function initConnection(ctx) {
     refreshBtn.disabled = busy || connected;
     // A QS target names its objects, states and signals in its own dictionaries: while
     // one is connected the ELF is not used, so the picker says so rather than show one.
-    const qs = connected && state?.device?.kind === "qs";
+    const qs = connected && !ctx.kind(state?.device?.kind).names_from_elf;
     elfSelect.disabled = busy || qs;
     upload.disabled = busy || qs;
     showQsNames(qs);

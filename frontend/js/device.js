@@ -62,10 +62,10 @@ export function initDevice(ctx) {
     buttons.reset.disabled = busy || !connected || !!replay;
     buttons.status.disabled = busy || !connected;
     // A QS target has no buffers or status to ask for; it takes QS-RX commands instead.
-    const qs = state?.device?.kind === "qs";
-    buttons.reset.hidden = qs;
-    buttons.status.hidden = qs;
-    $("qs-controls").hidden = !qs;
+    const controls = ctx.kind(state?.device?.kind).controls;
+    buttons.reset.hidden = !controls.includes("device-control");
+    buttons.status.hidden = !controls.includes("device-control");
+    $("qs-controls").hidden = !controls.includes("qs-rx");
     for (const btn of Object.values(qsButtons)) btn.disabled = busy || !connected || !!replay;
     const box = $("replay-box");
     box.hidden = !replay;
@@ -137,14 +137,14 @@ export function initDevice(ctx) {
     const kind = $("device-kind");
     kind.hidden = !connected || !(d.simulated || d.replay || stored);
     kind.textContent = stored ? `Stored session ${stored.id}` : d.replay ? "Replay"
-      : d.kind === "qs" ? "Simulated QS target" : "Simulated device";
+      : ctx.kind(d.kind).simulator_label;
     // Keep the last device's figures readable, but plainly not live.
     $("device-card").classList.toggle("stale", !connected);
     $("fw-version").textContent = d.fw_version || "—";
     $("fw-version").title = d.label || "";
     $("mcu-clock").textContent = fmtHz(d.mcu_clock_hz);
     $("timer-freq").textContent = fmtHz(d.timer_freq);
-    $("timer-freq").title = d.kind === "qs" ? "QS timestamp ticks per second (mcuprof serve --qs-tick-hz)" : "";
+    $("timer-freq").title = ctx.kind(d.kind).ticks_assumed ? "QS timestamp ticks per second (mcuprof serve --qs-tick-hz)" : "";
     renderTick(stored ? null : state?.health?.qs, d);
     $("build-id").textContent = d.device_build_id != null ? hex32(d.device_build_id) : "—";
     const badge = $("build-badge");
@@ -157,7 +157,7 @@ export function initDevice(ctx) {
       badge.textContent = state?.elf ? `ELF ${state.elf.label} — connect to check the build ID` : "No device";
     } else {
       // A QS target names its frames itself: there is no build ID to check.
-      badge.className = `badge ${d.kind === "qs" ? "neutral" : check.state}`;
+      badge.className = `badge ${ctx.kind(d.kind).names_from_elf ? check.state : "neutral"}`;
       badge.textContent = check.message;
     }
     // A mismatched ELF makes every name wrong: say it where it cannot be missed, once
@@ -184,7 +184,7 @@ export function initDevice(ctx) {
   // The QS tick rate in use beside the one measured from the target's frames; when they
   // differ by more than 20%, a warning with the estimate to apply.
   function renderTick(qsh, d) {
-    const live = !!qsh && d.kind === "qs" && !d.replay;
+    const live = !!qsh && ctx.kind(d.kind).ticks_assumed && !d.replay;
     for (const el of document.querySelectorAll(".qs-tick")) el.hidden = !live;
     $("tick-note").hidden = true;
     $("timer-freq").classList.remove("warn");
@@ -293,7 +293,7 @@ export function initDevice(ctx) {
     pill.className = `pill ${label.replace(" ", "-")}`;
     // The rows of the shown data's protocol: a stored session's own, else the link's (a
     // MiniProfiler session opened while a QS target is connected has no QS frames).
-    const qs = stored ? stored.kind === "qs" : !!h.qs;
+    const qs = stored ? ctx.kind(stored.kind).views.includes("qs-monitor") : !!h.qs;
     const qsh = qs ? h.qs : null;
     $("health").classList.toggle("qs", qs);
     for (const id of ["h-qs-frames", "h-qs-bad", "h-qs-gaps", "h-qs-steps"]) if (!qsh) $(id).textContent = "—";

@@ -177,7 +177,7 @@ export async function mount(container, ctx) {
   // otherwise the two newest finished sessions (older as base). The session being recorded
   // is the live capture itself, so it is never the default baseline.
   // S12Z traces are tables of samples, not calls: `mcuprof compare` refuses them too.
-  const comparable = (list) => list.filter((s) => s.kind !== "s12z");
+  const comparable = (list) => list.filter((s) => ctx.kind(s.kind).views.includes("profile"));
   // The gate's key of a static function adds " [file]"; the page shows the display name.
   const displayName = (key) => key.replace(/ \[[^\]]*\]$/, "");
 

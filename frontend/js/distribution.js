@@ -21,6 +21,22 @@ themedPlot(LAYOUT, AXIS);
 
 const MARKS = [["p50_us", "p50"], ["p90_us", "p90"], ["p99_us", "p99"], ["p999_us", "p99.9"], ["max_us", "max"]];
 
+// The marks' labels, one per place: marks closer than 4% of the axis share one label
+// ("p99 = p99.9 = max" when the tail is one call; "p99, max" when only close), so none
+// is drawn over another.
+function markLabels(d, span) {
+  const groups = [];
+  for (const [k, label] of MARKS) {
+    const x = Math.log10(d[k]);
+    const last = groups[groups.length - 1];
+    if (last && Math.abs(x - last.x) < 0.04 * span) {
+      last.text += `${d[k] === last.value ? " = " : ", "}${label}`;
+      last.value = d[k];
+    } else groups.push({ x, value: d[k], text: label });
+  }
+  return groups.map((g) => [g.x, g.text]);
+}
+
 export function initDistribution(ctx) {
   const panel = document.getElementById("functions-dist");
   const name = document.getElementById("functions-dist-name");
@@ -64,14 +80,14 @@ export function initDistribution(ctx) {
     for (let e = lo; e <= hi; e++) ticks.push(e);
     const shapes = MARKS.map(([k]) => ({ type: "line", xref: "x", yref: "paper", x0: log(d[k]), x1: log(d[k]), y0: 0, y1: 1,
       line: { color: MARK, width: 1, dash: k === "max_us" ? "solid" : "dot" } }));
-    const annotations = MARKS.map(([k, label], i) => ({ x: log(d[k]), y: 1 - 0.09 * i, xref: "x", yref: "paper",
-      text: label, showarrow: false, font: { size: 10, color: MARK }, xanchor: "left" }));
+    const annotations = markLabels(d, hi - lo).map(([x, text], i) => ({ x, y: i % 2 ? 0.9 : 1, xref: "x",
+      yref: "paper", text, showarrow: false, font: { size: 10, color: MARK }, xanchor: "left" }));
     Plotly.react(plot, [{
       type: "bar", x, y: idx.map((i) => b.count[i]), width: idx.map((i) => log(b.hi_us[i]) - log(b.lo_us[i])),
       marker: { color: ACCENT }, customdata: idx.map((i) => [b.k[i], fmtTime(b.lo_us[i]), fmtTime(b.hi_us[i])]),
       hovertemplate: "%{customdata[1]} to %{customdata[2]}: %{y} calls<br>click: show on the timeline<extra></extra>",
     }], {
-      ...LAYOUT, height: 220, margin: { l: 10, r: 20, t: 18, b: 36 }, bargap: 0, shapes, annotations,
+      ...LAYOUT, height: 220, margin: { l: 44, r: 20, t: 18, b: 36 }, bargap: 0, shapes, annotations,
       xaxis: { ...AXIS, tickvals: ticks, ticktext: ticks.map((e) => esc(fmtTime(10 ** e))), range: [lo, hi],
         title: { text: "time per call (inclusive, log scale)", font: { size: 11 } } },
       yaxis: { ...AXIS, title: { text: "calls", font: { size: 11 } } },

@@ -258,7 +258,7 @@ export function initFlame(ctx, live) {
     if (d.wall_us === undefined) { foot.textContent = ""; return; }
     const outside = Math.max(0, d.wall_us - d.profiled_us);
     // A QS target's frames are run-to-completion steps, not instrumented functions.
-    const inside = ctx.shownKind() === "qs" ? "RTC steps" : "instrumented functions";
+    const inside = ctx.kind(ctx.shownKind()).frames_are;
     foot.innerHTML =
       `<span title="Time inside ${inside} (nested calls once) against the wall time of ${scope}">` +
       `<b>Coverage ${esc(fmtPct(d.coverage_pct))}</b>: ${esc(fmtTime(d.profiled_us))} profiled of ` +

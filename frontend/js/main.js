@@ -9,6 +9,7 @@ import { initFlame } from "./flame.js";
 import { initBudgets } from "./budgets.js";
 import { initFunctions } from "./functions.js";
 import { connectLive } from "./live.js";
+import { initKinds } from "./kinds.js";
 import { initLog } from "./log.js";
 import { initTabOverflow } from "./tabsmore.js";
 import { initTimeline } from "./timeline.js";
@@ -58,6 +59,7 @@ function initTheme(ctx) {
 
 function start() {
   initTheme(ctx);
+  initKinds(ctx);
   initDevice(ctx);
   initConnection(ctx);
   const live = connectLive(ctx, { onMessage });

@@ -150,7 +150,7 @@ export async function mount(container, ctx) {
 
   async function loadSessions(pick) {
     const out = await ctx.api.getJSON("/api/sessions");
-    sessions = out.sessions.filter((s) => s.kind === "s12z");
+    sessions = out.sessions.filter((s) => ctx.kind(s.kind).views.includes("s12z-report"));
     sessionSelect.replaceChildren(...sessions.map((s) => el("option", { value: s.id }, `#${s.id} ${s.name}`)));
     const want = pick ?? ctx.s12zSession ?? current;
     const target = sessions.find((s) => s.id === want) || sessions[0];

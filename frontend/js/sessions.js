@@ -147,7 +147,15 @@ export async function mount(container, ctx) {
     if (!file) return;
     const params = { name: file.name.slice(0, 200) };
     if (elfSelect.value) params.elf = elfSelect.value;
-    const out = await upload(file, params);
+    let out;
+    try {
+      out = await upload(file, params);
+    } catch (err) {
+      // The store lists an import while it checks the bytes: a list fetched meanwhile
+      // shows a row that the refusal removed (a CI run saw 2 rows for 1 session).
+      refresh();
+      throw err;
+    }
     ctx.notify(`Imported session ${out.session.id}: ${out.session.name}`, "info");
     selected = out.session.id;
     await refresh();
@@ -248,7 +256,7 @@ export async function mount(container, ctx) {
   // is not a profile: it offers its raw capture only.
   function exportMenu(s) {
     const formats = (ctx.exportFormats || [["raw", "Raw capture"]])
-      .filter(([fmt]) => fmt === "raw" || (s.kind !== "s12z" && s.raw_bytes));
+      .filter(([fmt]) => fmt === "raw" || (ctx.kind(s.kind).views.includes("profile") && s.raw_bytes));
     const items = formats.map(([fmt, label]) => el("button", { type: "button", role: "menuitem",
       "data-session-export": fmt, onclick: () => { menu.open = false; ctx.exportSession(s.id, fmt); } }, label));
     const menu = el("details", { class: "sess-export", onclick: (ev) => ev.stopPropagation() },
@@ -304,10 +312,12 @@ export async function mount(container, ctx) {
       ["Build ID", meta ? "0x" + (meta.elf_build_id >>> 0).toString(16).padStart(8, "0") : "—"],
       ["Raw", fmtBytes(s.raw_bytes)], ["ELF", s.elf_name || "—"],
     ];
-    if (s.kind === "qs") kv.push(["QS tick rate", meta ? fmtHz(meta.timer_freq) : "—"]);
+    const ticks = ctx.kind(s.kind).ticks_assumed; // a QS session: its tick rate, re-readable
+    if (ticks) kv.push(["QS tick rate", meta ? fmtHz(meta.timer_freq) : "—"]);
     for (const [k, v] of kv) info.append(el("dt", {}, k), el("dd", { title: String(v) }, v));
     const busy = s.status === "recording";
-    const s12z = s.kind === "s12z"; // an S12Z DBG trace: shown in its own tab, not replayed
+    // Not a profile (an S12Z DBG trace): shown in its own tab, not replayed or compared.
+    const s12z = !ctx.kind(s.kind).views.includes("profile");
     const focus = carryEdits(s.id, name, notes, tags);
     detail.replaceChildren(
       el("h3", { class: "mono" }, `Session ${s.id}`),
@@ -333,7 +343,7 @@ export async function mount(container, ctx) {
       ),
       info,
       el("label", {}, "Tags", tags),
-      ...(s.kind === "qs" ? [tickRow(s)] : []),
+      ...(ticks ? [tickRow(s)] : []),
       el("label", {}, "Notes", notes),
       el("div", { class: "sess-actions" },
         el("button", { type: "button", class: "btn small primary", id: "sess-save",

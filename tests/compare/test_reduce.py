@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcuprof.diff.reduce import reduce_profile
-from mcuprof.diff.sources import Source, reduce_source
+from mcuprof.diff.sources import CompareInput, reduce_source
 from mcuprof.profile import Profile
 from mcuprof.protocol import RECORD_DTYPE, Metadata, encode_metadata, encode_profile_data
 from mcuprof.symbols import Function, SymbolTable
@@ -36,7 +36,7 @@ def test_equal_entries_keep_stream_order():
     profile.add(rec)
     meta = encode_metadata(Metadata(1_000_000, 1_000_000, 0, "t"))
     data = meta + encode_profile_data(rec[:2]) + encode_profile_data(rec[2:])
-    got, _ = reduce_source(Source("t", data=data, size=len(data)), SYMS)
+    got, _ = reduce_source(CompareInput("t", data=data, size=len(data)), SYMS)
     assert got.stats == reduce_profile(profile, folded=False).stats
     self_us = {s.name: s.self_us for s in got.stats}
     assert self_us["f1"] == 30 and self_us["f0"] == 50  # f2 counted under f1

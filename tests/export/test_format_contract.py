@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from mcuprof import export
 from mcuprof.profile import Profile
 from mcuprof.web.app import create_app
-from mcuprof.web.exports import MENU
+from mcuprof.web.routes.exports import MENU
 from mcuprof.web.settings import Settings
 
 # The Export menu as index.html wrote it before the page took it from the API.

@@ -14,7 +14,7 @@ from mcuprof_fwhost import fresh_device
 from mcuprof.protocol.qs import (
     BadFrame,
     Discontinuity,
-    Frame,
+    QSFrame,
     Framer,
     QSDecoder,
     Record,
@@ -123,11 +123,11 @@ class QSHost:
         return self.read()
 
 
-def frames(data: bytes) -> list[Frame]:
+def frames(data: bytes) -> list[QSFrame]:
     framer = Framer()
     events = framer.feed(data) + framer.close()
     assert not [e for e in events if isinstance(e, BadFrame)]
-    return [e for e in events if isinstance(e, Frame)]
+    return [e for e in events if isinstance(e, QSFrame)]
 
 
 def test_boot_sends_empty_then_target_info_with_our_sizes(library_path, tmp_path) -> None:
@@ -199,7 +199,7 @@ def test_overflow_drops_the_oldest_whole_records(library_path, tmp_path) -> None
     assert lost == total - kept
     framer = Framer()
     events = framer.feed(host.drain())
-    got = [e for e in events if isinstance(e, Frame)]
+    got = [e for e in events if isinstance(e, QSFrame)]
     # The newest records survive, whole: one sequence gap, never a bad frame.
     assert not [e for e in events if isinstance(e, BadFrame)]
     assert [int.from_bytes(f.payload[4:6], "little") for f in got] == list(range(lost, total))

@@ -7,11 +7,11 @@ import struct
 from mcuprof.protocol.qs import (
     BadFrame,
     Discontinuity,
-    Frame,
     Framer,
     Malformed,
     QSConfig,
     QSDecoder,
+    QSFrame,
     Record,
     encode_frame,
 )
@@ -25,14 +25,14 @@ def test_stream_starting_mid_frame_is_skipped_silently(capture):
     for cut in (1, 5, 17, 40):
         framer = Framer()
         events = framer.feed(capture[cut:])
-        frames = [e for e in events if isinstance(e, Frame)]
+        frames = [e for e in events if isinstance(e, QSFrame)]
         assert frames[0].seq > 1 and len(frames) == 938 - (frames[0].seq - 1)
         assert not [e for e in events if isinstance(e, BadFrame | Discontinuity)]
         assert framer.stats.skipped_bytes > 0
 
 
 def test_cut_stream_keeps_every_complete_frame(capture):
-    whole = [e for e in Framer().feed(capture) if isinstance(e, Frame)]
+    whole = [e for e in Framer().feed(capture) if isinstance(e, QSFrame)]
     cut = len(capture) // 2 + 3
     framer = Framer()
     got = framer.feed(capture[:cut]) + framer.close()
@@ -62,7 +62,7 @@ def test_two_flags_in_a_row_count_as_a_bad_frame_after_start():
     data = encode_frame(1, 70) + b"\x7e" + encode_frame(2, 70)
     framer = Framer()
     events = framer.feed(b"\x7e\x7e" + data)  # before the start: silent
-    assert [type(e).__name__ for e in events] == ["Frame", "BadFrame", "Frame"]
+    assert [type(e).__name__ for e in events] == ["QSFrame", "BadFrame", "QSFrame"]
     assert framer.stats.bad_checksum == 1
 
 

@@ -13,8 +13,8 @@ from mcuprof.cli import main as mcuprof_main
 from mcuprof.protocol.qs import decode_capture
 from mcuprof.qs import flowlog
 from mcuprof.qs.rtc import rtc_steps
-from mcuprof.web import qs_flow
 from mcuprof.web.app import create_app
+from mcuprof.web.routes import qs_flow
 from mcuprof.web.settings import Settings as AppSettings
 
 from .test_monitor_api import BASE, feed_live, store_session

@@ -20,11 +20,11 @@ from mcuprof.protocol.qs import (
     BadFrame,
     ByteFramer,
     Dictionaries,
-    Frame,
     Framer,
     Malformed,
     QSConfig,
     QSDecoder,
+    QSFrame,
     Record,
     encode_frame,
 )
@@ -132,7 +132,7 @@ def test_flood_without_a_flag_is_one_too_long_report_and_is_not_kept(pattern):
     # The flag that ends the flood ends the dropped frame; what follows decodes.
     end = b"\x5d\x7e" if framer._tail else b"\x7e"
     events = framer.feed(end + encode_frame(2, 70)) + framer.close()
-    assert [type(e) for e in events] == [Frame] and events[0].seq == 2
+    assert [type(e) for e in events] == [QSFrame] and events[0].seq == 2
     assert framer.stats.too_long == 1 and framer.stats.tail_bytes == 0
 
 

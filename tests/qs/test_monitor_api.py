@@ -32,7 +32,7 @@ def feed_live(client: TestClient, capture: bytes) -> list:
     # listener of the live session.
     events, _ = decode_capture(capture)
     monitor = client.app.state.qs_monitor
-    assert monitor in client.app.state.live.qs_listeners  # beside the control panel's answers
+    assert monitor in client.app.state.live.links.qs.listeners  # beside the control panel's answers
     monitor.qs_reset()
     monitor.qs_events(events)
     return events

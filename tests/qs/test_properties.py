@@ -11,9 +11,9 @@ from mcuprof.protocol.qs import (
     BadFrame,
     ByteFramer,
     Discontinuity,
-    Frame,
     Framer,
     QSDecoder,
+    QSFrame,
     Record,
     encode_frame,
 )
@@ -81,7 +81,7 @@ def test_bit_flips_lose_only_the_frames_they_touch(payloads, flips):
         k = owner[pos]
         # A damaged flag or a new escape before it can also merge in the next frame.
         touched |= {k, k + 1}
-    got = [e for e in Framer().feed(bytes(stream)) if isinstance(e, Frame)]
+    got = [e for e in Framer().feed(bytes(stream)) if isinstance(e, QSFrame)]
     survivors = {(f.seq, f.rec, f.raw) for f in got}
     first_intact = min(set(range(len(wire))) - touched, default=None)
     for k, (rec, p) in enumerate(payloads):

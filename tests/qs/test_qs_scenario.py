@@ -26,7 +26,7 @@ from mcuprof.commands.qs_scenario import MAX_SCRIPT_LINES, OPTIONS, parse_script
 from mcuprof.errors import UserError
 from mcuprof.link.qs_sim import target_info
 from mcuprof.protocol.qs import Framer, encode_frame
-from mcuprof.protocol.qs.framing import Frame
+from mcuprof.protocol.qs.framing import QSFrame
 from mcuprof.qs.rx import RX
 from mcuprof.store import SessionStore
 
@@ -160,7 +160,7 @@ class BootingTarget(threading.Thread):
             framer = Framer()
             while data := conn.recv(4096):
                 for frame in framer.feed(data):
-                    if not isinstance(frame, Frame):
+                    if not isinstance(frame, QSFrame):
                         continue
                     if frame.rec == RX["RESET"]:
                         self.boot(conn)

@@ -12,9 +12,9 @@ import pytest
 from mcuprof.protocol.qs import (
     BadFrame,
     Discontinuity,
-    Frame,
     Framer,
     QSDecoder,
+    QSFrame,
     Record,
     decode_capture,
 )
@@ -27,7 +27,7 @@ from .cli import mcuprof
 def test_frames_match_qspy(capture, ref_frames):
     expected, summary = ref_frames
     events = Framer().feed(capture)
-    frames = [e for e in events if isinstance(e, Frame)]
+    frames = [e for e in events if isinstance(e, QSFrame)]
     got = [(f.index, f.seq, f.rec, len(f.raw), f.raw.hex().upper()) for f in frames]
     assert got == expected
     assert len(frames) == summary["frames"] == 938
@@ -46,7 +46,7 @@ def test_error_counts_match_qspy(capture, ref_frames):
 
 
 def test_sequence_numbers_wrap(capture):
-    frames = [e for e in Framer().feed(capture) if isinstance(e, Frame)]
+    frames = [e for e in Framer().feed(capture) if isinstance(e, QSFrame)]
     seqs = [f.seq for f in frames]
     assert seqs[0] == 1
     # 938 frames wrap the 8-bit counter three times, with no gap.
@@ -125,7 +125,7 @@ def test_dictionaries_match_qspy_dic_file(capture, ref_dir):
 def test_dic_file_gives_names_and_sizes_without_target_info(capture, ref_dir, qspy_lines):
     """Cut off the start-up (target info and dictionaries): with QSPY's .dic file
     the running application still renders with QSPY's names."""
-    frames = [e for e in Framer().feed(capture) if isinstance(e, Frame)]
+    frames = [e for e in Framer().feed(capture) if isinstance(e, QSFrame)]
     cut = capture.index(bytes([frames[87].raw[0]]) + bytes([frames[87].rec]))
     config, dicts = parse_dic((ref_dir / "dpp-posix64.dic").read_text())
     events, decoder = decode_capture(capture[cut - 1 :], config, dicts)

@@ -17,7 +17,7 @@ from mcuprof.qs import monitor as qs_monitor
 from mcuprof.qs.monitor import MAX_LINE_BYTES, MAX_TAG_CHARS
 from mcuprof.store import SessionStore
 from mcuprof.web.app import create_app
-from mcuprof.web.qs_api import decode_session
+from mcuprof.web.routes.qs import decode_session
 from mcuprof.web.settings import Settings as AppSettings
 
 NAME = (bytes(range(1, 32)) * 17)[:500]  # control characters: each prints as \xNN

@@ -32,6 +32,25 @@ def capture(n_packets: int, per_packet: int = 50) -> bytes:
     return b"".join(out)
 
 
+def simulated_capture(
+    seconds: float, rate: int = 50_000, baud: int = 2_000_000
+) -> tuple[bytes, int]:
+    """What the simulated board sends in ``seconds`` of profiling at ``rate`` calls a
+    second over its default link (a realistic capture: link/workload.py's call tree,
+    real timings), and the records in it. Driven by a fake clock: no waiting."""
+    from mcuprof.link.simulator import SimDevice, SimOptions
+    from mcuprof.protocol import Command, encode_command
+
+    now = [0.0]
+    device = SimDevice(SimOptions(rate=rate), clock=lambda: now[0], baud=baud)
+    device.receive(encode_command(Command.START_PROFILING))
+    parts = []
+    for _ in range(round(seconds * 100)):
+        now[0] += 0.01
+        parts.append(device.poll())
+    return b"".join(parts), device.records_sent
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0

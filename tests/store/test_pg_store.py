@@ -148,7 +148,7 @@ def test_migrations_are_recorded_and_applied_once(pg_url, tmp_path):
     open_store(tmp_path, pg_url, autoflush=False).close()
     with connect(pg_url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM mcuprof_migrations")]
-        assert names == ["0001_sessions.sql"]
+        assert names == ["0001_sessions.sql", "0002_raw_zstd.sql"]
         assert migrate(conn) == []
 
 
@@ -236,6 +236,10 @@ def test_the_dashboard_reads_and_writes_a_postgresql_store(pg_url, tmp_path):
         assert client.get(f"/api/sessions/{sid}/flame").status_code == 200
         raw = client.get(f"/api/sessions/{sid}/raw")
         assert raw.status_code == 200 and raw.content == data
+        # A replay reads the store's stream (it needed a session file before).
+        replay = client.post(f"/api/sessions/{sid}/replay", json={"speed": "max"})
+        assert replay.status_code == 200, replay.text
+        assert replay.json()["replay"]["label"].startswith(f"Replay of session {sid}")
         assert client.patch(f"/api/sessions/{sid}", json={"name": "seen"}).status_code == 200
         assert client.delete(f"/api/sessions/{sid}").json() == {"deleted": sid}
     assert _count(pg_url, "SELECT count(*) FROM sessions") == 0
@@ -253,3 +257,31 @@ def test_a_qs_scenario_stores_its_run_in_postgresql(pg_url, tmp_path, capsys):
         (stored,) = store.list()
         assert (stored.kind, stored.source, stored.tags) == ("qs", "scenario", {"board": "sim"})
         assert stored.status == "complete" and stored.raw_bytes == store.raw_size(stored.id) > 0
+
+
+def test_raw_rows_are_zstd_frames_and_rows_stored_before_still_read(pg_url, tmp_path):
+    """Each chunk row is one zstd frame (store/zst.py); rows an older mcuprof stored as
+    received (zstd false) read back as they are."""
+    import zstandard
+
+    from mcuprof.store.zst import MAGIC
+
+    data = capture(200)
+    with open_store(tmp_path, pg_url, autoflush=False) as store:
+        sid = store.import_capture("zst", data).id
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute(
+                "SELECT idx, data, size, zstd FROM raw_chunks WHERE session_id = %s", (sid,)
+            ).fetchall()
+            assert rows and all(z and bytes(d).startswith(MAGIC) for _, d, _, z in rows)
+            assert (
+                sum(n for _, _, n, _ in rows) == len(data) > 4 * sum(len(d) for _, d, _, _ in rows)
+            )
+            for idx, packed, _, _ in rows:  # as 0001 stored them
+                conn.execute(
+                    "UPDATE raw_chunks SET data = %s, zstd = FALSE WHERE session_id = %s "
+                    "AND idx = %s",
+                    (zstandard.decompress(bytes(packed)), sid, idx),
+                )
+        assert store.raw(sid) == data == b"".join(store.raw_chunks(sid, 1000))
+        assert store.raw_size(sid) == len(data)

@@ -16,7 +16,7 @@ from mcuprof.link.qs_replay import qs_replay_factory
 from mcuprof.sources import load
 from mcuprof.store import SessionStore
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 
@@ -44,21 +44,21 @@ def live(tmp_path: Path):
 
 def test_stop_stores_a_qs_session_that_reopens_the_same(live) -> None:
     monitor = Monitor()
-    live.qs_listeners.append(monitor)
+    live.links.qs.listeners.append(monitor)
     live.connect("sim://", None, "qs")
-    assert live.kind == "qs" and monitor.resets == 1
+    assert live.conn.kind == "qs" and monitor.resets == 1
     live.start()
     assert monitor.resets == 2  # the profile starts again: so do the monitors
     wait_for(lambda: live.ingest() or live.profile_records() >= 60, "RTC steps", 20)
     live.stop()
     time.sleep(0.3)
     live.ingest()
-    info = live.store.get(live.capture_id)
+    info = live.store.get(live.recorder.capture_id)
     assert info.kind == "qs" and info.elf_sha256 is None
     assert info.metadata is not None and info.metadata.fw_version == "QP 7.4.0"
     reopened = load("qs", live.store.raw(info.id))
     # Every good frame kept: the stored bytes give the live profile's numbers.
-    assert reopened.profile.folded() == live.profile.folded()
+    assert reopened.profile.folded() == live.feed.profile.folded()
     assert info.link_stats["records"] == live.profile_records()
     assert info.link_stats["discontinuities"] == 0 and info.link_stats["bad_frames"] == 0
     assert monitor.events > 0
@@ -69,10 +69,10 @@ def test_replay_plays_a_qs_session_into_the_live_views(live) -> None:
     expected = load("qs", data)
     total = int(expected.stats["records"])
     live.replay(qs_replay_factory(data, None), "Replay of a QS capture", total)
-    assert live.kind == "qs"
+    assert live.conn.kind == "qs"
     wait_for(lambda: live.ingest() or live.profile_records() >= total, "the replay", 20)
-    assert live.profile.folded() == expected.profile.folded()
-    assert live.writer is None  # a replay is not recorded again
+    assert live.feed.profile.folded() == expected.profile.folded()
+    assert live.recorder.writer is None  # a replay is not recorded again
 
 
 def test_replay_at_1x_is_paced_by_the_timestamps(live) -> None:

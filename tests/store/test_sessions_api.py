@@ -178,8 +178,8 @@ def test_replay_feeds_the_live_views(client, store, make_capture, monkeypatch):
     assert state["device"]["fw_version"] == "store-test"
     # The live profile equals the one decoded straight from the file.
     expected = load_capture(data, live.symbols).profile.function_stats()
-    with live._profile_lock:
-        got = live.profile.function_stats()
+    with live.feed.lock:
+        got = live.feed.profile.function_stats()
     assert [(f.label, f.calls, f.self_us) for f in got] == [
         (f.label, f.calls, f.self_us) for f in expected
     ]

@@ -59,8 +59,9 @@ def test_a_scenario_session_shows_its_counts(capsys, scenario_session) -> None:
 
 def test_a_session_cut_by_kill_9_shows_its_counts(capsys, scenario_session, tmp_path) -> None:
     data, sid = scenario_session
+    raw = tmp_path / "received.bin"
     with SessionStore(data) as store:
-        raw = store.raw_path(sid)
+        raw.write_bytes(store.raw(sid))
     killed = subprocess.run([sys.executable, "-c", KILLED, str(data), str(raw)], check=False)
     assert killed.returncode == -9
     with SessionStore(data) as store:

@@ -67,7 +67,7 @@ def test_sigkill_during_capture_leaves_a_readable_session(tmp_path):
         assert info.status == INTERRUPTED
         assert info.metadata == Metadata(168_000_000, 1_000_000, 0xCAFE, "killed")
         data = store.raw(sid)
-        assert info.raw_bytes == len(data) == store.raw_path(sid).stat().st_size
+        assert info.raw_bytes == len(data) > store.raw_path(sid).stat().st_size  # compressed
         events, stats = decode_stream(data)
         assert stats.crc_errors == 0 and stats.malformed == 0
         recs = np.concatenate([e.records for e in events if isinstance(e, ProfileData)])

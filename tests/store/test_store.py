@@ -69,8 +69,8 @@ def test_sync_is_driven_by_the_injected_clock(tmp_path, fake_clock):
     observer = open_store(tmp_path)  # a second connection sees only what was committed
     writer = store.create("live", None, None)
     writer.append(b"a" * 100)
-    # Written to the file at once (a kill cannot lose it) ...
-    assert store.raw_path(writer.id).stat().st_size == 100
+    # Written to the file at once, a whole zstd block (a kill cannot lose it) ...
+    assert observer.raw(writer.id) == b"a" * 100
     # ... but not yet counted as synced: the interval has not elapsed.
     assert observer.get(writer.id).raw_bytes == 0
     fake_clock.now += 0.5
@@ -216,10 +216,11 @@ def test_open_removes_orphan_files(tmp_path, make_capture, fake_elf):
     kept = store.import_capture("kept", make_capture(1), fake_elf)
     store.close()
     (tmp_path / "raw" / "999.raw").write_bytes(b"left by a kill between delete steps")
+    (tmp_path / "raw" / "998.zst").write_bytes(b"left by a kill between delete steps")
     (tmp_path / "elf" / ("0" * 64 + ".elf")).write_bytes(b"orphan")
     (tmp_path / "elf" / "abc.123.tmp").write_bytes(b"half a copy")
     again = open_store(tmp_path)
-    assert sorted(p.name for p in (tmp_path / "raw").iterdir()) == [f"{kept.id}.raw"]
+    assert sorted(p.name for p in (tmp_path / "raw").iterdir()) == [f"{kept.id}.zst"]
     assert [p.name for p in (tmp_path / "elf").iterdir()] == [f"{kept.elf_sha256}.elf"]
     assert again.raw(kept.id) == make_capture(1)
     again.close()

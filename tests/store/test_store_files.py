@@ -74,13 +74,12 @@ def test_every_store_reader_refuses_a_raw_file_that_is_not_regular(stored, how, 
         readers = (
             lambda i: store.raw(i),
             lambda i: list(store.raw_chunks(i)),
-            lambda i: store.open_raw(i),
         )
         for reader in readers:
             err = _returns(reader, sid)
             assert isinstance(err, UserError), err
             msg = str(err)
-            assert "\n" not in msg and f"{sid}.raw: is {what}" in msg
+            assert "\n" not in msg and f"{sid}.zst: is {what}" in msg
             assert f"session {sid} stream" in msg
 
 
@@ -115,8 +114,8 @@ def test_api_answers_each_request_with_one_line_and_keeps_answering(stored) -> N
 
 def test_sessions_show_says_why_and_exits(stored) -> None:
     data, sid = stored
-    os.unlink(data / "raw" / f"{sid}.raw")
-    os.symlink("/dev/zero", data / "raw" / f"{sid}.raw")
+    os.unlink(data / "raw" / f"{sid}.zst")
+    os.symlink("/dev/zero", data / "raw" / f"{sid}.zst")
     proc = subprocess.run(
         [sys.executable, "-m", "mcuprof", "sessions", "show", str(sid), "--data-dir", str(data)],
         capture_output=True,
@@ -130,7 +129,7 @@ def test_sessions_show_says_why_and_exits(stored) -> None:
 
 def test_raw_download_streams_the_session_in_pieces(tmp_path) -> None:
     """F15: the download held the whole session (a 2.4 GB session: 2.4 GB of RSS)."""
-    from mcuprof.web.sessions_api import stream_raw
+    from mcuprof.web.routes.sessions import stream_raw
 
     data = os.urandom(32 << 20)  # a download copies the stream out as it is
     with SessionStore(tmp_path / "data", autoflush=False) as store:
@@ -152,7 +151,9 @@ def test_raw_download_streams_the_session_in_pieces(tmp_path) -> None:
             tracemalloc.stop()
     assert digest.digest() == hashlib.sha256(data).digest()
     assert response.headers["content-length"] == str(len(data))
-    assert peak < len(data) // 8, f"the download held {peak:,} bytes"
+    # A few 1 MiB pieces in flight (one decompressed ahead, one queued, one sent), not
+    # the session: 6 MiB, whatever its size.
+    assert peak < len(data) // 4, f"the download held {peak:,} bytes"
 
 
 class _FullDisk:

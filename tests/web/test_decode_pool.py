@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from mcuprof import kinds
-from mcuprof.web import qs_api
-from mcuprof.web.decode_pool import DECODE_THREADS, SingleFlight
+from mcuprof.web.live.decode_pool import DECODE_THREADS, SingleFlight
+from mcuprof.web.routes import qs as qs_api
 from tests.sources.conftest import sim_stream
 
 from .conftest import wait_for

@@ -66,11 +66,11 @@ def _recording(client):
     """The app's live session recording, as Start leaves it, without a device: the
     tests then play the link's reader thread (on_raw, on_records)."""
     live = client.app.state.live
-    live.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
+    live.conn.metadata = Metadata(168_000_000, 1_000_000, 0x1234, "full-disk")
     live._new_profile()
     live._open_capture()
     live._taking = True
-    return live, live.capture_id
+    return live, live.recorder.capture_id
 
 
 def test_recording_stops_with_one_line_and_the_server_stays_up(make_client, tmp_path) -> None:
@@ -111,7 +111,7 @@ def test_recording_stops_with_one_line_and_the_server_stays_up(make_client, tmp_
         assert session["status"] == "interrupted" and session["raw_bytes"] >= 4096
         raw = client.get(f"/api/sessions/{sid}/raw")
         assert raw.status_code == 200 and len(raw.content) == session["raw_bytes"]
-        assert live.writer is None and not live._taking
+        assert live.recorder.writer is None and not live._taking
     finally:
         subprocess.run(["umount", "-l", str(columns)], check=False)
 
@@ -193,14 +193,15 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     filler.write_bytes(bytes(1 << 20))
     client = make_client(autoconnect=False, data_dir=small_disk / "data")
     live, sid = _recording(client)
-    piece = bytes(range(256)) * 1024
-    for _ in range(12):  # 3 MiB into 1
+    rng = np.random.default_rng(0)  # stored compressed: pieces with no pattern, no repeat
+    pieces = [rng.bytes(256 * 1024) for _ in range(12)]
+    for piece in pieces:  # 3 MiB into 1
         live.on_raw(piece)
     [entry] = [e for e in live.log_since(0) if e["message"].startswith("recording stopped")]
     assert entry["message"] == (
         f"recording stopped: cannot write session {sid}: No space left on device"
     )
-    assert live.writer is None and not live._taking
+    assert live.recorder.writer is None and not live._taking
     assert client.get("/api/state").status_code == 200
     filler.unlink()
     session = wait_for(
@@ -212,5 +213,5 @@ def test_raw_file_on_a_full_disk_closes_the_session_with_its_bytes(
     )
     assert 0 < session["raw_bytes"] < 12 * len(piece)
     raw = client.get(f"/api/sessions/{sid}/raw").content
-    sent = encode_metadata(live.metadata) + piece * 12  # the capture opens with metadata
+    sent = encode_metadata(live.conn.metadata) + b"".join(pieces)  # the capture opens with metadata
     assert len(raw) == session["raw_bytes"] and raw == sent[: len(raw)]

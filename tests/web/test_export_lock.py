@@ -12,9 +12,9 @@ from tests.web.conftest import ORIGIN
 
 def test_state_answers_during_an_export(idle_client) -> None:
     live = idle_client.app.state.live
-    with live._profile_lock:
-        live.profile.add(chain(8_000, leaf_self_only=False))
-        live.profile.settle()  # merged now, as the live page's reads between adds do
+    with live.feed.lock:
+        live.feed.profile.add(chain(8_000, leaf_self_only=False))
+        live.feed.profile.settle()  # merged now, as the live page's reads between adds do
     result: dict[str, object] = {}
 
     def download() -> None:
@@ -45,18 +45,18 @@ def test_state_never_waits_for_the_profile_lock(idle_client) -> None:
     made to block while it holds that lock; /api/state must still answer, with the range
     of what the profile holds, and the export then completes."""
     live = idle_client.app.state.live
-    with live._profile_lock:
-        live.profile.add(chain(2_000, leaf_self_only=False))
+    with live.feed.lock:
+        live.feed.profile.add(chain(2_000, leaf_self_only=False))
     live.on_records(chain(50, leaf_self_only=False))  # queued, not yet ingested
     inside, release = threading.Event(), threading.Event()
-    real_snapshot = live.profile.snapshot
+    real_snapshot = live.feed.profile.snapshot
 
     def blocking_snapshot():
         inside.set()
         assert release.wait(60), "the test never released the export"
         return real_snapshot()
 
-    live.profile.snapshot = blocking_snapshot
+    live.feed.profile.snapshot = blocking_snapshot
     result: dict[str, object] = {}
 
     def download() -> None:
@@ -77,8 +77,8 @@ def test_state_never_waits_for_the_profile_lock(idle_client) -> None:
         assert not asker.is_alive(), "/api/state waited for the export's lock"
         status, span = result["state"]
         assert status == 200
-        with live.profile.lock:
-            assert span == [live.profile.t0_us, live.profile.t1_us]
+        with live.feed.profile.lock:
+            assert span == [live.feed.profile.t0_us, live.feed.profile.t1_us]
     finally:
         release.set()
         exporter.join(60)

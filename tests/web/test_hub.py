@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcuprof.web.hub import Hub
+from mcuprof.web.live.hub import Hub
 
 
 def test_stalled_client_gets_only_the_latest_update() -> None:

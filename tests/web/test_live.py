@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from mcuprof.protocol import RECORD_DTYPE, Metadata
 from mcuprof.summary import summarize
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 from .conftest import ORIGIN, capture, wait_for
@@ -33,7 +33,7 @@ def test_records_are_queued_without_waiting_for_the_profile(live: LiveSession) -
     recs["entry_time"] = np.arange(100) * 10
     recs["duration"] = 5
     done = threading.Event()
-    with live._profile_lock:  # a long query or icicle build holds the profile
+    with live.feed.lock:  # a long query or icicle build holds the profile
         worker = threading.Thread(target=lambda: (live.on_records(recs), done.set()))
         worker.start()
         worker.join(timeout=10)
@@ -49,12 +49,12 @@ def test_metadata_sets_the_timer_frequency_in_stream_order(live: LiveSession) ->
     live.on_metadata(Metadata(168_000_000, 2_000_000, 1, "v9"))
     live.on_records(recs)
     live.ingest()
-    assert live.profile.timer_freq == 2_000_000
-    assert live.profile.duration_us == 500.0
+    assert live.feed.profile.timer_freq == 2_000_000
+    assert live.feed.profile.duration_us == 500.0
 
 
 def test_file_stem_is_safe_and_dated(live: LiveSession) -> None:
-    live.metadata = Metadata(1, 1, 1, "v1.2/../x y")
+    live.conn.metadata = Metadata(1, 1, 1, "v1.2/../x y")
     stem = live.file_stem()
     assert stem.startswith("mcuprof-v1.2_.._x_y-")
     assert "/" not in stem and " " not in stem
@@ -70,7 +70,7 @@ def test_tick_builds_one_json_update_and_skips_when_idle(live: LiveSession) -> N
     recs["entry_time"] = np.arange(10) * 100
     recs["duration"] = 50
     live.on_records(recs)
-    live._next_icicle_at = 0.0  # the icicle's CPU budget is timed; here it is due now
+    live.publisher.next_icicle_at = 0.0  # the icicle's CPU budget is timed; here it is due now
     msg = json.loads(live.tick(True))
     assert msg["icicle"]["nodes"] >= 2 and msg["recv_ts"] > 0
     live.on_client_message(json.dumps({"type": "drawn", "recv_ts": msg["recv_ts"], "frame_ms": 7}))
@@ -136,8 +136,8 @@ def _profiling(tmp_path, now: list[float]) -> tuple[LiveSession, FakeSession]:
     settings = Settings(data_dir=tmp_path, autoconnect=False)
     live = LiveSession(settings, ElfCatalog(settings), None, clock=lambda: now[0])
     fake = FakeSession()
-    live.session = fake  # type: ignore[assignment]
-    live.state = "profiling"
+    live.conn.link = fake  # type: ignore[assignment]
+    live.conn.state = "profiling"
     return live, fake
 
 
@@ -171,7 +171,7 @@ def test_stop_counts_the_stored_capture_a_few_mb_at_a_time(
     """An hour at 50,000 records/s stores 2.4 GiB: Stop decodes it in chunks to count
     its records (reading it whole took 3.7 GB of RSS at Stop in bench/soak.py)."""
     from mcuprof.store.sessions import SessionStore
-    from mcuprof.web import live as live_mod
+    from mcuprof.web.live import session as live_mod
 
     def whole(*_args: object) -> bytes:
         raise AssertionError("Stop read the stored capture whole")

@@ -16,8 +16,8 @@ import pytest
 from mcuprof.profile import levels, load_capture
 from mcuprof.profile.synth import restarting_records
 from mcuprof.protocol import Metadata, encode_metadata, encode_profile_data
-from mcuprof.web import live_profile
-from mcuprof.web.live_profile import LiveProfile
+from mcuprof.web.live import profile as live_profile
+from mcuprof.web.live.profile import LiveProfile
 
 META = Metadata(
     mcu_clock_hz=168_000_000, timer_freq=1_000_000, elf_build_id=0x1234ABCD, fw_version="loop"

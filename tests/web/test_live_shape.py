@@ -16,20 +16,19 @@ from mcuprof.link.open import NO_CONTROL
 from mcuprof.link.qs_link import QSLink
 from mcuprof.protocol import LinkStats
 from mcuprof.web.elfs import ElfCatalog
-from mcuprof.web.live import LiveSession
+from mcuprof.web.live.session import LiveSession
 from mcuprof.web.settings import Settings
 
 PACKAGE = Path(mcuprof.__file__).parent
 # The live-session code: the coordinator, its parts, and the link side it relies on.
 LIVE_CODE = (
-    "web/live.py",
-    "web/live_connection.py",
-    "web/live_profile.py",
-    "web/live_log.py",
-    "web/live_names.py",
-    "web/health.py",
-    "web/recorder.py",
-    "web/publisher.py",
+    "web/live/session.py",
+    "web/live/connection.py",
+    "web/live/profile.py",
+    "web/live/log.py",
+    "web/live/health.py",
+    "web/live/recorder.py",
+    "web/live/publisher.py",
     "link/base.py",
     "link/open.py",
 )
@@ -45,7 +44,7 @@ def live(tmp_path: Path):
 
 
 def test_live_py_does_not_mention_a_protocol() -> None:
-    text = (PACKAGE / "web/live.py").read_text()
+    text = (PACKAGE / "web/live/session.py").read_text()
     found = [m.group(0) for m in re.finditer(r"(?i)\w*(qs|miniprof)\w*", text)]
     assert found == []
 
@@ -87,7 +86,7 @@ def test_control_is_the_connected_qs_targets_own(live: LiveSession) -> None:
     assert str(caught.value) == NO_CONTROL
     live.connect("sim://", None, "qs")
     control = live.control()
-    assert control is live.session  # the QS link is its own control part
+    assert control is live.conn.link  # the QS link is its own control part
     live.command("tick")
     assert any(e["message"] == "QS-RX tick sent" for e in live.log_since(0))
     with pytest.raises(UserError, match="no buffers to reset"):
@@ -114,9 +113,9 @@ class FakeLink:
 def test_counter_growth_is_logged_on_a_new_link_too(live: LiveSession) -> None:
     """The malformed count restarts with a new link: its growth from zero is logged,
     not only what exceeds the old link's count."""
-    live.session = FakeLink(5)  # type: ignore[assignment]
+    live.conn.link = FakeLink(5)  # type: ignore[assignment]
     live.tick(False)
-    live.session = FakeLink(2)  # type: ignore[assignment]
+    live.conn.link = FakeLink(2)  # type: ignore[assignment]
     live.tick(False)
     lines = [e["message"] for e in live.log_since(0) if "malformed" in e["message"]]
     assert lines == [

@@ -81,9 +81,9 @@ def test_open_loads_a_restarting_capture_with_the_cli_loader(make_client, monkey
     assert loads == [True]  # the loader, with progress; no replay link
     live = client.app.state.live
     cli = load_capture(data).profile
-    assert live.profile.n_records == cli.n_records == health["profile_records"]
-    assert live.profile.folded() == cli.folded()
-    assert functions(live.profile) == functions(cli)
+    assert live.feed.profile.n_records == cli.n_records == health["profile_records"]
+    assert live.feed.profile.folded() == cli.folded()
+    assert functions(live.feed.profile) == functions(cli)
     assert health["opened"]["id"] == sid and health["opened"]["kind"] == "miniprofiler"
     assert health["opened"]["records"] == cli.n_records and health["received"] == cli.n_records
     assert client.get("/api/state").json()["device"]["replay"] is False
@@ -100,8 +100,8 @@ def test_open_of_a_qs_session_feeds_the_qs_tab_and_health(make_client) -> None:
     cli = kinds.get("qs")
     live = client.app.state.live
     store = client.app.state.store
-    assert live.profile.folded() == cli.load_stored(store, sid, None).folded()
-    assert live.profile.folded() == load("qs", data).profile.folded()
+    assert live.feed.profile.folded() == cli.load_stored(store, sid, None).folded()
+    assert live.feed.profile.folded() == load("qs", data).profile.folded()
     # The QS tab's live monitor holds what the stored-session view decodes.
     # (The live monitor keeps fewer lines, and counts its resets as versions.)
     own = ("bounds", "version")
@@ -141,7 +141,7 @@ def test_open_shows_progress_answers_state_and_stops(make_client, monkeypatch) -
     release.set()
     health = shown(client)["health"]
     assert health["opened"] is None and health["profile_records"] == 0
-    assert np.all(client.app.state.live.profile.n_records == 0)
+    assert np.all(client.app.state.live.feed.profile.n_records == 0)
 
 
 def test_open_reconnects_the_device_connected_before(make_client) -> None:
@@ -149,7 +149,7 @@ def test_open_reconnects_the_device_connected_before(make_client) -> None:
     replay, and the views keep the opened session."""
     client = make_client()  # connected to the simulated device
     live = client.app.state.live
-    wait_for(lambda: live.connected, "the simulated device")
+    wait_for(lambda: live.conn.connected, "the simulated device")
     data = restarting_capture(3, 400)
     sid = imported(client, data, "miniprofiler")
     opened(client, sid)
@@ -162,7 +162,7 @@ def test_open_reconnects_the_device_connected_before(make_client) -> None:
         "the device back after the open",
     )
     assert state["health"]["opened"]["id"] == sid
-    assert live.profile.folded() == load_capture(data).profile.folded()
+    assert live.feed.profile.folded() == load_capture(data).profile.folded()
     assert live.conn.restore is None and not state["device"]["replay"]
 
 

@@ -17,8 +17,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mcuprof.qs.rx import MAX_PEEK_BYTES, RxCommands, RxError
-from mcuprof.web import qs_control
 from mcuprof.web.app import create_app
+from mcuprof.web.routes import qs_control
 from mcuprof.web.settings import Settings
 from tests.qs.qsfe import REAL, start_target
 from tests.qs.test_qs_rx import CONFIG, DICTS

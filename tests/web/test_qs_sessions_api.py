@@ -35,7 +35,7 @@ def test_page_import_open_and_diff(make_client) -> None:
     live = client.app.state.live
     total = load("qs", data).stats["records"]
     wait_for(lambda: live.ingest() or live.profile_records() >= total, "open (replay)", 20)
-    assert live.profile.folded() == load("qs", data).profile.folded()
+    assert live.feed.profile.folded() == load("qs", data).profile.folded()
 
 
 def test_page_connects_qs_targets_and_refuses_remote_listening(make_client) -> None:
@@ -87,4 +87,4 @@ def test_a_qs_replay_from_its_file_is_counted_aside_and_ends_by_itself(make_clie
         return any(ended in e["message"] for e in client.get("/api/log").json()["entries"])
 
     wait_for(finished, "the replay to end by itself", 30)
-    assert live.port_label is None
+    assert live.conn.port_label is None

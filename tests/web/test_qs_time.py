@@ -58,7 +58,7 @@ def test_tick_rate_restart_and_assertion(tmp_path: Path) -> None:
     app = create_app(Settings(data_dir=tmp_path / "data", http_port=8000, autoconnect=False))
     arrivals = Arrivals()
     with TestClient(app, base_url=BASE) as c:
-        app.state.live.qs_listeners.append(arrivals)
+        app.state.live.links.qs.listeners.append(arrivals)
         r = c.post("/api/connect", json={"port": "listen://127.0.0.1:0"}, headers=POST)
         port = int(r.json()["device"]["listening_on"].rsplit(":", 1)[1])
         assert c.post("/api/start", headers=POST).status_code == 200

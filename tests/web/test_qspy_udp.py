@@ -95,7 +95,7 @@ def test_a_replayed_session_is_no_target_for_front_ends(
     assert r.status_code == 200, r.text
     fe = _attached(c)
     try:
-        assert c.app.state.live.port_label is not None  # still replaying (2 s at 0.1x)
+        assert c.app.state.live.conn.port_label is not None  # still replaying (2 s at 0.1x)
         fe.send(b"\x00")
         line = fe.wait_text(r"ERROR")
         assert line == "   <F-END> ERROR    a replay is playing: QS commands need a live QS target"

@@ -121,7 +121,7 @@ def test_websocket_messages_are_parsed_within_limits(server) -> None:
         assert "JSON" in _next_error(ws)["error"]
         # Still open and still heard: a good message is taken.
         ws.send(json.dumps({"type": "drawn", "recv_ts": 1.0, "frame_ms": 4.5}))
-        wait_for(lambda: 4.5 in app.state.live.frame_ms, "the good message")
+        wait_for(lambda: 4.5 in app.state.live.publisher.frame_ms, "the good message")
 
 
 def test_mcuprof_serve_closes_a_partial_request(tmp_path) -> None:

@@ -67,7 +67,7 @@ def test_a_flooding_client_is_told_then_disconnected(idle_client) -> None:
         f"too many messages (over {WS_MAX_MESSAGES_PER_S:g} a second): the excess is dropped"
     ]
     # Only what the budget allowed reached the session; the rest was never parsed.
-    assert 0 < len(live.frame_ms) < sent - WS_FLOOD_CLOSE_AFTER
+    assert 0 < len(live.publisher.frame_ms) < sent - WS_FLOOD_CLOSE_AFTER
     logged = [e["message"] for e in live.log_since(0)]
     assert any("the excess is dropped" in m for m in logged)
     assert any(

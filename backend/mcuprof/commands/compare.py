@@ -20,7 +20,7 @@ from ..diff.report import (
     parse_threshold,
     timebase_check,
 )
-from ..diff.sources import Source, StoreOpener, reduce_source, resolve_source, session_id_of
+from ..diff.sources import CompareInput, StoreOpener, reduce_source, resolve_source, session_id_of
 from ..errors import UserError
 from ..progress import ReadProgress
 from ..protocol import Metadata
@@ -119,7 +119,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, quick_exit=True, error_exit=2)
 
 
-def _symbols(elf_path: str | None, source: Source) -> SymbolTable | None:
+def _symbols(elf_path: str | None, source: CompareInput) -> SymbolTable | None:
     """The capture's symbols; None without an ELF (frames are then raw addresses, as with
     an empty table, and the ELF parser is never imported)."""
     if elf_path:
@@ -132,7 +132,7 @@ def _symbols(elf_path: str | None, source: Source) -> SymbolTable | None:
 
 
 def _describe(
-    src: Source, cap: Reduced, meta: Metadata | None, symbols: SymbolTable | None
+    src: CompareInput, cap: Reduced, meta: Metadata | None, symbols: SymbolTable | None
 ) -> dict[str, Any]:
     build_id = symbols.build_id if symbols is not None else None
     check = check_build_id(meta.elf_build_id if meta else None, build_id)

@@ -27,7 +27,7 @@ Progress = Callable[[int, int, int], None]  # (bytes done, bytes total, records 
 
 
 @dataclass
-class Source:
+class CompareInput:
     label: str  # how reports name it: the file path, or "session 7 (name)"
     data: bytes | None = None  # a session's capture; None for a file (read in chunks)
     elf: bytes | None = None  # the ELF stored with the session, if any
@@ -49,7 +49,7 @@ def session_id_of(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def resolve_source(text: str, open_store: StoreOpener) -> Source:
+def resolve_source(text: str, open_store: StoreOpener) -> CompareInput:
     path = Path(text)
     explicit = text.startswith(("session:", "#"))
     if not explicit and path.exists():
@@ -57,14 +57,14 @@ def resolve_source(text: str, open_store: StoreOpener) -> Source:
         # so a compare does not hold the second capture's first chunk while reducing the
         # first (4 MB, 4 bytes per record of a 1M-record capture).
         size, _ = iter_capture(path)
-        return Source(label=text, size=size, path=path)
+        return CompareInput(label=text, size=size, path=path)
     sid = session_id_of(text)
     if sid is None:
         raise UserError(f"{text}: no such capture file or session id")
     store = open_store()
     info = store.get(sid)
     data = store.raw(sid)
-    return Source(
+    return CompareInput(
         label=f"session {sid} ({info.name})",
         data=data,
         elf=store.elf_bytes(sid),
@@ -75,7 +75,7 @@ def resolve_source(text: str, open_store: StoreOpener) -> Source:
 
 
 def reduce_source(
-    src: Source,
+    src: CompareInput,
     symbols: Any,
     *,
     folded: bool = False,

@@ -5,12 +5,9 @@ the code asks instead of comparing a kind's name. A kind's protocol code lives b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UserError
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 # What a stored session of a kind can be opened as (``Kind.views``).
 PROFILE = "profile"  # a Profile: flame graph, timeline, tables, exports, compare, replay
@@ -39,6 +36,10 @@ class Kind:
     ticks_assumed = False
     # The one-line reason an import of it found nothing (after "not a ").
     nothing_found = "capture: nothing recognised"
+    # What the page calls the built-in simulator of this kind, and what its flame
+    # graph's frames are (the coverage line: "x% of the time inside ...").
+    simulator_label = "Simulated device"
+    frames_are = "instrumented functions"
 
     @property
     def profiles(self) -> bool:
@@ -74,14 +75,15 @@ class Kind:
 
     def replay(
         self,
-        path: Path,
+        recording: Any,
         speed: float | None,
         *,
         metadata: Any = None,
         tick_hz: int | None = None,
         throttle: Callable[[], bool] | None = None,
     ) -> tuple[Any, Callable[..., Any]]:
-        """The replay device of a stored session's file and the ``session_factory`` for
+        """The replay device of a stored session (a path, or link.replay.Stream: bytes as
+        the device sent them) and the ``session_factory`` for
         LiveSession.replay that reads it (link/replay.py)."""
         raise NotImplementedError(f"{self.name} sessions cannot be replayed")
 
@@ -101,6 +103,22 @@ class Kind:
             f"link        crc errors {capture.get('crc_errors', 0):,}, malformed "
             f"{capture['malformed']:,}, skipped {capture.get('skipped_bytes', 0):,} bytes",
         ]
+
+    def describe(self) -> dict[str, Any]:
+        """What the page needs to know of this kind (/api/kinds), so that it asks the
+        kind, as the backend does, instead of comparing its name."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "views": list(self.views),
+            "controls": list(self.controls),
+            "live": self.live,
+            "names_from_elf": self.names_from_elf,
+            "counts_loss": self.counts_loss,
+            "ticks_assumed": self.ticks_assumed,
+            "simulator_label": self.simulator_label,
+            "frames_are": self.frames_are,
+        }
 
     def __repr__(self) -> str:
         return f"<kind {self.name}>"

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .base import PROFILE, QS_MONITOR, QS_RX, Kind
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 class QS(Kind):
     name = "qs"
     label = "QS"
+    simulator_label = "Simulated QS target"
+    frames_are = "RTC steps"
     views = (PROFILE, QS_MONITOR)
     controls = (QS_RX,)
     live = True
@@ -57,7 +56,7 @@ class QS(Kind):
 
     def replay(
         self,
-        path: Path,
+        recording: Any,
         speed: float | None,
         *,
         metadata: Any = None,
@@ -68,7 +67,7 @@ class QS(Kind):
         from ..sources.qs import DEFAULT_TICK_HZ
 
         hz = tick_hz or DEFAULT_TICK_HZ
-        device = QSReplayDevice(path, speed, hz, clock=time.monotonic)
+        device = QSReplayDevice(recording, speed, hz, clock=time.monotonic)
         return device, qs_replay_factory(device, speed, hz)
 
 

@@ -7,7 +7,7 @@ validated ``Endpoint``; ``LinkOpener.open`` turns an endpoint into a ``Link``
 build-ID check, the health section and the counters whose growth is logged, and the
 QS monitors (trace log, margins...) that get the decoded QS events.
 
-The live session (web/live.py) asks these by the connected link's ``kind`` and never
+The live session (web/live/session.py) asks these by the connected link's ``kind`` and never
 branches on a protocol itself.
 """
 

@@ -18,18 +18,27 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol.qs import Frame, Framer, QSDecoder, Record
+from ..protocol.qs import Framer, QSDecoder, QSFrame, Record
 from ..protocol.qs.decoder import ColumnBatch
 from ..protocol.qs.records import TARGET_INFO
 from ..qs.rx import RX
-from .replay import MAX_BURST, Clock, PacedDevice, Piece, _chunks, link_factory
+from .replay import (
+    MAX_BURST,
+    Clock,
+    PacedDevice,
+    Piece,
+    Stream,
+    _chunks,
+    link_factory,
+    recording_size,
+)
 
 RX_GLB_FILTER = RX["GLB_FILTER"]
 # Bytes decoded at a time to pace a replay. Small: each bad frame in a piece costs a
 # Python object, and a piece of nothing but flags must not hold the start up.
 DECODE_BYTES = 1 << 16
 
-Recording = bytes | str | os.PathLike[str]
+Recording = bytes | str | os.PathLike[str] | Stream
 
 
 class QSReplayDevice(PacedDevice):
@@ -58,7 +67,7 @@ class QSReplayDevice(PacedDevice):
             from ..sources import load_stream
 
             data = self._data
-            size = len(data) if isinstance(data, bytes) else os.path.getsize(data)
+            size = recording_size(data)
             # Pieces as small as the replay's: a piece of bad frames is an object each.
             pieces = _chunks(data, DECODE_BYTES)
             loaded = load_stream("qs", pieces, size, tick_hz=self.tick_hz)
@@ -68,7 +77,7 @@ class QSReplayDevice(PacedDevice):
     def receive(self, data: bytes) -> None:
         self._advance()
         for ev in self._rx.feed(data):
-            if isinstance(ev, Frame) and ev.rec == RX_GLB_FILTER:
+            if isinstance(ev, QSFrame) and ev.rec == RX_GLB_FILTER:
                 self.profiling = any(ev.payload[1:])
 
 

@@ -30,7 +30,7 @@ import time
 from collections import deque
 
 from ..protocol.qs import Framer, encode_frame
-from ..protocol.qs.framing import Frame
+from ..protocol.qs.framing import QSFrame
 from ..qs.rx import RX
 
 QUANTUM_S = 0.005
@@ -98,7 +98,7 @@ class QSSimDevice:
     def receive(self, data: bytes) -> None:
         self._advance()
         for ev in self._rx.feed(data):
-            if isinstance(ev, Frame):
+            if isinstance(ev, QSFrame):
                 self._command(ev.rec, ev.payload)
 
     def poll(self) -> bytes:

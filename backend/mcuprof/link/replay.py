@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -193,7 +194,7 @@ class ReplayDevice(PacedDevice):
 
     def __init__(
         self,
-        data: bytes | str | os.PathLike[str],
+        data: Recording,
         speed: float | None = 1.0,
         *,
         clock: Clock = time.monotonic,
@@ -269,9 +270,26 @@ class ReplayDevice(PacedDevice):
 _READ = 1 << 22  # bytes read from the recording at a time
 
 
-def _chunks(
-    data: bytes | str | os.PathLike[str], size: int | None = None
-) -> Iterator[bytes | memoryview]:
+@dataclass(frozen=True)
+class Stream:
+    """A recording read through a function, as a stored session is (whatever the store
+    keeps, compressed or in database rows): ``read(n)`` gives its bytes as the device sent
+    them, in pieces of at most ``n``, each time it is called; ``size`` is their length."""
+
+    read: Callable[[int], Iterator[bytes]]
+    size: int
+
+
+Recording = bytes | str | os.PathLike[str] | Stream  # bytes, a file's path, or a Stream
+
+
+def recording_size(data: Recording) -> int:
+    if isinstance(data, Stream):
+        return data.size
+    return len(data) if isinstance(data, bytes) else os.path.getsize(data)
+
+
+def _chunks(data: Recording, size: int | None = None) -> Iterator[bytes | memoryview]:
     """The recording ``size`` (default ``_READ``) bytes at a time."""
     size = size or _READ
     if isinstance(data, bytes | bytearray | memoryview):
@@ -279,33 +297,36 @@ def _chunks(
         for start in range(0, len(view), size):
             yield view[start : start + size]
         return
+    if isinstance(data, Stream):
+        yield from data.read(size)
+        return
     with open(data, "rb") as f:
         while chunk := f.read(size):
             yield chunk
 
 
-def _events(data: bytes | str | os.PathLike[str]) -> Iterator[Any]:
+def _events(data: Recording) -> Iterator[Any]:
     decoder = ResponseDecoder()
     for chunk in _chunks(data):
         yield from decoder.feed(chunk)
     yield from decoder.close()
 
 
-def _packet_pieces(data: bytes | str | os.PathLike[str], due: np.ndarray | None) -> Iterator[Piece]:
+def _packet_pieces(data: Recording, due: np.ndarray | None) -> Iterator[Piece]:
     """The recording's packets as pieces: each due when its last record exits (``due``,
     in order; None at maximum speed from a file, where nothing is read ahead)."""
     for i, records in enumerate(_packets(data)):
         yield (None if due is None else float(due[i])), encode_profile_data(records), len(records)
 
 
-def _packets(data: bytes | str | os.PathLike[str]) -> Iterator[np.ndarray]:
+def _packets(data: Recording) -> Iterator[np.ndarray]:
     """The recording's non-empty PROFILE_DATA record arrays, in order, decoded lazily."""
     for event in _events(data):
         if isinstance(event, ProfileData) and len(event.records):
             yield event.records
 
 
-def _first_metadata(data: bytes | str | os.PathLike[str]) -> Metadata | None:
+def _first_metadata(data: Recording) -> Metadata | None:
     """The METADATA packet at the head of the recording (its first chunk), if any."""
     decoder = ResponseDecoder()
     for chunk in _chunks(data):
@@ -316,7 +337,7 @@ def _first_metadata(data: bytes | str | os.PathLike[str]) -> Metadata | None:
     return None
 
 
-def _scan(data: bytes | str | os.PathLike[str]) -> tuple[np.ndarray, int, Metadata | None]:
+def _scan(data: Recording) -> tuple[np.ndarray, int, Metadata | None]:
     """Per packet, the capture tick at which it was complete: its last record's exit,
     counted from the first packet's (the stream is unwrapped as one, per CLARIFICATIONS);
     and the record count and first METADATA of the recording."""
@@ -424,7 +445,7 @@ class ReplayPort:
 
 
 def replay_factory(
-    data: bytes | str | os.PathLike[str] | ReplayDevice,
+    data: Recording | ReplayDevice,
     speed: float | None,
     metadata: Metadata | None = None,
 ) -> Callable[..., Any]:

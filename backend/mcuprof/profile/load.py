@@ -26,7 +26,7 @@ _ADDS = 8
 # they come into a profile on disk (``spill``, which is merged a few hundred thousand
 # records at a time), R restarts cost R passes. They are held back and joined in one
 # merge at the end, or whenever JOIN_MAX_HELD wait (16 bytes each, in RAM;
-# docs/limits.md). The live profile holds them back too (web/live_profile.py).
+# docs/limits.md). The live profile holds them back too (web/live/profile.py).
 JOIN_MAX_HELD = 1 << 22
 
 

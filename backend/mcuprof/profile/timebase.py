@@ -50,7 +50,7 @@ def unwrap_exits(
     return out
 
 
-class Batch(NamedTuple):
+class PlacedRecords(NamedTuple):
     """A batch of records on the unwrapped time line."""
 
     entry: np.ndarray  # int64 ticks
@@ -65,7 +65,7 @@ def place(
     last_exit: int | None,
     entry: np.ndarray | None = None,
     duration: np.ndarray | None = None,
-) -> Batch:
+) -> PlacedRecords:
     """``records`` (in stream order, after those whose last exit was ``last_exit``) with
     unwrapped entries, and the span they cover: what every consumer of a record stream
     (the profile, its whole-capture builder, compare's reduction) starts with. The
@@ -80,7 +80,7 @@ def place(
     last = int(exits[-1])
     hi = int(exits.max())
     entry = np.subtract(exits, dur, out=exits)  # in place: one int64 column less
-    return Batch(entry, dur, last, int(entry.min()), hi)
+    return PlacedRecords(entry, dur, last, int(entry.min()), hi)
 
 
 def concat_records(batch: list[Any]) -> Any:

@@ -38,7 +38,7 @@ SUMMARY_NAMES = 200  # objects and signals listed in a summary (polled every sec
 # application strings have no limit of their own.
 MAX_LINE_BYTES = 1024
 # A name on a line's tags (object, signal, queue): at most this many characters, so a
-# cut name still fits a filter value (web/qs_api.MAX_VALUE) and can be filtered by.
+# cut name still fits a filter value (web/routes/qs.py MAX_VALUE) and can be filtered by.
 MAX_TAG_CHARS = 256
 # A text download (log.txt), in bytes: past it the rest is left out and said so.
 MAX_TEXT_BYTES = 32 << 20

@@ -2,7 +2,7 @@
 tick rate measured against the host clock (tickrate.py), its resets (each starts a new
 segment of the capture) and its assertions (``=ASSERT=``, QS_ASSERT_FAIL).
 
-``TargetWatch`` is a QS listener (``LiveSession.qs_listeners``): ``qs_events`` runs on
+``TargetWatch`` is a QS listener (``LiveSession.links.qs.listeners``): ``qs_events`` runs on
 the link's reader thread as each batch is decoded, so the host time it reads is the
 batch's arrival; it only appends and stores. ``figures`` (any thread) gives the health
 panel's part; ``update`` (the ticker's) refits the rate.

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .. import kinds
 from ..capture import CHUNK
@@ -37,8 +36,9 @@ from .model import (
     stats_to_json,
 )
 from .pgwriter import PgSessionWriter
-from .sessions import MAX_RAW_WHOLE, ElfInput, _info, _read_elf
+from .sessions import MAX_RAW_WHOLE, ElfInput, _info, _read_elf, whole
 from .tags import check_tags, matches
+from .zst import inflate, read_ahead
 
 _COLUMNS = (
     "id, name, notes, status, source, created_at, started_at, stopped_at, raw_bytes, "
@@ -145,7 +145,7 @@ class PgSessionStore:
                         db.execute(
                             "UPDATE sessions SET visible = TRUE, status = %s, stopped_at = "
                             "COALESCE(stopped_at, %s), raw_bytes = (SELECT COALESCE("
-                            "SUM(length(data)), 0) FROM raw_chunks WHERE session_id = %s) "
+                            "SUM(size), 0) FROM raw_chunks WHERE session_id = %s) "
                             "WHERE id = %s AND NOT visible",
                             (INTERRUPTED, self._wall(), sid, sid),
                         )
@@ -346,11 +346,13 @@ class PgSessionStore:
                 (version, text, int(session_id)),
             )
 
-    def _chunk(self, sid: int, idx: int) -> bytes | None:
+    def _chunk(self, sid: int, idx: int) -> tuple[bytes, bool] | None:
+        """One row: its bytes, and whether they are a zstd frame (rows stored before
+        compression are not)."""
         rows = self._read(
-            "SELECT data FROM raw_chunks WHERE session_id = %s AND idx = %s", (sid, idx)
+            "SELECT data, zstd FROM raw_chunks WHERE session_id = %s AND idx = %s", (sid, idx)
         )
-        return bytes(rows[0][0]) if rows else None
+        return (bytes(rows[0][0]), bool(rows[0][1])) if rows else None
 
     def raw(self, session_id: int) -> bytes:
         info = self.get(session_id)
@@ -359,21 +361,22 @@ class PgSessionStore:
                 f"session {info.id} stream is {info.raw_bytes:,} bytes; at most "
                 f"{MAX_RAW_WHOLE:,} are read whole"
             )
-        return b"".join(self.raw_chunks(info.id))
-
-    def open_raw(self, session_id: int) -> BinaryIO | None:
-        """The stream as a file object that fetches one chunk row at a time."""
-        sid = self.get(session_id).id
-        if not self._read("SELECT 1 FROM raw_chunks WHERE session_id = %s LIMIT 1", (sid,)):
-            return None
-        return io.BufferedReader(_ChunkReader(self, sid), CHUNK)  # type: ignore[return-value]
+        return whole(self.raw_chunks(info.id), f"session {info.id} stream")
 
     def raw_chunks(self, session_id: int, chunk: int = CHUNK) -> Iterator[bytes]:
+        """As SessionStore.raw_chunks: the bytes as received, a row at a time."""
+        return read_ahead(self._raw_pieces(session_id, chunk))
+
+    def _raw_pieces(self, session_id: int, chunk: int) -> Generator[bytes, None, None]:
         sid = self.get(session_id).id
         idx = 0
-        while (data := self._chunk(sid, idx)) is not None:
-            for i in range(0, len(data), chunk):
-                yield data[i : i + chunk]
+        while (row := self._chunk(sid, idx)) is not None:
+            data, compressed = row
+            if compressed:
+                yield from inflate((data,), chunk, f"session {sid} stream row {idx}")
+            else:
+                for i in range(0, len(data), chunk):
+                    yield data[i : i + chunk]
             idx += 1
 
     def elf_bytes(self, session_id: int) -> bytes | None:
@@ -385,7 +388,7 @@ class PgSessionStore:
 
     def raw_size(self, session_id: int) -> int:
         rows = self._read(
-            "SELECT COALESCE(SUM(length(data)), 0) FROM raw_chunks WHERE session_id = %s",
+            "SELECT COALESCE(SUM(size), 0) FROM raw_chunks WHERE session_id = %s",
             (self.get(session_id).id,),
         )
         return int(rows[0][0])
@@ -443,28 +446,6 @@ class PgSessionStore:
             if cur.rowcount == 0:
                 raise SessionNotFound(f"no session {sid}")
             self._drop_unused_elfs(db)
-
-
-class _ChunkReader(io.RawIOBase):
-    """A session's chunk rows as a raw stream; holds at most one chunk."""
-
-    def __init__(self, store: PgSessionStore, sid: int) -> None:
-        self._store, self._sid = store, sid
-        self._idx, self._buf, self._pos = 0, b"", 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        if self._pos >= len(self._buf):
-            data = self._store._chunk(self._sid, self._idx)
-            if data is None:
-                return 0
-            self._idx, self._buf, self._pos = self._idx + 1, data, 0
-        n = min(len(b), len(self._buf) - self._pos)
-        b[:n] = self._buf[self._pos : self._pos + n]
-        self._pos += n
-        return n
 
 
 def _add_elf(conn: Any, data: bytes, now: float) -> str:

@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..protocol import LinkStats, Metadata
 from .model import COMPLETE, INTERRUPTED, SessionInfo, metadata_to_json
+from .zst import compress_frame
 
 if TYPE_CHECKING:
     import psycopg
 
     from .pg import PgSessionStore
 
-# One bytea row of the raw stream. Bytes wait in memory until a chunk is full or the
-# flush interval passes, so a writer holds at most this much.
+# One bytea row of the raw stream, as received; stored as one zstd frame (store/zst.py).
+# Bytes wait in memory until a chunk is full or the flush interval passes, so a writer
+# holds at most this much.
 PG_CHUNK_BYTES = 1 << 20
 
 
@@ -95,8 +97,9 @@ class PgSessionWriter:
         if not self._pending:
             return
         self._exec(
-            "INSERT INTO raw_chunks (session_id, idx, data) VALUES (%s, %s, %s)",
-            (self._id, self._chunks, bytes(self._pending)),
+            "INSERT INTO raw_chunks (session_id, idx, data, size, zstd) "
+            "VALUES (%s, %s, %s, %s, TRUE)",
+            (self._id, self._chunks, compress_frame(self._pending), len(self._pending)),
         )
         self._chunks += 1
         self._synced += len(self._pending)

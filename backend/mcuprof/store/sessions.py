@@ -3,15 +3,18 @@
 Layout::
 
     sessions.db        one row per session, one per stored ELF
-    raw/<id>.raw       the device-to-host stream exactly as received, append-only
+    raw/<id>.zst       the device-to-host stream as received, zstd-compressed (store/zst.py)
+    raw/<id>.raw       the same, uncompressed: sessions stored before compression
     elf/<sha256>.elf   ELF files, content-addressed: sessions of one build share a copy
 
-Raw bytes go to a plain append-only file, not into SQLite chunks. An append is then one
-write(2), cheap enough for the reader thread on every chunk, and once it returns the bytes
-survive this process being killed; an fsync at most every second covers an unplug or power
-cut. Blob chunks would cost a transaction per chunk (or a buffer that SIGKILL loses), push
-megabytes through the WAL, and every replay or export would have to reassemble them. The
-database holds the byte count last fsync'd; it is reconciled with the file on open.
+Raw bytes go to an append-only file, not into SQLite chunks. An append is then one
+write(2) of a complete zstd block, cheap enough for the reader thread on every chunk, and
+once it returns the bytes survive this process being killed; an fsync at most every second
+covers an unplug or power cut. Blob chunks would cost a transaction per chunk (or a buffer
+that SIGKILL loses), push megabytes through the WAL, and every replay or export would have
+to reassemble them. The database holds the byte count (as received) last fsync'd; it is
+reconciled with the file on open. Every reader gets the bytes from ``raw_chunks``,
+whatever the file's format.
 
 A live writer holds an exclusive flock on its raw file. The kernel drops it when the process
 dies, which is how a later open tells a crashed writer from a live one in another process,
@@ -25,12 +28,13 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .. import kinds
 from ..capture import CHUNK
@@ -59,6 +63,7 @@ from .model import (
 )
 from .tags import check_tags, matches
 from .writer import SessionWriter
+from .zst import READ_BYTES, inflate, read_ahead
 
 try:
     import fcntl
@@ -123,6 +128,8 @@ STORE_HINT = "the store holds only regular files; delete the session or restore 
 # read in chunks (summary, download, comparison, S12Z analysis) with no size cap.
 MAX_RAW_WHOLE = MAX_FILE_BYTES
 _STREAMED = 1 << 62  # chunked readers: a regular file ends, whatever its size
+ZST_SUFFIX = ".zst"  # sessions stored compressed (store/zst.py)
+RAW_SUFFIX = ".raw"  # sessions an older mcuprof stored as received
 
 
 class SessionStore:
@@ -276,14 +283,17 @@ class SessionStore:
                 except BlockingIOError:
                     return None
             st = os.fstat(fd)
-            return st.st_size, st.st_mtime
+            if path.suffix == RAW_SUFFIX or not stat.S_ISREG(st.st_mode):
+                return st.st_size, st.st_mtime  # a FIFO is not read: readers refuse it
+            return _inflated_size(fd, f"session {sid} stream"), st.st_mtime
         finally:
             os.close(fd)  # also drops the probe lock
 
     def _sweep(self, db: sqlite3.Connection) -> None:
         ids = {row[0] for row in db.execute("SELECT id FROM sessions")}
-        for path in self.raw_dir.glob("*.raw"):
-            if path.stem.isdigit() and int(path.stem) not in ids:
+        for path in self.raw_dir.iterdir():
+            stored = path.suffix in (ZST_SUFFIX, RAW_SUFFIX) and path.stem.isdigit()
+            if stored and int(path.stem) not in ids:
                 path.unlink(missing_ok=True)
         db.execute(
             "DELETE FROM elfs WHERE sha256 NOT IN "
@@ -300,18 +310,31 @@ class SessionStore:
     # ------------------------------------------------------------------ paths
 
     def raw_path(self, session_id: int) -> Path:
-        return self.raw_dir / f"{int(session_id)}.raw"
+        """The session's file: compressed (.zst), or uncompressed (.raw) when an older
+        mcuprof stored it. Read it with ``raw_chunks``, never directly."""
+        old = self.raw_dir / f"{int(session_id)}{RAW_SUFFIX}"
+        return old if os.path.lexists(old) else old.with_suffix(ZST_SUFFIX)
 
     def elf_path(self, session_id: int) -> Path | None:
         info = self.get(session_id)
         return None if info.elf_sha256 is None else self.elf_dir / f"{info.elf_sha256}.elf"
 
     def raw_size(self, session_id: int) -> int:
-        """Bytes stored so far (for a session still recording, more than raw_bytes)."""
-        try:
-            return self.raw_path(session_id).lstat().st_size
-        except FileNotFoundError:
+        """Bytes stored so far, as received (for a session still recording, more than
+        raw_bytes): at most what ``raw_chunks`` gives when called after."""
+        sid = int(session_id)
+        writer = self._active.get(sid)
+        if writer is not None:
+            return writer.bytes_written
+        path = self.raw_path(sid)
+        if path.suffix == RAW_SUFFIX:
+            return path.lstat().st_size
+        info = self.get(sid)
+        if info.status != RECORDING:
+            return info.raw_bytes
+        if not os.path.lexists(path):
             return 0
+        return sum(len(piece) for piece in self.raw_chunks(sid))  # another process's
 
     def raw_location(self, session_id: int) -> str:
         """Where the raw stream is, for people (store/api.py)."""
@@ -372,7 +395,7 @@ class SessionStore:
         return writer
 
     def _open_raw(self, sid: int) -> int:
-        path = self.raw_path(sid)
+        path = self.raw_dir / f"{sid}{ZST_SUFFIX}"
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o644)
         except OSError as exc:
@@ -551,33 +574,33 @@ class SessionStore:
     def raw(self, session_id: int) -> bytes:
         """The stored stream (at most MAX_RAW_WHOLE bytes). For a session still recording,
         what has been written so far."""
-        self.get(session_id)
-        path = self.raw_path(session_id)
-        if not os.path.lexists(path):
-            return b""
-        return read_file(path, f"session {session_id} stream", MAX_RAW_WHOLE, STORE_HINT)
-
-    def open_raw(self, session_id: int) -> BinaryIO | None:
-        """The stored stream opened for reading (the caller closes it), None before the
-        first byte; a one-line UserError when the file is not a regular file."""
-        self.get(session_id)
-        path = self.raw_path(session_id)
-        if not os.path.lexists(path):
-            return None
-        return open_regular_file(path, f"session {session_id} stream", _STREAMED, STORE_HINT)
+        label = f"session {session_id} stream"
+        if self.raw_size(session_id) > MAX_RAW_WHOLE:  # refused before reading
+            raise UserError(f"{label} too large (the limit is {MAX_RAW_WHOLE >> 20:,} MiB)")
+        return whole(self.raw_chunks(session_id), label)
 
     def raw_chunks(self, session_id: int, chunk: int = CHUNK) -> Iterator[bytes]:
-        """The stored stream a piece at a time, for readers that must not hold a session
-        of hundreds of MB whole (its summary, a copy out)."""
-        f = self.open_raw(session_id)
-        if f is None:
+        """The stored stream as the device sent it, in pieces of at most ``chunk`` bytes:
+        the one way to read a session's bytes (views, exports, replays, summaries). A
+        one-line UserError when the file is not a regular file or not zstd."""
+        return read_ahead(self._raw_pieces(session_id, chunk))
+
+    def _raw_pieces(self, session_id: int, chunk: int) -> Generator[bytes, None, None]:
+        self.get(session_id)
+        path = self.raw_path(session_id)
+        if not os.path.lexists(path):
             return
-        with f:
+        label = f"session {session_id} stream"
+        with open_regular_file(path, label, _STREAMED, STORE_HINT) as f:
             try:
-                while data := f.read(chunk):
-                    yield data
+                if path.suffix == RAW_SUFFIX:
+                    while data := f.read(chunk):
+                        yield data
+                else:
+                    reads = iter(lambda: f.read(READ_BYTES), b"")
+                    yield from inflate(reads, chunk, label)
             except OSError as exc:
-                raise file_error(self.raw_path(session_id), exc) from None
+                raise file_error(path, exc) from None
 
     def elf_bytes(self, session_id: int) -> bytes | None:
         path = self.elf_path(session_id)
@@ -642,7 +665,28 @@ class SessionStore:
                     # for us and then finds the file gone, so it writes it again.
                     (self.elf_dir / f"{sha}.elf").unlink(missing_ok=True)
         # Ids are never reused (AUTOINCREMENT), so nothing can claim this name meanwhile.
-        self.raw_path(sid).unlink(missing_ok=True)
+        for suffix in (ZST_SUFFIX, RAW_SUFFIX):
+            (self.raw_dir / f"{sid}{suffix}").unlink(missing_ok=True)
+
+
+def whole(chunks: Iterator[bytes], label: str) -> bytes:
+    """A stream's pieces joined, refused past MAX_RAW_WHOLE bytes (read it in chunks)."""
+    out = bytearray()
+    for piece in chunks:
+        out += piece
+        if len(out) > MAX_RAW_WHOLE:
+            raise UserError(f"{label} too large (the limit is {MAX_RAW_WHOLE >> 20:,} MiB)")
+    return bytes(out)
+
+
+def _inflated_size(fd: int, label: str) -> int:
+    """The length, as received, of the compressed file open at ``fd`` (read through)."""
+    reads = iter(lambda: os.read(fd, READ_BYTES), b"")
+    n = 0
+    with contextlib.suppress(UserError):  # damaged: what decodes before the damage counts
+        for piece in inflate(reads, READ_BYTES, label):
+            n += len(piece)
+    return n
 
 
 def _insert_tags(db: sqlite3.Connection, sid: int, tags: dict[str, str]) -> None:

@@ -11,18 +11,22 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..protocol import LinkStats, Metadata
 from .model import COMPLETE, INTERRUPTED, SessionInfo
+from .zst import BlockCompressor
 
 if TYPE_CHECKING:
     from .sessions import SessionStore
 
 
 class SessionWriter:
-    """Appends raw bytes to one session's file. Thread-safe; ``append`` is one write(2).
+    """Appends raw bytes, compressed, to one session's file. Thread-safe; ``append`` is
+    one write(2) of a complete zstd block (store/zst.py).
 
     Bytes are handed to the kernel on every ``append``, so killing this process loses
     nothing; they are fsync'd, and the byte count committed to the database, at most
     ``flush_interval_s`` after they arrived (checked on every append and by the store's
-    flusher thread), so an unplug or power cut loses at most that much.
+    flusher thread), so an unplug or power cut loses at most that much. A write that
+    fails (a full disk) is cut back off the file, which then ends with a complete block,
+    and the writer takes no more: the compressor's window held bytes the file lacks.
     """
 
     def __init__(
@@ -39,7 +43,9 @@ class SessionWriter:
         self._clock = clock
         self._interval = flush_interval_s
         self._lock = threading.Lock()
-        self._written = 0
+        self._zst: BlockCompressor | None = BlockCompressor()
+        self._written = 0  # bytes as received
+        self._file_bytes = 0  # bytes in the file: whole blocks only
         self._synced = 0
         self._last_sync = clock()
         self._closed = False
@@ -70,16 +76,28 @@ class SessionWriter:
         with self._lock:
             if self._closed:
                 return
-            try:
-                while len(view):
-                    n = os.write(self._fd, view)
-                    view = view[n:]
-                    self._written += n
-            except OSError as exc:
-                self.error = f"cannot write session {self._id}: {exc.strerror or exc}"
-                raise UserError(self.error) from None
+            if self._zst is None:  # a write failed: see the class's note
+                raise UserError(self.error or f"session {self._id} cannot be written")
+            self._write_locked(self._zst.block(view))
+            self._written += len(view)
             if self._clock() - self._last_sync >= self._interval:
                 self._sync_locked()
+
+    def _write_locked(self, block: bytes) -> None:
+        view = memoryview(block)
+        try:
+            while len(view):
+                n = os.write(self._fd, view)
+                view = view[n:]
+                self._file_bytes += n
+        except OSError as exc:
+            self.error = f"cannot write session {self._id}: {exc.strerror or exc}"
+            self._zst = None
+            done = self._file_bytes - (len(block) - len(view))
+            with contextlib.suppress(OSError):  # the file then ends with a whole block
+                os.ftruncate(self._fd, done)
+                self._file_bytes = done
+            raise UserError(self.error) from None
 
     def set_metadata(self, meta: Metadata) -> None:
         self._store._set_metadata(self._id, meta)
@@ -131,6 +149,8 @@ class SessionWriter:
                 # A failed sync (a full disk) still closes the session with what the
                 # file holds; the reason stays in ``error``.
                 with contextlib.suppress(UserError):
+                    if self._zst is not None and self._file_bytes:
+                        self._write_locked(self._zst.end())  # the frame is complete
                     self._sync_locked()
                 self._closed = True
                 try:

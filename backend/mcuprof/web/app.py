@@ -20,22 +20,13 @@ from ..errors import UserError
 from ..paths import frontend_dir
 from ..qs.monitor import QsMonitor
 from ..store import Store, open_store
-from . import (
-    api,
-    exports,
-    history_api,
-    qs_api,
-    qs_control,
-    qs_flow,
-    qs_time,
-    s12z_api,
-    static,
-    views,
-)
+from . import views
 from .deps import WsHubDep, WsLiveDep
 from .elfs import ElfCatalog
-from .hub import Hub, run_client
-from .live import LiveSession
+from .live.hub import Hub, run_client
+from .live.session import LiveSession
+from .routes import exports, history, qs, qs_control, qs_flow, qs_time, s12z, static
+from .routes import live as live_routes
 from .security import (
     WS_MAX_MESSAGES_PER_S,
     GuardMiddleware,
@@ -62,9 +53,9 @@ SECURITY_HEADERS = [
 def _sessions_router() -> Any:
     """The session store's routes, when that module is installed."""
     try:
-        module = importlib.import_module("mcuprof.web.sessions_api")
+        module = importlib.import_module("mcuprof.web.routes.sessions")
     except ModuleNotFoundError as exc:
-        if exc.name != "mcuprof.web.sessions_api":
+        if exc.name != "mcuprof.web.routes.sessions":
             raise
         return None
     return getattr(module, "router", None)
@@ -78,7 +69,7 @@ def _qspy_udp(settings: Settings, live: LiveSession) -> Any:
     from ..link.qs_udp import DashboardFrontEnds
 
     port = DashboardFrontEnds(access, live.control, live.on_log)
-    live.qs_listeners.append(port)
+    live.links.qs.listeners.append(port)
     return port
 
 
@@ -132,18 +123,18 @@ def create_app(
     app.state.hub = Hub()
     app.state.live = LiveSession(settings, catalog, store, **kwargs)
     app.state.qs_monitor = QsMonitor()
-    app.state.live.qs_listeners.append(app.state.qs_monitor)
+    app.state.live.links.qs.listeners.append(app.state.qs_monitor)
     app.state.qspy_udp = _qspy_udp(settings, app.state.live)
 
     _install_error_handlers(app)
-    app.include_router(api.router)
+    app.include_router(live_routes.router)
     app.include_router(exports.router)
     sessions = _sessions_router()
     if sessions is not None:
         app.include_router(sessions)
-    app.include_router(s12z_api.router)
-    app.include_router(history_api.router)
-    app.include_router(qs_api.router)
+    app.include_router(s12z.router)
+    app.include_router(history.router)
+    app.include_router(qs.router)
     qs_control.install(app)
     qs_time.install(app)
     app.include_router(qs_flow.router)
@@ -217,9 +208,9 @@ async def _flooded(websocket: WebSocket, budget: MessageBudget, live: LiveSessio
 
 
 def _hello(live: LiveSession) -> str:
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest()
-        icicle = views.icicle(live.profile, None, live.settings.icicle_max_nodes)
+        icicle = views.icicle(live.feed.profile, None, live.settings.icicle_max_nodes)
     state = live.state_dict()
     return json.dumps(
         {"type": "hello", "state": state, "icicle": icicle, "log": live.log_since(0)[-200:]}

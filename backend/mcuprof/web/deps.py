@@ -8,8 +8,8 @@ from fastapi import Depends, Query, Request, WebSocket
 
 from ..errors import UserError
 from .elfs import ElfCatalog
-from .hub import Hub
-from .live import LiveSession
+from .live.hub import Hub
+from .live.session import LiveSession
 from .settings import Settings
 
 

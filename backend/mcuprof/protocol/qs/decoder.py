@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .config import QSConfig, parse_target_info
 from .dictionaries import Dictionaries, clean_name
 from .events import Malformed, QSEvent, Record
-from .framing import BadFrame, Discontinuity, Frame, FrameBatch, Framer
+from .framing import BadFrame, Discontinuity, FrameBatch, Framer, QSFrame
 from .records import (
     ENUM_DICT,
     FUN_DICT,
@@ -134,7 +134,7 @@ class QSDecoder:
                 if rid == QF_RUN:
                     self.run_dicts = dicts
             else:
-                for ev in self._decode_other(_new(Frame, (first + i, seq, rid, raw))):
+                for ev in self._decode_other(_new(QSFrame, (first + i, seq, rid, raw))):
                     append(ev)
                     records += ev.__class__ is Record
                 layouts = self._layouts
@@ -173,7 +173,7 @@ class QSDecoder:
                 p += 1
             s, e = int(batch.starts[i]), int(batch.ends[i])
             frame = (int(index[i]), int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
-            others.extend(self._decode_other(_new(Frame, frame)))
+            others.extend(self._decode_other(_new(QSFrame, frame)))
 
         for lo, hi in pairwise(bounds):
             start = lo
@@ -254,7 +254,7 @@ class QSDecoder:
                     p += 1
                 s, e = int(batch.starts[i]), int(batch.ends[i])
                 frame = (batch.first_index + i, int(batch.seqs[i]), int(recs[i]), batch.buf[s:e])
-                others.extend(self._decode_other(_new(Frame, frame)))
+                others.extend(self._decode_other(_new(QSFrame, frame)))
 
         cuts = np.flatnonzero(recs == TARGET_INFO).tolist()
         bounds = [0, *[c for c in cuts if c > 0], n]
@@ -360,14 +360,14 @@ class QSDecoder:
 
     # ------------------------------------------------------------ the rest
 
-    def _record(self, ev: Frame, ts: int | None, names: tuple, values: tuple) -> Record:
+    def _record(self, ev: QSFrame, ts: int | None, names: tuple, values: tuple) -> Record:
         return Record(ev.index, ev.seq, ev.rec, ts, names, values, self.config, self.dicts, ev.raw)
 
-    def _malformed(self, ev: Frame, message: str) -> Malformed:
+    def _malformed(self, ev: QSFrame, message: str) -> Malformed:
         self.stats.malformed += 1
         return Malformed(ev.index, ev.seq, ev.rec, message, ev.raw)
 
-    def _decode_other(self, ev: Frame) -> list[QSEvent]:
+    def _decode_other(self, ev: QSFrame) -> list[QSEvent]:
         rec = ev.rec
         if rec >= USER_FIRST:
             return self._decode_user(ev)
@@ -438,7 +438,7 @@ class QSDecoder:
             return
         self.dicts = self.dicts.with_entry(kind, key, name)
 
-    def _target_info(self, ev: Frame) -> list[QSEvent]:
+    def _target_info(self, ev: QSFrame) -> list[QSEvent]:
         try:
             is_reset, word, config = parse_target_info(ev.payload)
         except ValueError as exc:
@@ -457,7 +457,7 @@ class QSDecoder:
                 self.dicts = self.dicts.merged(self.preset)
         return [record]
 
-    def _decode_user(self, ev: Frame) -> list[QSEvent]:
+    def _decode_user(self, ev: QSFrame) -> list[QSEvent]:
         cfg = self.config
         raw = ev.raw
         if self._ts is None:
@@ -474,7 +474,7 @@ class QSDecoder:
             return [record]
         return [record, self._malformed(ev, error)]
 
-    def _guard(self, ev: Frame, fn) -> list[QSEvent]:
+    def _guard(self, ev: QSFrame, fn) -> list[QSEvent]:
         try:
             return [fn(ev)]
         except (struct.error, KeyError, IndexError, ValueError) as exc:
@@ -485,7 +485,7 @@ class QSDecoder:
         st = struct.Struct("<" + "".join(_UINT[s] for s in sizes))
         return st.unpack_from(data, pos), pos + st.size
 
-    def _query(self, ev: Frame) -> Record:
+    def _query(self, ev: QSFrame) -> Record:
         cfg = self.config
         data = ev.raw[:-1]
         (ts, kind, obj), pos = self._read(data, 2, cfg.tstamp_size, 1, cfg.obj_ptr_size)
@@ -511,7 +511,7 @@ class QSDecoder:
             raise ValueError(f"{len(data) - pos} bytes unused")
         return self._record(ev, ts, names, values)
 
-    def _peek(self, ev: Frame) -> Record:
+    def _peek(self, ev: QSFrame) -> Record:
         cfg = self.config
         data = ev.raw[:-1]
         (ts, offset, size, num), pos = self._read(data, 2, cfg.tstamp_size, 2, 1, 1)

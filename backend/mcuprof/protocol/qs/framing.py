@@ -30,7 +30,7 @@ EMPTY_RECORD = 0
 MAX_FRAME = 512
 
 
-class Frame(NamedTuple):
+class QSFrame(NamedTuple):
     """One good frame: ``raw`` is the whole unstuffed frame (sequence number, record
     id, data, checksum); ``index`` counts good frames from 0."""
 
@@ -63,7 +63,7 @@ class Discontinuity(NamedTuple):
     seq: int
 
 
-FramerEvent = Frame | BadFrame | Discontinuity
+FramerEvent = QSFrame | BadFrame | Discontinuity
 
 
 class FrameStats:
@@ -160,7 +160,7 @@ class FrameBatch:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def frames(self) -> list[Frame]:
+    def frames(self) -> list[QSFrame]:
         buf = self.buf
         n = len(self.starts)
         raws = [buf[s:e] for s, e in zip(self.starts.tolist(), self.ends.tolist(), strict=True)]
@@ -168,7 +168,7 @@ class FrameBatch:
         return list(
             map(
                 _new_frame,
-                [Frame] * n,
+                [QSFrame] * n,
                 zip(
                     range(base, base + n), self.seqs.tolist(), self.recs.tolist(), raws, strict=True
                 ),
@@ -193,7 +193,7 @@ _NO_INT = np.empty(0, dtype=np.int64)
 
 
 class Framer:
-    """Sans-IO framer: ``feed`` bytes, get Frame / BadFrame / Discontinuity back;
+    """Sans-IO framer: ``feed`` bytes, get QSFrame / BadFrame / Discontinuity back;
     ``feed_batch`` gives the same as numpy columns (a FrameBatch)."""
 
     def __init__(self) -> None:
@@ -472,7 +472,7 @@ class ByteFramer:
             if self.started and rid != EMPTY_RECORD and seq != (self.last_seq + 1) & 0xFF:
                 out.append(Discontinuity(self.index, self.last_seq, seq))
             self.started = True
-            out.append(Frame(self.index, seq, rid, rec))
+            out.append(QSFrame(self.index, seq, rid, rec))
             self.index += 1
             self.last_seq = seq
         elif self.started and not self.overlong:

@@ -19,10 +19,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Path, Request
 from pydantic import BaseModel, ConfigDict
 
-from .. import kinds
-from ..errors import UserError
-from ..qs.watch import TargetWatch
-from .settings import MAX_TICK_HZ
+from ... import kinds
+from ...errors import UserError
+from ...qs.watch import TargetWatch
+from ..settings import MAX_TICK_HZ
 
 router = APIRouter(prefix="/api/qs/time")
 SessionId = Annotated[int, Path(ge=1, le=2**62)]
@@ -43,7 +43,7 @@ def install(app: FastAPI) -> None:
         replaying=lambda: live.conn.port_label is not None,
         log=live.on_log,
     )
-    app.state.live.qs_listeners.append(app.state.qs_watch)
+    app.state.live.links.qs.listeners.append(app.state.qs_watch)
     app.include_router(router)
 
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ..profile import Profile
-from ..profile.columns import Spill
-from ..profile.load import JOIN_MAX_HELD
-from ..profile.timebase import concat_records
-from ..protocol import Metadata
+from ...profile import Profile
+from ...profile.columns import Spill
+from ...profile.load import JOIN_MAX_HELD
+from ...profile.timebase import concat_records
+from ...protocol import Metadata
 
 INGEST_CHUNK = 1 << 18  # records per Profile.add when a backlog is drained
 # Joining records that land behind (see above; docs/limits.md): at most JOIN_MAX_HELD held

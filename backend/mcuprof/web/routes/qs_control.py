@@ -24,11 +24,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
 
-from ..errors import UserError
-from ..protocol.qs import QUERY_KINDS, Record
-from ..protocol.qs.records import PEEK_DATA, PREDEFINED_LAST, QUERY_DATA, RECORDS, TARGET_INFO
-from ..qs.monitor import group_of
-from ..qs.rx import (
+from ...errors import UserError
+from ...protocol.qs import QUERY_KINDS, Record
+from ...protocol.qs.records import PEEK_DATA, PREDEFINED_LAST, QUERY_DATA, RECORDS, TARGET_INFO
+from ...qs.monitor import group_of
+from ...qs.rx import (
     EVT_DISPATCH,
     EVT_INIT,
     EVT_POST_CURR,
@@ -44,10 +44,10 @@ from ..qs.rx import (
     RxCommands,
     RxError,
 )
-from ..qs.text import record_line
-from .deps import LiveDep
-from .live import LiveSession
-from .security import client_message_error
+from ...qs.text import record_line
+from ..deps import LiveDep
+from ..live.session import LiveSession
+from ..security import client_message_error
 
 router = APIRouter(prefix="/api/qs/control")
 
@@ -68,7 +68,7 @@ _HEX_SEP = re.compile(r"[\s,:]")
 
 
 class Answers:
-    """A QS listener (``LiveSession.qs_listeners``): the target's answers, newest last."""
+    """A QS listener (``LiveSession.links.qs.listeners``): the target's answers, newest last."""
 
     def __init__(self, limit: int = MAX_ANSWERS) -> None:
         self._lock = threading.Lock()
@@ -108,7 +108,7 @@ class Answers:
 def install(app: FastAPI) -> None:
     """The routes, and the answers listener on the app's live session."""
     app.state.qs_answers = Answers()
-    app.state.live.qs_listeners.append(app.state.qs_answers)
+    app.state.live.links.qs.listeners.append(app.state.qs_answers)
     app.include_router(router)
 
 

@@ -11,8 +11,8 @@ import collections
 from collections.abc import Callable
 from typing import Any
 
-from ..link.base import LinkState
-from ..protocol import Status
+from ...link.base import LinkState
+from ...protocol import Status
 
 RATE_WINDOW_S = 2.0
 OVERFLOW_WARN_S = 10.0

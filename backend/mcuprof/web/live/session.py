@@ -3,14 +3,16 @@ and the capture being written to the session store.
 
 LiveSession coordinates five parts, each with one job:
 
-- ``Connection`` (live_connection.py): which link, on which port, in which state;
-- ``LiveProfile`` (live_profile.py): the profile and the queue that feeds it;
+- ``Connection`` (connection.py): which link, on which port, in which state;
+- ``LiveProfile`` (profile.py): the profile and the queue that feeds it;
 - ``Recorder`` (recorder.py): the capture being written to the store;
 - ``Health`` (health.py): counts, loss, rates and warnings;
 - ``Publisher`` (publisher.py): the websocket updates, and what the page reports back;
 
-plus the log (live_log.py). What differs between protocols is the link's and its
+plus the log (log.py). What differs between protocols is the link's and its
 protocol object's (link/base.py, link/open.py): this module never branches on one.
+Callers read a part's state from the part that owns it (``live.conn.link``,
+``live.feed.profile``, ``live.recorder.capture_id``, the link opener's listeners).
 
 Theory of operation: four kinds of threads, three locks.
 
@@ -40,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
-from ..link import DeviceSession
-from ..link.base import LinkState
-from ..link.open import (
+from ...errors import UserError
+from ...link import DeviceSession
+from ...link.base import LinkState
+from ...link.open import (
     NO_CONTROL,
     REPLAYING_NO_CONTROL,
     LinkOpener,
@@ -51,26 +53,25 @@ from ..link.open import (
     close_quietly,
     sim_url,
 )
-from ..profile.columns import ColumnsFull
-from ..protocol import Metadata, Status
-from ..store import Store
-from ..symbols import SymbolTable
-from .elfs import ElfCatalog, ElfChoice
-from .filenames import file_stem
+from ...profile.columns import ColumnsFull
+from ...protocol import Metadata, Status
+from ...store import Store
+from ...symbols import SymbolTable
+from ..elfs import ElfCatalog, ElfChoice
+from ..filenames import file_stem
+from ..settings import SIM_PORT, Settings
+from .connection import Connection
 from .health import Health
-from .live_connection import Connection
-from .live_log import LiveLog
-from .live_names import ProtocolNames, Via
-from .live_open import Cancelled, Loading, StoredCounts, feed_monitors
-from .live_profile import LiveProfile
+from .log import LiveLog
+from .open import Cancelled, Loading, StoredCounts, feed_monitors
+from .profile import LiveProfile
 from .publisher import Publisher
 from .recorder import STORED_CHUNK, Recorder
-from .settings import SIM_PORT, Settings
 
 __all__ = ["STORED_CHUNK", "LiveSession"]
 
 
-class LiveSession(ProtocolNames):
+class LiveSession:
     def __init__(
         self,
         settings: Settings,
@@ -110,36 +111,13 @@ class LiveSession(ProtocolNames):
         # id, name, captured_at, records. Exports and the banner follow it until a Start.
         self.opened: dict[str, Any] | None = None
         # An opened session's stream counts for the monitors, shown as a link's are
-        # (live_open.py).
+        # (open.py).
         self.opened_counts: Any = None
         # Whether records go into the profile: most devices send them only while
         # profiling; for a target that traces while idle the profile holds what came
         # between Start and Stop (the link's monitors see everything).
         self._taking = True
         self._restoring = False  # reconnecting after a replay: its trace stays shown
-
-    # ------------------------------------------------------------- the parts' values, by
-    # the names the app, the API and the tests use
-
-    session = Via("conn", "link", settable=True)
-    state = Via("conn", "state", settable=True)
-    metadata = Via("conn", "metadata", settable=True)
-    replay_total = Via("conn", "replay_total", settable=True)
-    reason = Via("conn", "reason")
-    port = Via("conn", "port")
-    port_label = Via("conn", "port_label")
-    baud = Via("conn", "baud")
-    kind = Via("conn", "kind")  # the protocol of the connected source
-    connected = Via("conn", "connected")
-    writer = Via("recorder", "writer")
-    capture_id = Via("recorder", "capture_id")
-    last_status = Via("link_health", "last_status")
-    profile = Via("feed", "profile")
-    _profile_lock = Via("feed", "lock")
-    version = Via("feed", "version")
-    frame_ms = Via("publisher", "frame_ms")
-    latencies_ms = Via("publisher", "latencies_ms")
-    _next_icicle_at = Via("publisher", "next_icicle_at", settable=True)
 
     # ------------------------------------------------------------- listener (reader thread)
 
@@ -243,7 +221,7 @@ class LiveSession(ProtocolNames):
         and ends by itself, reconnecting the link that was connected before."""
         conn = self.conn
         if conn.port_label is None and conn.loading is None:  # (else it is remembered)
-            port = conn.port if self.connected else None
+            port = conn.port if self.conn.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
         conn.replay_total = total
@@ -301,7 +279,7 @@ class LiveSession(ProtocolNames):
             finally:
                 self._restoring = False
 
-    # ------------------------------------------------------------- open (live_open.py)
+    # ------------------------------------------------------------- open (open.py)
 
     def open_stored(
         self, label: str, opened: dict[str, Any], kind: str, metadata: Any, total: int | None
@@ -311,7 +289,7 @@ class LiveSession(ProtocolNames):
         the views emptied, the progress shown in place of a replay's."""
         conn = self.conn
         if conn.port_label is None and conn.loading is None:
-            port = conn.port if self.connected else None
+            port = conn.port if self.conn.connected else None
             conn.restore = (port, conn.baud, conn.proto) if port is not None else None
         self.disconnect()
         with self._command_lock:
@@ -568,7 +546,7 @@ class LiveSession(ProtocolNames):
 
     def ingest(self, flush: bool = False) -> int:
         """Move queued records into the profile. Returns the number of records added.
-        ``flush``: those a timer restart put behind too, now (live_profile.py)."""
+        ``flush``: those a timer restart put behind too, now (profile.py)."""
         try:
             added = self.feed.ingest(flush)
             if added:
@@ -660,7 +638,7 @@ class LiveSession(ProtocolNames):
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "connected": self.connected,
+            "connected": self.conn.connected,
             "device": self.device_info(),
             "health": self.health(),
             "elf": self.elf.as_dict() if self.elf else None,
@@ -668,7 +646,7 @@ class LiveSession(ProtocolNames):
             "elf_warnings": list(getattr(self.symbols, "warnings", []) or []),
             "default_port": self.settings.device_port(),
             "default_port_label": self.describe_port(self.settings.device_port()),
-            "version": self.version,
+            "version": self.feed.version,
             "file_stem": self.file_stem(),
             "capture_started": self.capture_started,
             "range": self.time_range(),

@@ -7,8 +7,8 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from ..errors import UserError
-from ..paths import frontend_dir
+from ...errors import UserError
+from ...paths import frontend_dir
 
 router = APIRouter()
 

@@ -14,13 +14,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from ..capture import QS_CHUNK
-from ..errors import UserError
-from ..protocol.qs import QSDecoder
-from ..qs.clock import SeriesClock
-from ..qs.flowlog import FlowSnapshot
-from ..qs.seq_svg import SeqSvg
-from ..qs.sequence import (
+from ...capture import QS_CHUNK
+from ...errors import UserError
+from ...protocol.qs import QSDecoder
+from ...qs.clock import SeriesClock
+from ...qs.flowlog import FlowSnapshot
+from ...qs.seq_svg import SeqSvg
+from ...qs.sequence import (
     SEQ_LIST_MAX,
     FlowItem,
     SeqError,
@@ -30,11 +30,11 @@ from ..qs.sequence import (
     parse_seq_list,
     state_label,
 )
-from .decode_pool import in_decode_pool, iterate_in_decode_pool
-from .deps import WindowDep
+from ..deps import WindowDep
+from ..filenames import disposition, stored_stem
+from ..live.decode_pool import in_decode_pool, iterate_in_decode_pool
 from .exports import attachment
-from .filenames import disposition, stored_stem
-from .qs_api import MonitorDep, SessionParam, _store
+from .qs import MonitorDep, SessionParam, _store
 
 router = APIRouter(prefix="/api/qs/flow")
 

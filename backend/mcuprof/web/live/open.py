@@ -59,7 +59,7 @@ def feed_monitors(
     stream order). Returns the source's counts (frames, bad frames, gaps, steps...) for
     the health panel."""
     each: Callable[[list[Any]], None] = listener.on_qs_events
-    from ..sources.qs import QSSource
+    from ...sources.qs import QSSource
 
     source = QSSource(tick_hz or 0)  # events=True: what the live link decodes
     for chunk in chunks:

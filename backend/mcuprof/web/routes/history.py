@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from ..errors import UserError
-from ..history.series import METRICS, history
-from ..store import Store
-from ..store.tags import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS, parse_tags
+from ...errors import UserError
+from ...history.series import METRICS, history
+from ...store import Store
+from ...store.tags import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS, parse_tags
 
 router = APIRouter(prefix="/api/history")
 

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import kinds
-from ..errors import UserError
-from ..loss import LossChunks
-from ..protocol import Metadata, encode_metadata
-from ..store import Store
+from ... import kinds
+from ...errors import UserError
+from ...loss import LossChunks
+from ...protocol import Metadata, encode_metadata
+from ...store import Store
 
 STORED_CHUNK = 1 << 22  # bytes of a stored capture decoded at a time
 

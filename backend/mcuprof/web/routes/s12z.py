@@ -12,13 +12,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
-from ..errors import UserError
-from ..s12z.store import import_trace, session_analysis
-from ..store import Store
-from ..store.model import MAX_NAME
-from .decode_pool import in_decode_pool
+from ...errors import UserError
+from ...s12z.store import import_trace, session_analysis
+from ...store import Store
+from ...store.model import MAX_NAME
+from ..live.decode_pool import in_decode_pool
+from ..uploads import received_capture
 from .exports import attachment
-from .uploads import received_capture
 
 router = APIRouter(prefix="/api/s12z")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import threading
 from typing import Annotated, Any, Literal
 
@@ -13,29 +14,29 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
-from .. import kinds
-from ..capture import QS_CHUNK
-from ..diff import diff_profiles
-from ..diff.export import basis_text, render_folded2, render_svg
-from ..diff.gate import GateSide, per_call
-from ..diff.gated import gated_report
-from ..diff.reduce import Reduced, reduce_profile
-from ..diff.report import parse_confidence, parse_threshold, timebase_check
-from ..errors import UserError
-from ..link.replay import parse_speed
-from ..loss import loss_of_chunks
-from ..profile import Profile
-from ..store import RECORDING, SessionInfo, Store
-from ..store.api import describe
-from ..store.model import MAX_NAME, MAX_NOTES
-from ..store.tags import MAX_TAGS
-from ..symbols import SymbolTable
-from . import views
-from .decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
-from .exports import StoredView, attachment, check_format, export_title, render_profile
-from .filenames import disposition
-from .icicle import Frame, icicle_payload
-from .uploads import received_capture
+from ... import kinds
+from ...capture import QS_CHUNK
+from ...diff import diff_profiles
+from ...diff.export import basis_text, render_folded2, render_svg
+from ...diff.gate import GateSide, per_call
+from ...diff.gated import gated_report
+from ...diff.reduce import Reduced, reduce_profile
+from ...diff.report import parse_confidence, parse_threshold, timebase_check
+from ...errors import UserError
+from ...link.replay import Stream, parse_speed
+from ...loss import loss_of_chunks
+from ...profile import Profile
+from ...store import RECORDING, SessionInfo, Store
+from ...store.api import describe
+from ...store.model import MAX_NAME, MAX_NOTES
+from ...store.tags import MAX_TAGS
+from ...symbols import SymbolTable
+from .. import views
+from ..filenames import disposition
+from ..icicle import Frame, icicle_payload
+from ..live.decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
+from ..uploads import received_capture
+from .exports import Shown, attachment, check_format, export_title, render_profile
 
 router = APIRouter(prefix="/api/sessions")
 
@@ -194,16 +195,16 @@ def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]
     if new == "live":
         live = _live(request)
     # As `mcuprof compare`: a pair timed by different timer frequencies is refused.
-    new_meta = live.metadata if new == "live" else store.get(int(new)).metadata
+    new_meta = live.conn.metadata if new == "live" else store.get(int(new)).metadata
     timebase = timebase_check(store.get(int(base)).metadata, new_meta)
     if timebase["mismatch"]:
         names = f"{_side_name(store, base)} against {_side_name(store, new)}"
         raise UserError(f"cannot compare {names}: {timebase['message']}")
     base_profile = _session_profile(store, int(base), fallback, tick_hz)
     if new == "live":
-        with live._profile_lock:
+        with live.feed.lock:
             live.ingest(flush=True)
-            diff = diff_profiles(base_profile, live.profile)
+            diff = diff_profiles(base_profile, live.feed.profile)
     else:
         diff = diff_profiles(base_profile, _session_profile(store, int(new), fallback, tick_hz))
     return diff, _side_name(store, base), _side_name(store, new)
@@ -282,7 +283,8 @@ async def list_sessions(request: Request) -> dict[str, Any]:
     store = _store(request)
     sessions = await asyncio.to_thread(store.list)
     live = getattr(request.app.state, "live", None)
-    recording = getattr(live, "capture_id", None) if getattr(live, "writer", None) else None
+    recorder = getattr(live, "recorder", None)
+    recording = recorder.capture_id if recorder is not None and recorder.writer else None
     return {
         "sessions": [_row(s) for s in sessions],
         "recording": recording,
@@ -464,16 +466,16 @@ async def export_session(
     session is opened: the same bytes, titles and file name."""
     store = _store(request)
     suffix, media = check_format(fmt)
-    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     if fmt == "raw":
-        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.file_stem()}{suffix}")
+        return await asyncio.to_thread(stream_raw, store, sid, f"{shown.stem}{suffix}")
     max_nodes = request.app.state.settings.icicle_max_nodes
 
     def work() -> bytes | str:
         return render_profile(shown, _exported_profile(request, sid), fmt, None, max_nodes)
 
     body = await in_decode_pool(work)
-    return attachment(body, f"{shown.file_stem()}{suffix}", media)
+    return attachment(body, f"{shown.stem}{suffix}", media)
 
 
 @router.get("/{sid}/flame")
@@ -481,7 +483,7 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
     """A stored session's flame graph data with its export titles and file name: what the
     page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
     store = _store(request)
-    shown = StoredView(await asyncio.to_thread(store.get, sid))
+    shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     max_nodes = request.app.state.settings.icicle_max_nodes
 
     def work() -> dict[str, Any]:
@@ -492,7 +494,7 @@ async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
             "flame": payload,
             "title": title,
             "subtitle": subtitle,
-            "file_stem": shown.file_stem(),
+            "file_stem": shown.stem,
         }
 
     return await in_decode_pool(work)
@@ -513,19 +515,22 @@ RAW_CHUNK = 1 << 20  # bytes read per piece of a raw download
 
 def stream_raw(store: Store, sid: int, filename: str) -> Response:
     """A session's stream as a download, read a piece at a time (a session of GBs was
-    held whole). The bytes the file held when opened: for a session still recording,
-    what was written so far, with the length known up front."""
-    size = store.raw_size(sid)  # before opening: a recording file only grows
-    f = store.open_raw(sid)
+    held whole): the bytes as the device sent them, whatever the store keeps. The bytes
+    stored when asked: for a session still recording, what was written so far, with the
+    length known up front."""
+    size = store.raw_size(sid)  # before reading: a recording only grows
+    chunks = store.raw_chunks(sid, RAW_CHUNK)
+    # The first piece is read here, so a file the store refuses is a 4xx, not a cut body.
+    first = next(chunks, b"")
 
     def pieces() -> Any:
-        if f is None:
-            return
-        with f:
-            left = size
-            while left > 0 and (data := f.read(min(RAW_CHUNK, left))):
-                left -= len(data)
-                yield data
+        left = size
+        for data in itertools.chain((first,), chunks):
+            if left <= 0:
+                break
+            yield data if len(data) <= left else data[:left]
+            left -= len(data)
+        chunks.close()
 
     return StreamingResponse(
         pieces(),
@@ -549,13 +554,13 @@ def _replay_state(request: Request) -> dict[str, Any] | None:
     state = _replaying.get(id(live))
     if state is None:
         return None
-    if getattr(getattr(live, "conn", None), "loading", None) is not None:
+    conn = live.conn
+    if conn.loading is not None:
         return state  # an open still loading
-    session = getattr(live, "session", None)
     if (
-        session is None
-        or getattr(live, "state", "disconnected") == "disconnected"
-        or getattr(live, "port_label", "") is None  # ended: the device is back
+        conn.link is None
+        or conn.state == "disconnected"
+        or conn.port_label is None  # ended: the device is back
     ):
         _replaying.pop(id(live), None)
         return None
@@ -577,15 +582,14 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
     if body.open and speed is None and hasattr(live, "open_stored"):
         return await _open(request, store, live, info)
     label = f"Replay of session {sid} ({info.name}) at {body.speed.strip().lower()}"
-    if not hasattr(store, "raw_path"):
-        raise UserError("replay reads a session file: not available on a PostgreSQL store yet")
-    path = store.raw_path(sid)
-    if not path.is_file() or path.stat().st_size == 0:
+    size = await asyncio.to_thread(store.raw_size, sid)
+    if size == 0:
         raise UserError(f"session {sid} holds no data to replay")
-    # The recording is read from its file in chunks as it plays, never held whole.
+    # The recording is read from the store in chunks as it plays, never held whole.
+    recording = Stream(lambda n: store.raw_chunks(sid, n), size)
     device, factory = await asyncio.to_thread(
         kinds.get(info.kind).replay,
-        path,
+        recording,
         speed,
         metadata=info.metadata,
         tick_hz=session_tick_hz(info, live.settings.qs_tick_hz),
@@ -627,7 +631,7 @@ def _opened(info: SessionInfo, speed: str, open_: bool) -> dict[str, Any]:
 async def _open(request: Request, store: Store, live: Any, info: SessionInfo) -> dict[str, Any]:
     """The Sessions tab's Open: the session loaded by the CLI's loader (the kind's
     load_stored, as `mcuprof info` and `compare` read it) straight into the live views,
-    on the decode pool; the page follows its progress (live_open.py)."""
+    on the decode pool; the page follows its progress (web/live/open.py)."""
     sid = info.id
     kind = kinds.get(info.kind)
     label = f"Opening session {sid} ({info.name})"
@@ -652,21 +656,21 @@ async def _open(request: Request, store: Store, live: Any, info: SessionInfo) ->
 
 def _count_aside(live: Any, device: Any, label: str) -> None:
     total = device.count_records()
-    if getattr(live, "port_label", None) == label:  # still this replay
-        live.replay_total = total
+    if live.conn.port_label == label:  # still this replay
+        live.conn.replay_total = total
 
 
 REPLAY_BACKLOG = 1 << 19  # records decoded but not yet in the profile, at most
 
 
 def _backlog(live: Any) -> int:
-    session = getattr(live, "session", None)
-    if session is None:
+    link = live.conn.link
+    if link is None:
         return 0
-    # Records a timer restart put behind are held back on purpose (live_profile.py): the
+    # Records a timer restart put behind are held back on purpose (web/live/profile.py): the
     # replay reads on, so they are joined in steps that grow with the profile.
-    held = int(getattr(getattr(live, "feed", None), "n_held", 0))
-    return int(session.records_received_since_start) - int(live.profile_records()) - held
+    held = int(live.feed.n_held)
+    return int(link.records_received_since_start) - int(live.profile_records()) - held
 
 
 def _attach_replay(

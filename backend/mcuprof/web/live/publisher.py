@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from . import views
-from .live_profile import LiveProfile
+from .. import views
+from .profile import LiveProfile
 
 SAMPLES = 20000  # latency and frame-time samples kept for /api/metrics
 
@@ -81,7 +81,7 @@ class Publisher:
         if log:
             self.published_log = log[-1]["seq"]
         message["device"] = live.device_info()
-        message["connected"] = live.connected
+        message["connected"] = live.conn.connected
         message["server_ts"] = self.wall() * 1000.0
         return json.dumps(message)
 

@@ -9,12 +9,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from ..errors import UserError
-from ..link import list_ports
-from . import timing, views
-from .deps import CatalogDep, LiveDep, SettingsDep, WindowDep
-from .live import LiveSession
-from .uploads import receive_bytes, receive_file
+from ... import kinds
+from ...errors import UserError
+from ...link import list_ports
+from .. import timing, views
+from ..deps import CatalogDep, LiveDep, SettingsDep, WindowDep
+from ..live.session import LiveSession
+from ..uploads import receive_bytes, receive_file
 
 router = APIRouter(prefix="/api")
 
@@ -32,6 +33,12 @@ class SelectElfBody(BaseModel):
 @router.get("/state")
 async def state(live: LiveDep) -> dict[str, Any]:
     return await asyncio.to_thread(live.state_dict)
+
+
+@router.get("/kinds")
+async def kind_list() -> dict[str, Any]:
+    """Each kind of capture as the page asks it (views, controls, labels)."""
+    return {"kinds": [k.describe() for k in kinds.KINDS]}
 
 
 @router.get("/ports")
@@ -140,9 +147,9 @@ async def log(live: LiveDep, since: int = 0) -> dict[str, Any]:
 
 
 def _query(live: Any, fn: Any, *args: Any) -> Any:
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest()
-        return fn(live.profile, *args)
+        return fn(live.feed.profile, *args)
 
 
 @router.get("/flame")
@@ -212,7 +219,7 @@ async def load_budgets(
 ) -> dict[str, Any]:
     """The page's budgets file (its TOML is the body): parsed as serve --budgets parses
     it, it replaces the server's budgets; answers their verdicts, as GET does."""
-    from ..profile.budget import MAX_BUDGET_BYTES, parse
+    from ...profile.budget import MAX_BUDGET_BYTES, parse
 
     text = await receive_bytes(request, MAX_BUDGET_BYTES, name)
     loaded = tuple(parse(text, name))  # a one-line UserError (400): nothing replaced

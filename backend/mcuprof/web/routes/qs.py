@@ -13,15 +13,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
-from .. import kinds
-from ..capture import QS_CHUNK
-from ..errors import UserError
-from ..protocol.qs import QSDecoder
-from ..protocol.qs.records import RECORDS
-from ..qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
-from ..store import Store
-from .decode_pool import SingleFlight, in_decode_pool
-from .filenames import disposition
+from ... import kinds
+from ...capture import QS_CHUNK
+from ...errors import UserError
+from ...protocol.qs import QSDecoder
+from ...protocol.qs.records import RECORDS
+from ...qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
+from ...store import Store
+from ..filenames import disposition
+from ..live.decode_pool import SingleFlight, in_decode_pool
 
 router = APIRouter(prefix="/api/qs")
 

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
-from ..errors import UserError
-from ..export import FORMATS as PROFILE_FORMATS
-from ..export import Format
-from ..export.titles import flame_titles
-from . import views
-from .deps import LiveDep, SettingsDep, WindowDep
-from .filenames import disposition, stored_stem, stored_time
+from ...errors import UserError
+from ...export import FORMATS as PROFILE_FORMATS
+from ...export import Format
+from ...export.titles import flame_titles
+from .. import views
+from ..deps import LiveDep, SettingsDep, WindowDep
+from ..filenames import disposition, stored_stem, stored_time
 
 router = APIRouter(prefix="/api/export")
 
@@ -48,19 +49,19 @@ def attachment(body: bytes | str, filename: str, media: str) -> Response:
 def _render(live: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int) -> bytes | str:
     # The live lock is held only to copy the records: the state endpoint and the
     # WebSocket keep answering while a large capture renders.
-    with live._profile_lock:
+    with live.feed.lock:
         live.ingest(flush=True)
         if live.profile_records() == 0:
             raise UserError("nothing to export yet: click Start and capture some data")
-        profile = live.profile.snapshot()
-    return render_profile(live, profile, fmt, window, max_nodes)
+        profile = live.feed.profile.snapshot()
+    return render_profile(Shown.live(live), profile, fmt, window, max_nodes)
 
 
 def render_profile(
-    shown: Any, profile: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int
+    shown: Shown, profile: Any, fmt: str, window: tuple[float, float] | None, max_nodes: int
 ) -> bytes | str:
-    """One export of ``profile``; ``shown`` is the live session, or a StoredView of a
-    stored session, for the titles of the flame exports."""
+    """One export of ``profile``; ``shown`` names the capture on view (live or stored)
+    for the titles of the flame exports."""
     made = FORMATS[fmt]
     title = None
     if made.titled:
@@ -74,22 +75,28 @@ def render_profile(
     return b"".join(parts)
 
 
-class StoredView:
-    """What the export titles and file names read of the live session showing an opened
-    session, for a stored session exported from its row without opening it: the same
-    title, subtitle and file name as when it is opened."""
+@dataclass(frozen=True)
+class Shown:
+    """What the export titles and file names say of the capture on view: the live
+    session's, or a stored session's exported from its row without opening it (the same
+    title, subtitle and file name as when it is opened)."""
 
-    def __init__(self, info: Any) -> None:
-        self.metadata = info.metadata
-        self.capture_started = stored_time(info)
-        self.opened = {"id": info.id, "name": info.name, "captured_at": self.capture_started}
-        self._stem = stored_stem(info)
+    metadata: Any
+    when: float | None  # the capture time the subtitle gives
+    opened: dict[str, Any] | None  # the stored session on view, if one is
+    stem: str  # the file name, without its suffix
 
-    def file_stem(self) -> str:
-        return self._stem
+    @classmethod
+    def live(cls, live: Any) -> Shown:
+        opened = live.opened
+        when = live.capture_time() if opened is not None else live.capture_started
+        return cls(live.conn.metadata, when, opened, live.file_stem())
 
-    def capture_time(self) -> float:
-        return self.capture_started
+    @classmethod
+    def stored(cls, info: Any) -> Shown:
+        when = stored_time(info)
+        opened = {"id": info.id, "name": info.name, "captured_at": when}
+        return cls(info.metadata, when, opened, stored_stem(info))
 
 
 def check_format(fmt: str) -> tuple[str, str]:
@@ -99,13 +106,14 @@ def check_format(fmt: str) -> tuple[str, str]:
     return FORMATS[fmt].suffix, FORMATS[fmt].media
 
 
-def export_title(live: Any, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
+def export_title(shown: Shown, profile: Any, payload: dict[str, Any]) -> tuple[str, str]:
     """Title lines of the flame exports: firmware version, capture time, window, total."""
-    meta = live.metadata
+    meta = shown.metadata
     version = meta.fw_version if meta is not None else None
-    opened = getattr(live, "opened", None)
-    when = live.capture_time() if opened is not None else live.capture_started
-    title, subtitle = flame_titles(version, when, payload.get("window"), profile.t0_us, payload)
+    opened = shown.opened
+    title, subtitle = flame_titles(
+        version, shown.when, payload.get("window"), profile.t0_us, payload
+    )
     if opened is not None:  # a stored session: say which, after its capture time
         head, _, rest = subtitle.partition(" · ")
         subtitle = f"{head} · session {opened['id']} ({opened['name']}) · {rest}"
@@ -127,7 +135,7 @@ async def export(
 ) -> Response:
     suffix, media = check_format(fmt)
     if fmt == "raw":
-        from .sessions_api import stream_raw
+        from .sessions import stream_raw
 
         found = await asyncio.to_thread(live.raw_capture)
         if found is None:
@@ -143,7 +151,7 @@ async def export(
 
 def _inline_modules() -> str:
     """The page's own flame component and formatting, as one classic script."""
-    from ..paths import frontend_dir
+    from ...paths import frontend_dir
 
     js = frontend_dir() / "js"
     parts = []
@@ -167,7 +175,7 @@ def standalone_html(payload: dict[str, Any], title: str, subtitle: str = "") -> 
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
     code = _inline_modules().replace("</script", "<\\/script")
-    from ..paths import frontend_dir
+    from ...paths import frontend_dir
 
     template = (frontend_dir() / "export.html").read_text(encoding="utf-8")
     html = template.replace("@TITLE@", safe(title)).replace("@SUB@", safe(subtitle))

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UserError
-from ..link.base import LinkState
-from ..link.open import LinkOpener, LinkProtocol, close_quietly
-from ..protocol import Metadata
+from ...errors import UserError
+from ...link.base import LinkState
+from ...link.open import LinkOpener, LinkProtocol, close_quietly
+from ...protocol import Metadata
 
 
 class Connection:
@@ -37,7 +37,7 @@ class Connection:
         self.replay_started = 0.0
         self.restore: tuple[str, int, str] | None = None  # port, baud, proto
         self.replay_ending = False
-        # A stored session being opened by the loader (live_open.py), shown as a replay's
+        # A stored session being opened by the loader (open.py), shown as a replay's
         # progress is; None otherwise.
         self.loading: Any = None
 

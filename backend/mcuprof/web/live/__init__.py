@@ -1,0 +1,1 @@
+"""The live session (session.py: LiveSession) and its parts, one job each."""

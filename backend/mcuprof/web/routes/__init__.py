@@ -1,0 +1,1 @@
+"""The dashboard's HTTP routes: one APIRouter per module, included by web/app.py."""
