@@ -24,6 +24,7 @@ import numpy as np
 import serial
 
 from ..errors import UserError
+from ..profile.keyed import Records
 from ..protocol import (
     Ack,
     Command,
@@ -71,7 +72,7 @@ class SessionListener(Protocol):
 
     def on_raw(self, data: bytes) -> None: ...
     def on_metadata(self, meta: Metadata) -> None: ...
-    def on_records(self, records: np.ndarray) -> None: ...
+    def on_records(self, records: Records) -> None: ...
     def on_status(self, status: Status) -> None: ...
     def on_state(self, state: str, reason: str | None) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
@@ -86,7 +87,7 @@ class NullListener:
     def on_metadata(self, meta: Metadata) -> None:
         pass
 
-    def on_records(self, records: np.ndarray) -> None:
+    def on_records(self, records: Records) -> None:
         pass
 
     def on_status(self, status: Status) -> None:

@@ -77,3 +77,8 @@ class KeyedCalls:
             np.concatenate(shifted) if shifted else _empty(np.int32),
             frames,
         )
+
+
+# What a source hands the model (``Profile.add``): MiniProfiler's records (RECORD_DTYPE)
+# or keyed calls.
+Records = np.ndarray | KeyedCalls

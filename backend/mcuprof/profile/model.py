@@ -23,13 +23,12 @@ from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
 from .kernels import depth_groups, is_sorted, sort_entries
-from .keyed import KeyedCalls
+from .keyed import KeyedCalls, Records
 from .levels import Level, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
 
 Window = tuple[float, float] | None
-Records = np.ndarray | KeyedCalls  # what ``add`` takes: see there
 _CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least this often
 # Records an add may leave staged (not yet merged into the levels) until a read: a batch
 # entered before the records held merges into the middle of the levels and re-parents

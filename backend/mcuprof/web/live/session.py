@@ -40,8 +40,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ...errors import UserError
 from ...link import DeviceSession
 from ...link.base import LinkState
@@ -54,6 +52,7 @@ from ...link.open import (
     sim_url,
 )
 from ...profile.columns import ColumnsFull
+from ...profile.keyed import Records
 from ...protocol import Metadata, Status
 from ...store import Store
 from ...symbols import SymbolTable
@@ -130,7 +129,7 @@ class LiveSession:
         self.feed.put_metadata(meta)
         self.recorder.set_metadata(meta)
 
-    def on_records(self, records: np.ndarray) -> None:
+    def on_records(self, records: Records) -> None:
         if self._taking:  # else a stream between Connect and Start, or after Stop
             self.feed.put_records(records)
 
