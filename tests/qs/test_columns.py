@@ -226,7 +226,23 @@ def test_wide_timestamps_and_many_values():
         assert fast.stats() == slow.stats()
         assert fast.stats()["rtc_steps"] == 3002
         wide = [r[0] for r in got[:9:3]]  # the three wide steps' entries
-        assert wide == [1 << 40, (2 << 40) + 3, (3 << 40) + 6]
+        assert wide == [0, (1 << 40) + 3, (2 << 40) + 6]  # from 2**40 modulo 2**32
+
+
+def test_an_epoch_clock_keeps_its_microseconds():
+    """8-byte timestamps counting from an epoch (ns since 1970 is about 2**61): the
+    capture starts at the first step's time modulo 2**32, so the model's float
+    microseconds stay exact (on the target's clock itself 33 ticks were 0 µs, or 512),
+    and a first step across the 32-bit wrap starts where it started (not before 0)."""
+    from mcuprof.sources import load
+
+    cases = [(4, t) for t in (1 << 61, (1 << 63) + 5, (1 << 64) - 100, (1 << 32) - 2)]
+    for info, t1 in [*cases, (0, (1 << 32) - 2)]:  # INFOS[0]: 4-byte timestamps
+        ops = [("info", info), ("step", 0x100, 4, 0x1000, t1, 6, 3, False)]
+        ops += [("step", 0x100, 4, 0x1000, 7, 6, 3, False)] * 3
+        profile = load("qs", build_from(ops, (*INFOS[info][1:], 2), 1, 0)).profile
+        assert profile.duration_us == 33.0, t1
+        assert profile.t0_ticks == t1 % (1 << 32), t1
 
 
 def test_short_timestamps_wrap_at_their_width():

@@ -45,6 +45,11 @@ LEVELS = ("object", "state", "signal")
 # ``names_lumped`` steps. QSPY holds at most 8,192 of each in its dictionaries.
 MAX_NAMES_PER_LEVEL = 8192
 OTHER = ("(other objects)", "(other states)", "(other signals)")
+# The capture's clock starts where its first step starts on the target's clock, modulo
+# 2**32 (MiniProfiler's records start so too): a clock of up to 32 bits keeps its times
+# as they were, and a wide one counting from an epoch (8-byte ns since 1970, ~2**61)
+# keeps the model's microseconds (float64) exact. Gaps after it are the clock's own.
+ORIGIN_MASK = np.uint64((1 << 32) - 1)
 _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
 # The preamble (dictionary records kept to make a stored capture stand alone) keeps one
 # record per dictionary key, and at most the entries the decoder's dictionaries hold
@@ -223,8 +228,9 @@ class QSSource:
         self.metadata = Metadata(0, self.tick_hz, 0, fw)
 
     def _calls(self, steps: StepColumns, resets: int) -> KeyedCalls:
-        """The steps as calls on the capture's clock: each step's end follows the last
-        one's by their difference on the target's clock (modulo its wrap), and the
+        """The steps as calls on the capture's clock (from ORIGIN_MASK's origin): each
+        step's end follows the last one's by their difference on the target's clock
+        (modulo its wrap), and the
         first step after a target reset (``resets`` in the chunk, each setting the
         clock back) starts a new segment right where the last one ended."""
         n = len(steps)
@@ -245,7 +251,7 @@ class QSSource:
         base = self._end
         if base is None:
             base = 0
-            delta[0] = raw[0]
+            delta[0] = (steps.start[0] & ORIGIN_MASK) + dur[0]
             new_segment[0] = False
         end = np.cumsum(delta.view(np.int64)) + base
         entry = end - dur.view(np.int64)
