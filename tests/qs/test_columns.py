@@ -295,3 +295,21 @@ def test_a_reset_starts_a_segment_without_a_gap() -> None:
         assert source.breaks == [1000 + 90], events
     profile = load("qs", data).profile
     assert profile.duration_us == 2 * 80  # each run: three 20-µs steps 10 µs apart
+
+
+def test_the_step_name_memo_starting_over_changes_nothing(monkeypatch):
+    """Past TRIPLE_MEMO step names the memo of their frames starts over: the calls and
+    frames are those of a memo that never does."""
+    from mcuprof.sources import qs
+
+    ops = [("info", 1)] + [
+        ("step", o, o % 7, 0x5000 + o % 11, 7, 5, 3, False) for o in range(1, 300)
+    ]
+    data = build(ops)
+    whole, expected = _source(data, [data], False)
+    monkeypatch.setattr(qs, "TRIPLE_MEMO", 5)
+    for events in (False, True):
+        small, got = _source(data, split(data, [len(data) // 2]), events)
+        assert got == expected
+        assert small.frames.seen == whole.frames.seen
+        assert len(small.frames._triples) <= 5

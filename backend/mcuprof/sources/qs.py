@@ -45,6 +45,9 @@ LEVELS = ("object", "state", "signal")
 # ``names_lumped`` steps. QSPY holds at most 8,192 of each in its dictionaries.
 MAX_NAMES_PER_LEVEL = 8192
 OTHER = ("(other objects)", "(other states)", "(other signals)")
+# Step names (object, state, signal) whose frames QSFrames remembers: past it the memo
+# starts over (the frames stay; only the lookup is made again).
+TRIPLE_MEMO = 4096
 # The capture's clock starts where its first step starts on the target's clock, modulo
 # 2**32 (MiniProfiler's records start so too): a clock of up to 32 bits keeps its times
 # as they were, and a wide one counting from an epoch (8-byte ns since 1970, ~2**61)
@@ -65,13 +68,17 @@ PREAMBLE_CAPACITY = {
 
 class QSFrames:
     """The frames of QS steps, keyed (level, name); past MAX_NAMES_PER_LEVEL names a
-    level gives its new names one "other" frame."""
+    level gives its new names one "other" frame. Each frame is numbered by its place
+    in ``seen``."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[int, str], FrameInfo] = {}  # at most the bound per level
         self._per_level = [0] * len(LEVELS)
         self._others: set[int] = set()  # levels whose "other" frame exists
         self.seen: list[FrameInfo] = []  # every frame handed out, in order of first use
+        self._number: dict[Any, int] = {}  # frame key -> its place in ``seen``
+        # (object, state, signal) -> its three frames' numbers and whether one is lumped
+        self._triples: dict[tuple[str, str, str], tuple[tuple[int, int, int], bool]] = {}
 
     def frame(self, level: int, name: str) -> tuple[FrameInfo, bool]:
         """The frame of ``name`` at ``level``, and whether it was lumped into "other"."""
@@ -81,7 +88,7 @@ class QSFrames:
         if self._per_level[level] < MAX_NAMES_PER_LEVEL:
             self._per_level[level] += 1
             info = self._known[level, name] = FrameInfo((level, name), name, LEVELS[level])
-            self.seen.append(info)
+            self._seen(info)
             return info, False
         other = FrameInfo((level, OTHER[level]), OTHER[level], LEVELS[level])
         if level not in self._others:
@@ -93,8 +100,24 @@ class QSFrames:
                 OTHER[level],
             )
             self._others.add(level)
-            self.seen.append(other)
+            self._seen(other)
         return other, True
+
+    def _seen(self, info: FrameInfo) -> None:
+        self._number[info.key] = len(self.seen)
+        self.seen.append(info)
+
+    def triple(self, names: tuple[str, str, str]) -> tuple[tuple[int, int, int], bool]:
+        """The numbers of the frames of a step named ``names`` (object, state, signal),
+        and whether one of them is lumped into "other"."""
+        got = self._triples.get(names)
+        if got is None:
+            if len(self._triples) >= TRIPLE_MEMO:
+                self._triples.clear()  # a target with ever new triples: start over
+            infos = [self.frame(level, name) for level, name in enumerate(names)]
+            numbers = tuple(self._number[info.key] for info, _ in infos)
+            got = self._triples[names] = (numbers, any(other for _, other in infos))  # type: ignore[assignment]
+        return got
 
 
 class QSSource:
@@ -280,22 +303,23 @@ class QSSource:
         frames returned, listed in order of first use (the model numbers new frames so);
         steps with a lumped name counted in ``names_lumped``."""
         uniq, first = np.unique(names.key, return_index=True)
-        frame = np.zeros((len(names.triples), 3), dtype=np.int32)
+        number = np.zeros((len(names.triples), 3), dtype=np.int64)
         lumped = np.zeros(len(names.triples), dtype=bool)
-        index: dict[Any, int] = {}
-        frames: list[FrameInfo] = []
-        for k in uniq[np.argsort(first)].tolist():
-            for level, name in enumerate(names.triples[k]):
-                info, other = self.frames.frame(level, name)
-                lumped[k] |= other
-                i = index.get(info.key)
-                if i is None:
-                    i = index[info.key] = len(frames)
-                    frames.append(info)
-                frame[k, level] = i
+        for k in uniq[np.argsort(first)].tolist():  # new frames numbered in order of use
+            number[k], lumped[k] = self.frames.triple(names.triples[k])
         if lumped.any():
             self.names_lumped += int(lumped[names.key].sum())
-        return frame, frames
+        # The frames the steps use, in order of first use in this batch.
+        used, at, inverse = np.unique(
+            number[names.key].reshape(-1), return_index=True, return_inverse=True
+        )
+        order = np.argsort(at, kind="stable")
+        rank = np.empty(len(used), np.int32)
+        rank[order] = np.arange(len(used), dtype=np.int32)
+        frame = np.zeros((len(names.triples), 3), dtype=np.int32)
+        frame[names.key] = rank[inverse].reshape(-1, 3)
+        seen = self.frames.seen
+        return frame, [seen[i] for i in used[order].tolist()]
 
     # ------------------------------------------------------------ for stored captures
 
