@@ -23,9 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ...profile import Profile
 from ...profile.columns import Spill
-from ...profile.keyed import Records
 from ...profile.load import JOIN_MAX_HELD
 from ...profile.timebase import concat_records
 from ...protocol import Metadata
@@ -50,7 +51,7 @@ class LiveProfile:
         self.columns_dir = columns_dir
         self.wall = wall
         self.clock = clock
-        self.held: list[Records] = []  # records that land behind, not yet joined
+        self.held: list[np.ndarray] = []  # records that land behind, not yet joined
         self.n_held = 0
         self.joins = 0  # merges of held-back records, for the tests and the log
         self._joined_at = clock()
@@ -67,7 +68,7 @@ class LiveProfile:
 
     # ------------------------------------------------------------- reader thread
 
-    def put_records(self, records: Records) -> None:
+    def put_records(self, records: np.ndarray) -> None:
         now = self.wall()
         if self.oldest_unpublished is None:
             self.oldest_unpublished = now
@@ -135,7 +136,7 @@ class LiveProfile:
         added = 0
         with self.lock:
             before = self.profile.n_records
-            batch: list[Records] = []
+            batch: list[np.ndarray] = []
             queued = 0
             # What is queued now, not what the reader adds meanwhile: a fast source
             # (a max-speed replay) would otherwise keep this loop, and the lock, forever.
@@ -163,7 +164,7 @@ class LiveProfile:
                 self.version += 1
         return entered
 
-    def _add(self, records: Records) -> None:
+    def _add(self, records: np.ndarray) -> None:
         if not self.held and not self.profile.lands_behind(records):
             self.profile.add(records)
             return
