@@ -7,10 +7,11 @@ checkout and with ``--before DIR`` (another checkout's ``backend/`` first on the
 ``git worktree add /tmp/before-core main``), and compares the outputs byte for byte
 (stdout, the written files and the exit status). Prints one line per cell:
 ``identical`` or ``DIFFERENT`` (with the first differing byte offset); exits 1 if any
-cell differs.
+cell differs. ``--qs`` adds the QS captures at hand as shapes (QS_CAPTURES: the reference
+DPP capture and tests/qs/seq's real and synthetic ones), each taken whole.
 
 Run: .venv/bin/python bench/identical.py --before /tmp/before-core [--records 200k]
-     [--shapes regular,reset,unique] [--only compare]
+     [--shapes regular,reset,unique] [--only compare] [--qs]
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcuprof.export import FORMATS
 from scale import _count, make_capture
 
-HERE = str(Path(__file__).resolve().parents[1] / "backend")
+ROOT = Path(__file__).resolve().parents[1]
+HERE = str(ROOT / "backend")
+QS_CAPTURES = {
+    "qs-dpp64": ROOT.parent / "shared/reference/qs/dpp-posix64.bin",
+    "qs-dpp32": ROOT / "tests/qs/seq/dpp-posix32.bin",
+    "qs-synth": ROOT / "tests/qs/seq/synth.bin",
+}
 
 
 def _run(argv: list[str], backend: str, out_dir: Path) -> dict[str, bytes]:
@@ -80,6 +87,7 @@ def main() -> None:
     ap.add_argument("--records", default="200k", help="records per capture (200k, 1.5M...)")
     ap.add_argument("--shapes", default="regular,reset,unique")
     ap.add_argument("--only", default="", help="run the cells whose name contains this")
+    ap.add_argument("--qs", action="store_true", help="add the QS captures (QS_CAPTURES)")
     args = ap.parse_args()
     n = _count(args.records)
     before = str(Path(args.before, "backend").resolve())
@@ -90,6 +98,8 @@ def main() -> None:
         for shape in args.shapes.split(","):
             caps[shape] = tmp / f"{shape}-{n}.bin"
             make_capture(caps[shape], shape, n)
+        if args.qs:
+            caps.update((k, p) for k, p in QS_CAPTURES.items() if p.exists())
         todo = [c for c in cells(caps) if args.only in c[1]]
         for shape, name, argv in todo:
             old = _run(argv, before, tmp / "before")
@@ -102,7 +112,8 @@ def main() -> None:
             differ += bool(bad)
             size = sum(len(v) for v in new.values())
             verdict = f"DIFFERENT ({'; '.join(bad)})" if bad else "identical"
-            print(f"{n:,} {shape:8} {name:28} {size:>12,} B  {verdict}", flush=True)
+            count = "whole" if shape in QS_CAPTURES else f"{n:,}"
+            print(f"{count} {shape:8} {name:28} {size:>12,} B  {verdict}", flush=True)
     print(f"{differ} of {len(todo)} cells differ")
     raise SystemExit(1 if differ else 0)
 

@@ -10,6 +10,7 @@ import pytest
 
 from mcuprof.link import NullListener, SimOptions
 from mcuprof.link.servers import PtySimServer, TcpSimServer
+from mcuprof.profile.keyed import KeyedCalls
 from mcuprof.protocol import RECORD_DTYPE, Metadata, Status
 
 # Upper bound on how long a test waits for something that should happen; reaching
@@ -53,7 +54,7 @@ class Recorder(NullListener):
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.raw = bytearray()
-        self.chunks: list[np.ndarray] = []
+        self.chunks: list[np.ndarray | KeyedCalls] = []
         self.n_records = 0
         self.metadata: list[Metadata] = []
         self.statuses: list[Status] = []
@@ -73,9 +74,10 @@ class Recorder(NullListener):
             self.metadata.append(meta)
             self._note()
 
-    def on_records(self, records: np.ndarray) -> None:
+    def on_records(self, records: np.ndarray | KeyedCalls) -> None:
         with self.cond:
-            self.chunks.append(records.copy())
+            # A source's keyed calls (QS) are its own fresh arrays: nothing to copy.
+            self.chunks.append(records.copy() if isinstance(records, np.ndarray) else records)
             self.n_records += len(records)
             self._note()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from mcuprof.protocol.qs import QSDecoder, encode_frame, parse_target_info
 from mcuprof.qs.margins import SAMPLE_RECORDS, margins, margins_columns
 from mcuprof.qs.rtc import STEP_RECORDS, RtcTracker, rtc_steps, rtc_table, rtc_table_columns
 from mcuprof.sources.qs import QSSource
+from tests.sources.rows import rows
 
 from .test_properties import split
 
@@ -143,11 +143,12 @@ def corrupt(data: bytes, flips: list[tuple[int, int]], cut: int | None) -> bytes
     return bytes(buf)
 
 
-def _source(data: bytes, chunks: list[bytes], events: bool) -> tuple[QSSource, np.ndarray]:
+def _source(data: bytes, chunks: list[bytes], events: bool) -> tuple[QSSource, list]:
+    """The source after ``chunks``, and its calls as rows (tests/sources/rows.py)."""
     source = QSSource(events=events)
     parts = [source.feed(c).records for c in chunks]
     parts.append(source.close().records)
-    return source, np.concatenate(parts)
+    return source, rows(parts)
 
 
 @SETTINGS
@@ -158,12 +159,12 @@ def test_source_columns_equal_per_record(case):
     slow, expected = _source(data, split(data, cuts), events=True)
     # the per-record path a byte at a time is the reference: no chunk to straddle
     one_by_one, records = _source(data, [data[i : i + 1] for i in range(len(data))], True)
-    assert records.tobytes() == expected.tobytes()
+    assert records == expected
     assert one_by_one.stats() == slow.stats()
     fast, got = _source(data, split(data, cuts), events=False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert fast.stats() == slow.stats()
-    assert [f.name for f in fast.symbols.functions] == [f.name for f in slow.symbols.functions]
+    assert fast.frames.seen == slow.frames.seen
     assert fast.metadata == slow.metadata
     assert fast.last_seq == slow.last_seq
     assert fast.breaks == slow.breaks == one_by_one.breaks
@@ -211,8 +212,9 @@ def test_margins_columns_equal_margins(case):
 
 
 def test_wide_timestamps_and_many_values():
-    """8-byte timestamps past 32 bits take the Python way; thousands of distinct
-    objects and states name steps as the per-record path does."""
+    """8-byte timestamps past 32 bits keep their 64-bit gaps (steps 2**40 ticks apart
+    stay so: no 32-bit round trip), either path; thousands of distinct objects and
+    states name steps as the per-record path does."""
     ops = [("info", 4)] + [("step", 0x100, 4, 0x1000, 1 << 40, 6, 3, False)] * 3
     ops += [("info", 1)]
     ops += [("step", o, 5, 0x5000 + o, 7, 5, o % 13, True) for o in range(1, 3000)]
@@ -220,9 +222,42 @@ def test_wide_timestamps_and_many_values():
     for cuts in ([], [len(data) // 2]):
         slow, expected = _source(data, split(data, cuts), events=True)
         fast, got = _source(data, split(data, cuts), events=False)
-        assert got.tobytes() == expected.tobytes()
+        assert got == expected
         assert fast.stats() == slow.stats()
         assert fast.stats()["rtc_steps"] == 3002
+        wide = [r[0] for r in got[:9:3]]  # the three wide steps' entries
+        assert wide == [0, (1 << 40) + 3, (2 << 40) + 6]  # from 2**40 modulo 2**32
+
+
+def test_an_epoch_clock_keeps_its_microseconds():
+    """8-byte timestamps counting from an epoch (ns since 1970 is about 2**61): the
+    capture starts at the first step's time modulo 2**32, so the model's float
+    microseconds stay exact (on the target's clock itself 33 ticks were 0 µs, or 512),
+    and a first step across the 32-bit wrap starts where it started (not before 0)."""
+    from mcuprof.sources import load
+
+    cases = [(4, t) for t in (1 << 61, (1 << 63) + 5, (1 << 64) - 100, (1 << 32) - 2)]
+    for info, t1 in [*cases, (0, (1 << 32) - 2)]:  # INFOS[0]: 4-byte timestamps
+        ops = [("info", info), ("step", 0x100, 4, 0x1000, t1, 6, 3, False)]
+        ops += [("step", 0x100, 4, 0x1000, 7, 6, 3, False)] * 3
+        profile = load("qs", build_from(ops, (*INFOS[info][1:], 2), 1, 0)).profile
+        assert profile.duration_us == 33.0, t1
+        assert profile.t0_ticks == t1 % (1 << 32), t1
+
+
+def test_short_timestamps_wrap_at_their_width():
+    """A target with 2-byte timestamps: its clock wraps every 65,536 ticks, and the
+    capture's time runs on across each wrap (it was unwrapped at 32 bits, and 200 steps
+    of 1,200 ticks were drawn on top of one another within 65,536 ticks)."""
+    from mcuprof.sources import load
+
+    ops = [("info", 3)] + [("step", 0x100, 4, 0x1000, 900, 5, 300, False)] * 200
+    data = build_from(ops, (4, 4, 2, 2), 1, 0)
+    for events in (True, False):
+        _, got = _source(data, split(data, [len(data) // 3]), events)
+        assert [r[0] for r in got[::3]] == [900 + 1200 * i for i in range(200)], events
+    profile = load("qs", data).profile
+    assert profile.duration_us == 200 * 1200 - 900
 
 
 def test_info_helper_parses():
@@ -237,11 +272,11 @@ def test_resets_between_whole_captures(capture):
     data = sim_stream(3.0, seed=2) + capture + sim_stream(2.0, seed=3) + capture[:5000]
     _, expected = _source(data, [data[i : i + 997] for i in range(0, len(data), 997)], True)
     whole, got = _source(data, [data], False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert whole.stats()["target_resets"] == 4
     assert whole.stats()["rtc_steps"] > 300
     fast, got = _source(data, split(data, [len(capture), 12_345, 40_000]), False)
-    assert got.tobytes() == expected.tobytes()
+    assert got == expected
     assert fast.stats() == whole.stats()
 
 
@@ -260,3 +295,21 @@ def test_a_reset_starts_a_segment_without_a_gap() -> None:
         assert source.breaks == [1000 + 90], events
     profile = load("qs", data).profile
     assert profile.duration_us == 2 * 80  # each run: three 20-µs steps 10 µs apart
+
+
+def test_the_step_name_memo_starting_over_changes_nothing(monkeypatch):
+    """Past TRIPLE_MEMO step names the memo of their frames starts over: the calls and
+    frames are those of a memo that never does."""
+    from mcuprof.sources import qs
+
+    ops = [("info", 1)] + [
+        ("step", o, o % 7, 0x5000 + o % 11, 7, 5, 3, False) for o in range(1, 300)
+    ]
+    data = build(ops)
+    whole, expected = _source(data, [data], False)
+    monkeypatch.setattr(qs, "TRIPLE_MEMO", 5)
+    for events in (False, True):
+        small, got = _source(data, split(data, [len(data) // 2]), events)
+        assert got == expected
+        assert small.frames.seen == whole.frames.seen
+        assert len(small.frames._triples) <= 5

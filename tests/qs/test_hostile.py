@@ -271,7 +271,7 @@ def test_name_memo_stays_bounded_and_right():
 def test_steps_on_new_objects_share_an_other_function_past_the_bound(events):
     """F4: three synthetic functions per RTC step on new objects and states (+855 MiB
     after 600k steps). Past MAX_NAMES_PER_LEVEL names a level has one "other"
-    function; every step stays a record, and the lumped ones are counted."""
+    frame; every step stays a record, and the lumped ones are counted."""
     extra, bound = 300, 8192  # bound: qs_source.MAX_NAMES_PER_LEVEL
     n = bound + extra
     ops = [("step", 0x10000 + i, 4, 0x20000 + i, 3, 5, 2, False) for i in range(n)]
@@ -281,12 +281,14 @@ def test_steps_on_new_objects_share_an_other_function_past_the_bound(events):
     records.append(source.close().records)
     stats = source.stats()
     assert stats["rtc_steps"] == n and sum(len(r) for r in records) == 3 * n
-    # One function per name up to the bound, then one "other" function per level
-    # (signal 4 on each new object is a new name too).
-    assert len(source.symbols.functions) == 3 * bound + 3
+    # One frame per name up to the bound, then one "other" frame per level (signal 4
+    # on each new object is a new name too).
+    assert len(source.frames.seen) == 3 * bound + 3
     assert stats["names_lumped"] == extra and bound == qs_source.MAX_NAMES_PER_LEVEL
-    names = {f.name for f in source.symbols.functions}
+    names = {f.name for f in source.frames.seen}
     assert set(qs_source.OTHER) <= names
+    used = {f.name for r in records for f in r.frames}
+    assert set(qs_source.OTHER) <= used
 
 
 # ------------------------------------------------------------ target info, any bytes

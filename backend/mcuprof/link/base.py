@@ -45,8 +45,8 @@ class Link(Protocol):
     port: str
     state: str
     metadata: Metadata | None
-    #: Frame names the stream itself carries (QS dictionaries); None: the ELF's.
-    symbols: Any
+    #: The stream names its frames itself (QS dictionaries); False: the ELF names them.
+    own_names: bool
     #: Records arrive whenever the target traces, not only between Start and Stop.
     traces_while_idle: bool
     #: ``host:port`` a listening link bound, else None.

@@ -177,9 +177,7 @@ class QSLink(ListenerCalls):
 
     # ------------------------------------------------------------ what the page reads
 
-    @property
-    def symbols(self) -> Any:
-        return self.source.symbols
+    own_names = True  # frames named from the target's dictionaries (QSSource)
 
     @property
     def stats(self) -> Any:

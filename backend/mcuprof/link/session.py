@@ -24,6 +24,7 @@ import numpy as np
 import serial
 
 from ..errors import UserError
+from ..profile.keyed import Records
 from ..protocol import (
     Ack,
     Command,
@@ -71,7 +72,7 @@ class SessionListener(Protocol):
 
     def on_raw(self, data: bytes) -> None: ...
     def on_metadata(self, meta: Metadata) -> None: ...
-    def on_records(self, records: np.ndarray) -> None: ...
+    def on_records(self, records: Records) -> None: ...
     def on_status(self, status: Status) -> None: ...
     def on_state(self, state: str, reason: str | None) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
@@ -86,7 +87,7 @@ class NullListener:
     def on_metadata(self, meta: Metadata) -> None:
         pass
 
-    def on_records(self, records: np.ndarray) -> None:
+    def on_records(self, records: Records) -> None:
         pass
 
     def on_status(self, status: Status) -> None:
@@ -149,7 +150,7 @@ class DeviceSession(ListenerCalls):
     block for up to (retries + 1) * command_timeout_s; call them off the event loop."""
 
     kind = "miniprofiler"
-    symbols = None  # names come from the firmware's ELF
+    own_names = False  # names come from the firmware's ELF
     traces_while_idle = False  # records flow between START and STOP (and the drain)
     listening_on = None
     control = None  # no QS-RX

@@ -1,8 +1,10 @@
-"""Raw addresses -> frames (functions). Each distinct raw address is stored once; a
-frame is a function of the symbol table, or a raw address that resolves to none."""
+"""Raw addresses and frame keys -> frames (functions). Each distinct raw address, and each
+frame key a source names itself (keyed.py), is stored once under an id; a frame is a
+function of the symbol table, a raw address that resolves to none, or a keyed frame."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +12,7 @@ import numpy as np
 
 from . import kernels
 from .kernels import distinct
+from .keyed import FrameInfo
 
 UNKNOWN = "[unknown]"
 
@@ -43,7 +46,8 @@ def where(name: str, label: str, file: str | None) -> str | None:
 
 
 class AddressTable:
-    """Interns raw u32 addresses to dense int32 ids, and maps ids to frame ids."""
+    """Interns raw u32 addresses, and frame keys, to dense int32 ids, and maps ids to frame
+    ids. A keyed id has no address (0 in ``addrs``) and never resolves through symbols."""
 
     def __init__(self, symbols: Any | None = None) -> None:
         self.symbols = symbols
@@ -52,7 +56,9 @@ class AddressTable:
         self._sorted_ids = np.empty(0, np.int32)
         self.frame_of = np.empty(0, np.int32)  # by id
         self.frames: list[Frame] = []
-        self._frame_key: dict[tuple[int, int], int] = {}
+        self._frame_key: dict[Any, int] = {}
+        self._key_ids: dict[Hashable, int] = {}  # frame key -> id
+        self._keyed: dict[int, FrameInfo] = {}  # id -> the frame it names
 
     @property
     def nbytes(self) -> int:
@@ -67,6 +73,7 @@ class AddressTable:
         out.frame_of = self.frame_of
         out.frames = list(self.frames)
         out._frame_key = dict(self._frame_key)
+        out._key_ids, out._keyed = dict(self._key_ids), dict(self._keyed)
         return out
 
     def ids(self, raw: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -100,6 +107,23 @@ class AddressTable:
                 out[a : a + step] = table[np.subtract(piece, lo, dtype=np.intp)]
         return out
 
+    def key_ids(self, frames: Sequence[FrameInfo]) -> np.ndarray:
+        """The id of each frame (by its key), new keys interned in the order given."""
+        out = np.empty(len(frames), np.int32)
+        first = len(self.addrs)
+        new: list[FrameInfo] = []
+        for i, f in enumerate(frames):
+            got = self._key_ids.get(f.key)
+            if got is None:
+                got = self._key_ids[f.key] = first + len(new)
+                self._keyed[got] = f
+                new.append(f)
+            out[i] = got
+        if new:
+            self.addrs = np.concatenate([self.addrs, np.zeros(len(new), np.uint32)])
+            self.frame_of = np.concatenate([self.frame_of, self._frames_for(first, len(new))])
+        return out
+
     def _grow(self, new: np.ndarray) -> None:
         first = len(self.addrs)
         new_ids = np.arange(first, first + len(new), dtype=np.int32)
@@ -108,24 +132,30 @@ class AddressTable:
         merged_ids = np.concatenate([self._sorted_ids, new_ids])
         order = np.argsort(merged, kind="stable")
         self._sorted, self._sorted_ids = merged[order], merged_ids[order]
-        self.frame_of = np.concatenate([self.frame_of, self._frames_for(new)])
+        self.frame_of = np.concatenate([self.frame_of, self._frames_for(first, len(new))])
 
     def set_symbols(self, symbols: Any | None) -> None:
         self.symbols = symbols
         self.frames = []
         self._frame_key = {}
-        self.frame_of = self._frames_for(self.addrs)
+        self.frame_of = self._frames_for(0, len(self.addrs))
 
-    def _frames_for(self, addrs: np.ndarray) -> np.ndarray:
-        if len(addrs) == 0:
+    def _frames_for(self, first: int, n: int) -> np.ndarray:
+        """The frame ids of ids [first, first + n), new frames made as needed."""
+        if n == 0:
             return np.empty(0, np.int32)
+        addrs = self.addrs[first : first + n]
         if self.symbols is None:
-            idx = np.full(len(addrs), -1, np.int64)
+            idx = np.full(n, -1, np.int64)
         else:
             idx = np.asarray(self.symbols.lookup(addrs.astype(np.uint32)), np.int64)
-        out = np.empty(len(addrs), np.int32)
+        out = np.empty(n, np.int32)
         functions = self.symbols.functions if self.symbols is not None else []
         for i, (a, s) in enumerate(zip(addrs.tolist(), idx.tolist(), strict=True)):
+            info = self._keyed.get(first + i)
+            if info is not None:
+                out[i] = self._frame_named(info)
+                continue
             key = (s, 0) if s >= 0 else (-1, a)
             fid = self._frame_key.get(key)
             if fid is None:
@@ -141,3 +171,12 @@ class AddressTable:
                 self.frames.append(frame)
             out[i] = fid
         return out
+
+    def _frame_named(self, info: FrameInfo) -> int:
+        """The frame id of a keyed frame (one frame per key)."""
+        key = ("key", info.key)
+        fid = self._frame_key.get(key)
+        if fid is None:
+            fid = self._frame_key[key] = len(self.frames)
+            self.frames.append(Frame(info.name, info.name, info.file, None, 0, -1))
+        return fid

@@ -1,7 +1,8 @@
 """The profile: a columnar record store with incremental call-tree reconstruction.
 
-One loader for every consumer: ``Profile.add`` stages records (time unwrapped, addresses
-interned per add) and ``_settle`` merges them into the per-depth levels at the next read.
+One loader for every consumer: ``Profile.add`` stages records (MiniProfiler's: time
+unwrapped, addresses interned per add; a source's keyed calls: its own 64-bit times,
+frames interned by key) and ``_settle`` merges them into the per-depth levels at the next read.
 A whole capture (``load_capture``: ``reserve``, then adds) is one merge whose levels are
 made whole; a live tail merges into the same levels, re-parenting only the records the
 newcomers may contain. Either way the levels equal those of merging each add at once.
@@ -22,6 +23,7 @@ from .columns import Spill, release_free_memory
 from .frames import AddressTable, Frame
 from .incremental import Aggregator
 from .kernels import depth_groups, is_sorted, sort_entries
+from .keyed import KeyedCalls, Records
 from .levels import Level, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
 from .timebase import place
@@ -132,11 +134,6 @@ class Profile:
         """Ticks (scalar or array) to microseconds."""
         return ticks * (1e6 / self.timer_freq)
 
-    @property
-    def last_exit_ticks(self) -> int | None:
-        """The unwrapped exit of the last record added (stream order)."""
-        return self._last_exit
-
     def ticks(self, us: float) -> float:
         return us * self.timer_freq / 1e6
 
@@ -218,16 +215,21 @@ class Profile:
                 a.resize(cap, refcheck=False)  # nothing else refers to these arrays
 
     @_locked
-    def add(self, records: np.ndarray | list[np.ndarray]) -> None:
-        """Append records (RECORD_DTYPE or any array with its fields, or a list of such
-        arrays: one add of them all), in stream order.
+    def add(self, records: Records | list[Records]) -> None:
+        """Append records in stream order: RECORD_DTYPE (or any array with its fields),
+        or calls a source names by key (``KeyedCalls``, keyed.py), or a list of either
+        kind: one add of them all.
 
-        Time and addresses are taken in at once, into the staging columns; the records
+        Time and frames are taken in at once, into the staging columns; the records
         are merged into the levels (with their parents) at the next read of ``levels``,
         or once _STAGE records (or those ``reserve``d) wait: a reconstruction does not
         depend on how the records were split into merges, so one merge of many adds
         equals the adds merged one by one."""
-        parts = [np.asarray(r) for r in (records if isinstance(records, list) else [records])]
+        given = records if isinstance(records, list) else [records]
+        if given and isinstance(given[0], KeyedCalls):
+            self._add_keyed(given)  # type: ignore[arg-type]
+            return
+        parts = [np.asarray(r) for r in given]
         at = first = self._n_staged
         self._grow(at + sum(len(r) for r in parts))
         entry, dur, ids, depth = self._stage
@@ -251,6 +253,37 @@ class Profile:
             return
         # Interned per add, so frame ids come in the order of the adds.
         self._intern(ids[first:at].view(np.uint32))
+        self._staged(first, at)
+
+    def _add_keyed(self, parts: list[KeyedCalls]) -> None:
+        """``add`` for calls named by key: their times are the source's own (64-bit, no
+        unwrapping), their frames interned by key in the order each part lists them."""
+        at = first = self._n_staged
+        self._grow(at + sum(len(c) for c in parts))
+        entry, dur, ids, depth = self._stage
+        for calls in parts:
+            if not isinstance(calls, KeyedCalls):
+                raise TypeError("one add takes records or keyed calls, not both")
+            k = len(calls)
+            if k == 0:
+                continue
+            entry[at : at + k] = calls.entry
+            dur[at : at + k] = calls.dur
+            ids[at : at + k] = self._addrs.key_ids(calls.frames)[calls.frame]
+            depth[at : at + k] = calls.depth
+            exits = calls.entry + calls.dur
+            lo, hi = int(calls.entry.min()), int(exits.max())
+            self._last_exit = int(exits[-1])
+            self.aggregator.check(lo)
+            self._max_dur = max(self._max_dur, int(calls.dur.max()))
+            self._t0 = lo if self._t0 is None else min(self._t0, lo)
+            self._t1 = hi if self._t1 is None else max(self._t1, hi)
+            at += k
+        if at > first:
+            self._staged(first, at)
+
+    def _staged(self, first: int, at: int) -> None:
+        """Rows [first, at) of the staging columns were filled by an add."""
         self._n_staged = at
         self.n_records += at - first
         self._changed()
@@ -266,7 +299,7 @@ class Profile:
             release_free_memory()
 
     @_locked
-    def lands_behind(self, records: np.ndarray) -> bool:
+    def lands_behind(self, records: Records) -> bool:
         """Whether ``records``, the next in stream order, enter before the records held end,
         less twice the longest call (the aggregates' commit horizon): a timer restart (a
         board in a reset loop, captures joined with ``cat``). Merging such records passes
@@ -274,9 +307,12 @@ class Profile:
         records held. A stream whose clock only goes forward never lands behind."""
         if self._t1 is None or len(records) == 0:
             return False
-        batch = place(np.asarray(records), self._last_exit)
-        longest = max(self._max_dur, int(batch.duration.max()))
-        return batch.lo < self._t1 - (2 * longest + 1)
+        if isinstance(records, KeyedCalls):
+            lo, longest = records.lo, max(self._max_dur, int(records.dur.max()))
+        else:
+            batch = place(np.asarray(records), self._last_exit)
+            lo, longest = batch.lo, max(self._max_dur, int(batch.duration.max()))
+        return lo < self._t1 - (2 * longest + 1)
 
     def _intern(self, raw: np.ndarray) -> None:
         """Replace raw addresses (u32) with their address ids in place, new ones interned

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..protocol import Metadata, ProfileData
+from .keyed import KeyedCalls
 from .timebase import concat_records, place, timer_freq_or_default
 
 _ALONE = 1 << 12  # records: an array this long is unwrapped alone
@@ -51,6 +52,18 @@ class CaptureSpan:
                     small, held = [], 0
         if small:
             self._add(concat_records(small))
+
+    def add(self, records: np.ndarray | KeyedCalls) -> None:
+        """Records as a source's ``feed`` gives them: MiniProfiler's (unwrapped here) or
+        a source's keyed calls (on its own 64-bit clock already)."""
+        if not len(records):
+            return
+        if isinstance(records, KeyedCalls):
+            lo, hi = records.lo, records.hi
+            self._lo = lo if self._lo is None else min(self._lo, lo)
+            self._hi = hi if self._hi is None else max(self._hi, hi)
+            return
+        self.feed([ProfileData(records)])
 
     def _add(self, recs: np.ndarray) -> None:
         # A piece at a time into reused buffers: the temporaries stay in the cache and

@@ -4,8 +4,9 @@ and stack tables). This docstring is their one description.
 
 Ids (plain ints, or numpy int32 columns of them):
 
-- ``AddressId``: a distinct raw function address, in the order addresses were first added
-  (``Profile.address_ids``); ``Profile.frame_of[addr]`` is its frame.
+- ``AddressId``: a distinct raw function address, or a frame key of a source that names
+  its frames itself (keyed.py), in the order they were first added
+  (``Profile.address_ids``, ``AddressTable.key_ids``); ``Profile.frame_of[addr]`` is its frame.
 - ``FrameId``: a function (``Profile.frames[f]``: name, label, file, line). Addresses
   inside one function share a frame. ``UNKNOWN_ID`` (-1) is the synthetic "[unknown]".
 - ``StackId``: a distinct path of frames from a root, interned: two calls with the same

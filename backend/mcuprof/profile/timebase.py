@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..protocol import DEFAULT_TIMER_FREQ
+from .keyed import KeyedCalls
 
 _WRAP = 1 << 32
 
@@ -82,11 +83,14 @@ def place(
     return PlacedRecords(entry, dur, last, int(entry.min()), hi)
 
 
-def concat_records(batch: list[np.ndarray]) -> np.ndarray:
+def concat_records(batch: list[Any]) -> Any:
     """np.concatenate for record arrays, as bytes: concatenating structured arrays
-    promotes their fields once per array (~15 µs each, most of a packet's cost)."""
+    promotes their fields once per array (~15 µs each, most of a packet's cost). Keyed
+    calls (keyed.py) are joined as such."""
     if len(batch) == 1:
         return batch[0]
+    if isinstance(batch[0], KeyedCalls):
+        return KeyedCalls.concat(batch)
     dtype = batch[0].dtype
     raw = np.concatenate([np.ascontiguousarray(r).view(np.uint8) for r in batch])
     return raw.view(dtype)

@@ -40,6 +40,7 @@ class RtcStep:
     outcome: str
     unhandled: int  # superstates the event passed through unhandled
     index: int  # stream index of the dispatch
+    wrap: int = 1 << 32  # where the target's timestamps wrap (2 ** bits of its clock)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class RtcTracker:
                         OUTCOME[rec],
                         hops,
                         start.index,
+                        wrap,
                     )
                 )
         return out
@@ -180,6 +182,7 @@ class RtcTracker:
             c[0][closes],
             d[0][starts],
             np.searchsorted(reset_at, c[0][closes], side="right"),
+            d[6][starts],
         )
 
 
@@ -196,15 +199,17 @@ class StepNames:
 class StepColumns:
     """RTC steps as columns, in the order they closed (as ``feed`` returns them):
     ``start`` and ``duration`` in target ticks, names, the record id that closed each
-    step, the stream indices of its close and its dispatch, and how many target resets
-    in the chunk came before it."""
+    step, the stream indices of its close (-1 when made ``of`` RtcSteps) and its
+    dispatch, how many target resets in the chunk came before it, and the mask of the
+    target's clock (its timestamps wrap at ``clock_mask + 1``)."""
 
     __slots__ = (
-        "close_index", "duration", "names", "outcome", "reset_segment", "start", "start_index",
+        "clock_mask", "close_index", "duration", "names", "outcome", "reset_segment", "start",
+        "start_index",
     )  # fmt: skip
 
     def __init__(
-        self, start, duration, names, outcome, close_index, start_index, reset_segment
+        self, start, duration, names, outcome, close_index, start_index, reset_segment, clock_mask
     ) -> None:
         self.start: np.ndarray = start
         self.duration: np.ndarray = duration
@@ -213,6 +218,29 @@ class StepColumns:
         self.close_index: np.ndarray = close_index
         self.start_index: np.ndarray = start_index
         self.reset_segment: np.ndarray = reset_segment
+        self.clock_mask: np.ndarray = clock_mask
+
+    @classmethod
+    def of(cls, steps: Sequence[RtcStep], reset_segment: Sequence[int]) -> StepColumns:
+        """The steps ``feed`` returned (events decoded one by one, as a live link has
+        them), as columns: one record path for both (sources/qs.py)."""
+        ids: dict[tuple[str, str, str], int] = {}
+        key = [ids.setdefault((s.obj, s.state, s.signal), len(ids)) for s in steps]
+        rec_of = {name: rec for rec, name in OUTCOME.items()}
+
+        def u64(values: Iterable[int]) -> np.ndarray:
+            return np.fromiter(values, np.uint64, len(steps))
+
+        return cls(
+            u64(s.start for s in steps),
+            u64(s.duration for s in steps),
+            StepNames(np.array(key, np.int64), list(ids)),
+            np.array([rec_of[s.outcome] for s in steps], np.int8),
+            np.full(len(steps), -1, np.int64),
+            np.array([s.index for s in steps], np.int64),
+            np.array(reset_segment, np.int64),
+            u64(s.wrap - 1 for s in steps),
+        )
 
     def __len__(self) -> int:
         return len(self.start)
@@ -221,10 +249,11 @@ class StepColumns:
         """One RtcStep each (superstates passed unhandled are not counted here)."""
         triples = self.names.triples
         return [
-            RtcStep(*triples[k], start, dur, OUTCOME[rec], 0, index)
-            for k, start, dur, rec, index in zip(
+            RtcStep(*triples[k], start, dur, OUTCOME[rec], 0, index, mask + 1)
+            for k, start, dur, rec, index, mask in zip(
                 self.names.key.tolist(), self.start.tolist(), self.duration.tolist(),
-                self.outcome.tolist(), self.start_index.tolist(), strict=True,
+                self.outcome.tolist(), self.start_index.tolist(), self.clock_mask.tolist(),
+                strict=True,
             )
         ]  # fmt: skip
 

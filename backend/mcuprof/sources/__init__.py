@@ -21,7 +21,7 @@ QS_KIND = "qs"
 KINDS = (MiniProfilerSource.kind, QS_KIND)
 # The QS source (and the QS analysis it uses) loads on first use: a MiniProfiler export
 # should not pay for importing it.
-_LAZY = {"QSSource", "QSSymbols", "DEFAULT_TICK_HZ"}
+_LAZY = {"QSSource", "DEFAULT_TICK_HZ"}
 
 
 def __getattr__(name: str) -> Any:
@@ -99,8 +99,8 @@ def load_stream(
     if kind == MiniProfilerSource.kind:
         return load_chunks(chunks, total, symbols, progress)
     source = new_source(kind, tick_hz)
-    own = source.symbols
-    profile = Profile(own if own is not None else symbols)
+    # A source that names its own frames (keyed calls) has no use for the ELF's names.
+    profile = Profile(None if source.own_names else symbols)
     done = 0
 
     def add(batch: Batch) -> None:
@@ -116,9 +116,7 @@ def load_stream(
         if progress is not None:
             progress(min(done, total), total, profile.n_records)
     add(source.close())
-    breaks_on = getattr(source, "breaks_on", None)  # a target whose clock can restart
-    if breaks_on is not None:
-        profile.breaks = breaks_on(profile.last_exit_ticks)
+    profile.breaks = list(getattr(source, "breaks", ()))  # a target whose clock can restart
     if source.metadata is None:
         from .qs import DEFAULT_TICK_HZ
 
@@ -142,7 +140,6 @@ __all__ = [
     "Batch",
     "MiniProfilerSource",
     "QSSource",
-    "QSSymbols",
     "Source",
     "detect_kind",
     "load",

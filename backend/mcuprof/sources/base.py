@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..profile.keyed import KeyedCalls
 from ..protocol import RECORD_DTYPE, Metadata
 
 
@@ -16,10 +17,11 @@ def no_records() -> np.ndarray:
 
 @dataclass
 class Batch:
-    """What one ``feed`` decoded: the Profile's records (RECORD_DTYPE, stream order) and
+    """What one ``feed`` decoded: the Profile's records (RECORD_DTYPE, or a source's
+    KeyedCalls; stream order) and
     the protocol's other events in stream order (METADATA, STATUS, ACK; QS records)."""
 
-    records: np.ndarray = field(default_factory=no_records)
+    records: np.ndarray | KeyedCalls = field(default_factory=no_records)
     events: list[Any] = field(default_factory=list)
 
 
@@ -27,15 +29,16 @@ class Source(Protocol):
     """A sans-IO protocol decoder plus what turns its events into Profile records.
 
     ``feed`` takes bytes in any split and ``close`` ends the stream; both return a
-    Batch. ``symbols`` is the table the source names its own frames with (QS: the
-    target's dictionaries), or None when frames are firmware addresses resolved with
-    an ELF. ``metadata`` is what the stream said about the target so far; its
+    Batch. ``own_names``: the source names its frames itself (QS: the target's
+    dictionaries) and its records are keyed calls (profile/keyed.py); else they are
+    firmware addresses, named with an ELF. ``metadata`` is what the stream said about
+    the target so far; its
     ``timer_freq`` converts record ticks to µs. ``stats`` counts what was seen, with
     the link-health keys every source has (bytes, records, crc_errors, malformed,
     skipped_bytes) plus its own."""
 
     kind: str
-    symbols: Any | None
+    own_names: bool
     metadata: Metadata | None
 
     def feed(self, data: bytes | bytearray | memoryview) -> Batch: ...

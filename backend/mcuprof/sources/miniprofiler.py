@@ -13,7 +13,7 @@ KIND = "miniprofiler"
 
 class MiniProfilerSource:
     kind = KIND
-    symbols = None  # addresses, named with the firmware's ELF
+    own_names = False  # addresses, named with the firmware's ELF
 
     def __init__(self) -> None:
         self.decoder = ResponseDecoder(batch=True)  # back-to-back packets as one array

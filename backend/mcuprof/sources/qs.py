@@ -2,8 +2,9 @@
 
 Each RTC step (qs/rtc.py) is a three-level stack, active object; state; signal, all
 three spanning the step, so the flame graph, timeline, tables, call trees, exports and
-compare show QS captures as they show function profiles. Frame names come from the
-target's dictionaries through a synthetic symbol table (QSSymbols).
+compare show QS captures as they show function profiles. The calls name their frames by
+key (level, name: QSFrames), with the target's dictionaries' names, and carry their
+times on the capture's own 64-bit clock (profile/keyed.py): no addresses, no ELF.
 
 Time: QS timestamps count a target clock the host cannot know (QS_onGetTime); one
 tick is taken as 1 µs unless the user says otherwise (``tick_hz``, ``--qs-tick-hz``;
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..capture import QS_CHUNK
-from ..protocol import RECORD_DTYPE, Metadata
+from ..profile.keyed import MAX_CALL_TICKS, FrameInfo, KeyedCalls
+from ..protocol import Metadata
 from ..protocol.qs import QSConfig, QSDecoder, Record, encode_frame
 from ..protocol.qs.decoder import DICT_CAPACITY
 from ..protocol.qs.records import (
@@ -30,8 +32,7 @@ from ..protocol.qs.records import (
     TARGET_INFO,
     USR_DICT,
 )
-from ..qs.rtc import STEP_RECORDS, RtcStep, RtcTracker, StepColumns
-from ..symbols.table import Function, SymbolTable
+from ..qs.rtc import STEP_RECORDS, RtcStep, RtcTracker, StepColumns, StepNames
 from .base import Batch
 
 log = logging.getLogger("mcuprof.qs")
@@ -39,11 +40,19 @@ log = logging.getLogger("mcuprof.qs")
 KIND = "qs"
 DEFAULT_TICK_HZ = 1_000_000
 LEVELS = ("object", "state", "signal")
-# Distinct names per level (objects, states, signals) that get a synthetic function;
-# later new names share one "other" function per level (OTHER), counted as
+# Distinct names per level (objects, states, signals) that get a frame of their own;
+# later new names share one "other" frame per level (OTHER), counted as
 # ``names_lumped`` steps. QSPY holds at most 8,192 of each in its dictionaries.
 MAX_NAMES_PER_LEVEL = 8192
 OTHER = ("(other objects)", "(other states)", "(other signals)")
+# Step names (object, state, signal) whose frames QSFrames remembers: past it the memo
+# starts over (the frames stay; only the lookup is made again).
+TRIPLE_MEMO = 4096
+# The capture's clock starts where its first step starts on the target's clock, modulo
+# 2**32 (MiniProfiler's records start so too): a clock of up to 32 bits keeps its times
+# as they were, and a wide one counting from an epoch (8-byte ns since 1970, ~2**61)
+# keeps the model's microseconds (float64) exact. Gaps after it are the clock's own.
+ORIGIN_MASK = np.uint64((1 << 32) - 1)
 _DICT_RECORDS = {SIG_DICT, OBJ_DICT, FUN_DICT, USR_DICT, ENUM_DICT}
 # The preamble (dictionary records kept to make a stored capture stand alone) keeps one
 # record per dictionary key, and at most the entries the decoder's dictionaries hold
@@ -55,79 +64,73 @@ PREAMBLE_CAPACITY = {
     USR_DICT: DICT_CAPACITY["usr"],
     ENUM_DICT: DICT_CAPACITY["enum"],
 }
-_SPAN = 16  # synthetic bytes per symbol
-_WRAP = 1 << 32
-_MASK = _WRAP - 1
 
 
-class QSSymbols(SymbolTable):
-    """Names of QS frames as synthetic functions: symbol i spans addresses
-    [16(i+1), 16(i+2)). Append-only, so indices handed out stay valid while the
-    Profile (another thread) resolves them; lookup is arithmetic, no sorted arrays."""
+class QSFrames:
+    """The frames of QS steps, keyed (level, name); past MAX_NAMES_PER_LEVEL names a
+    level gives its new names one "other" frame. Each frame is numbered by its place
+    in ``seen``."""
 
     def __init__(self) -> None:
-        super().__init__((), is_arm=False, build_id_note="QS target: names from its dictionaries")
-        self.source = "QS dictionaries"
-        self._ids: dict[tuple[int, str], int] = {}
+        self._known: dict[tuple[int, str], FrameInfo] = {}  # at most the bound per level
         self._per_level = [0] * len(LEVELS)
-        self.others: list[int] = []  # addresses of the "other" functions made so far
+        self._others: set[int] = set()  # levels whose "other" frame exists
+        self.seen: list[FrameInfo] = []  # every frame handed out, in order of first use
+        self._number: dict[Any, int] = {}  # frame key -> its place in ``seen``
+        # (object, state, signal) -> its three frames' numbers and whether one is lumped
+        self._triples: dict[tuple[str, str, str], tuple[tuple[int, int, int], bool]] = {}
 
-    def address(self, level: int, name: str) -> int:
-        key = (level, name)
-        i = self._ids.get(key)
-        if i is None:
-            if self._per_level[level] >= MAX_NAMES_PER_LEVEL:
-                # A target with ever new pointers: one bucket, not a function each.
-                return self._other(level)
+    def frame(self, level: int, name: str) -> tuple[FrameInfo, bool]:
+        """The frame of ``name`` at ``level``, and whether it was lumped into "other"."""
+        info = self._known.get((level, name))
+        if info is not None:
+            return info, False
+        if self._per_level[level] < MAX_NAMES_PER_LEVEL:
             self._per_level[level] += 1
-            i = len(self.functions)
-            start = _SPAN * (i + 1)
-            self.functions.append(Function(name, name, start, start + _SPAN, LEVELS[level]))
-            self._ids[key] = i
-        return _SPAN * (i + 1)
-
-    def _other(self, level: int) -> int:
-        key = (level, OTHER[level])
-        i = self._ids.get(key)
-        if i is None:
+            info = self._known[level, name] = FrameInfo((level, name), name, LEVELS[level])
+            self._seen(info)
+            return info, False
+        other = FrameInfo((level, OTHER[level]), OTHER[level], LEVELS[level])
+        if level not in self._others:
+            # A target with ever new pointers: one frame, not a frame each.
             log.warning(
                 "QS: more than %d %s names; later ones are counted as %r",
                 MAX_NAMES_PER_LEVEL,
                 LEVELS[level],
                 OTHER[level],
             )
-            i = self._ids[key] = len(self.functions)
-            start = _SPAN * (i + 1)
-            self.functions.append(
-                Function(OTHER[level], OTHER[level], start, start + _SPAN, LEVELS[level])
-            )
-            self.others.append(start)
-        return _SPAN * (i + 1)
+            self._others.add(level)
+            self._seen(other)
+        return other, True
 
-    def lumped(self, func_addr: np.ndarray) -> int:
-        """Steps (three records each) with a name in an "other" function."""
-        if not self.others or len(func_addr) == 0:
-            return 0
-        return int(np.isin(func_addr.reshape(-1, 3), self.others).any(axis=1).sum())
+    def _seen(self, info: FrameInfo) -> None:
+        self._number[info.key] = len(self.seen)
+        self.seen.append(info)
 
-    def lookup(self, addrs: Any) -> np.ndarray:
-        a = np.asarray(addrs).astype(np.int64)
-        idx = a // _SPAN - 1
-        idx[(idx < 0) | (idx >= len(self.functions))] = -1
-        return idx
-
-    def function_at(self, addr: int) -> Function | None:
-        i = addr // _SPAN - 1
-        return self.functions[i] if 0 <= i < len(self.functions) else None
+    def triple(self, names: tuple[str, str, str]) -> tuple[tuple[int, int, int], bool]:
+        """The numbers of the frames of a step named ``names`` (object, state, signal),
+        and whether one of them is lumped into "other"."""
+        got = self._triples.get(names)
+        if got is None:
+            if len(self._triples) >= TRIPLE_MEMO:
+                self._triples.clear()  # a target with ever new triples: start over
+            infos = [self.frame(level, name) for level, name in enumerate(names)]
+            numbers = tuple(self._number[info.key] for info, _ in infos)
+            got = self._triples[names] = (numbers, any(other for _, other in infos))  # type: ignore[assignment]
+        return got
 
 
 class QSSource:
-    """``events=False`` is for whole captures (import, export, compare, stored
-    sessions): ``feed`` then gives the records only, decoded as columns
-    (``QSDecoder.feed_select``, ``RtcTracker.feed_selected``) at framing speed, with
-    the same records, metadata and stats."""
+    """QS bytes in, the Profile's keyed calls out (``Batch.records``: profile/keyed.py).
+
+    ``events=True`` (a live link) decodes every record into an event, as the QS
+    monitors need them; ``events=False`` (whole captures: import, export, compare,
+    stored sessions) decodes only what makes steps, as columns (``QSDecoder.feed_select``,
+    ``RtcTracker.feed_selected``) at framing speed. Either way the steps go through
+    one record path, ``_calls``, so the two give the same calls, metadata and stats."""
 
     kind = KIND
+    own_names = True  # keyed calls, named from the target's dictionaries
 
     def __init__(
         self,
@@ -141,17 +144,17 @@ class QSSource:
         self.events = events
         self.decoder = QSDecoder(config, dictionaries)
         self.tracker = RtcTracker()
-        self.symbols = QSSymbols()
+        self.frames = QSFrames()
         self.metadata: Metadata | None = None
         self.steps = 0
-        self.names_lumped = 0  # steps named with an "other" function (MAX_NAMES_PER_LEVEL)
+        self.names_lumped = 0  # steps named with an "other" frame (MAX_NAMES_PER_LEVEL)
         self.last_seq: int | None = None
-        self._end: int | None = None  # unwrapped end of the last step, in ticks
+        self._end: int | None = None  # end of the last step on the capture's clock, in ticks
         # Raw end of the last step; None after a target reset: the next step starts a
         # new segment, placed right after the last one (its clock restarted, and the
         # time between the two runs is not the capture's).
         self._end_raw: int | None = 0
-        self.breaks: list[int] = []  # unwrapped ticks where a segment ends, the next begins
+        self.breaks: list[int] = []  # ticks where a segment ends, the next begins
         # Target info (key "info") and one dictionary record per (record, key); a
         # renamed entry replaces its record in place.
         self._preamble: dict[Any, Record] = {}
@@ -169,8 +172,9 @@ class QSSource:
         return self._batch(self.decoder.close())
 
     def _batch(self, events: list[Any]) -> Batch:
-        parts: list[np.ndarray] = []
-        cut = 0
+        steps: list[RtcStep] = []
+        segment: list[int] = []
+        cut = resets = 0
         for i, e in enumerate(events):
             if e.__class__ is not Record:
                 continue
@@ -178,13 +182,19 @@ class QSSource:
             if self._control(e):
                 # A target reset: its clock restarts, and a step open across it
                 # never ends. Steps closed before it keep their times.
-                parts.append(self._records(self.tracker.feed(events[cut:i])))
+                closed = self.tracker.feed(events[cut:i])
+                steps += closed
+                segment += [resets] * len(closed)
                 cut = i
+                resets += 1
                 self.tracker.unfinished += len(self.tracker.pending)
                 self.tracker.pending.clear()
-                self._end_raw = None
-        parts.append(self._records(self.tracker.feed(events[cut:])))
-        return Batch(parts[0] if len(parts) == 1 else np.concatenate(parts), events)
+        closed = self.tracker.feed(events[cut:])
+        steps += closed
+        segment += [resets] * len(closed)
+        if not steps:  # most reads of a live link: no columns to make
+            return Batch(self._no_calls(resets), events)
+        return Batch(self._calls(StepColumns.of(steps, segment), resets), events)
 
     def _control(self, e: Record) -> bool:
         """Keep what a dictionary or target-info record changes for what follows; True
@@ -220,7 +230,7 @@ class QSSource:
             # Smaller pieces keep the framer's temporaries (several bytes per byte) small.
             view = memoryview(data)
             parts = [self._columns(view[i : i + QS_CHUNK]) for i in range(0, len(data), QS_CHUNK)]
-            return Batch(np.concatenate([p.records for p in parts]), [])
+            return Batch(KeyedCalls.concat([p.records for p in parts]), [])
         selected = self.decoder.feed_select(data, STEP_RECORDS)
         resets = []
         for e in selected.others:
@@ -229,7 +239,7 @@ class QSSource:
         if selected.last_seq is not None:
             self.last_seq = selected.last_seq
         steps = self.tracker.feed_selected(selected, self.decoder.dicts, resets)
-        return Batch(self._records_columns(steps, len(resets)), [])
+        return Batch(self._calls(steps, len(resets)), [])
 
     def _target_info(self, e: Record) -> None:
         if e.values[0]:
@@ -240,97 +250,76 @@ class QSSource:
         fw = f"QP {version // 100}.{version // 10 % 10}.{version % 10}"
         self.metadata = Metadata(0, self.tick_hz, 0, fw)
 
-    def _records(self, steps: list[RtcStep]) -> np.ndarray:
-        out = np.empty(3 * len(steps), RECORD_DTYPE)
-        if not steps:
-            return out
-        address = self.symbols.address
-        end, end_raw = self._end, self._end_raw
-        for k, s in enumerate(steps):
-            wrap = _WRAP if s.duration < _WRAP else 1 << 64
-            raw = s.start + s.duration
-            if end is None:
-                end = raw
-            elif end_raw is None:  # the first step after a target reset
-                self.breaks.append(end)
-                end += s.duration
-            else:
-                end += (raw - end_raw) % wrap
-            end_raw = raw % wrap
-            entry = (end - s.duration) % _WRAP
-            dur = min(s.duration, _WRAP - 1)
-            for level, name in enumerate((s.obj, s.state, s.signal)):
-                out[3 * k + level] = (address(level, name), entry, dur, level)
-        self._end, self._end_raw = end, end_raw
-        self.steps += len(steps)
-        self.names_lumped += self.symbols.lumped(out["func_addr"])
-        return out
-
-    def _records_columns(self, steps: StepColumns, resets: int) -> np.ndarray:
-        """``_records`` over columns, target resets in the chunk included (each sets the
-        last raw end back to 0). Timestamps of more than 32 bits take the Python way."""
+    def _calls(self, steps: StepColumns, resets: int) -> KeyedCalls:
+        """The steps as calls on the capture's clock (from ORIGIN_MASK's origin): each
+        step's end follows the last one's by their difference on the target's clock
+        (modulo its wrap), and the
+        first step after a target reset (``resets`` in the chunk, each setting the
+        clock back) starts a new segment right where the last one ended."""
         n = len(steps)
-        if n and (int(steps.start.max()) > _MASK or int(steps.duration.max()) > _MASK):
-            seg = steps.reset_segment.tolist()
-            objects = steps.steps()
-            parts = []
-            for r in range(resets + 1):
-                parts.append(
-                    self._records([s for s, g in zip(objects, seg, strict=True) if g == r])
-                )
-                if r < resets:
-                    self._end_raw = None
-            return np.concatenate(parts)
-        out = np.empty(3 * n, RECORD_DTYPE)
         if n == 0:
-            if resets:
-                self._end_raw = None
-            return out
-        dur = steps.duration.astype(np.int64)
-        raw = steps.start.astype(np.int64) + dur
+            return self._no_calls(resets)
+        mask = steps.clock_mask
+        dur = steps.duration
+        raw = (steps.start + dur) & mask  # uint64: a 64-bit clock wraps by itself
         seg = steps.reset_segment
-        prev = np.empty(n, dtype=np.int64)
+        prev = np.empty(n, np.uint64)
         prev[0] = self._end_raw or 0
-        prev[1:] = raw[:-1] & _MASK
+        prev[1:] = raw[:-1]
         new_segment = np.empty(n, dtype=bool)
         new_segment[0] = seg[0] > 0 or self._end_raw is None
         new_segment[1:] = seg[1:] != seg[:-1]
-        delta = (raw - prev) & _MASK
+        delta = (raw - prev) & mask
         delta[new_segment] = dur[new_segment]  # a new segment starts where the last ended
         base = self._end
         if base is None:
             base = 0
-            delta[0] = raw[0]
+            delta[0] = (steps.start[0] & ORIGIN_MASK) + dur[0]
             new_segment[0] = False
-        end = np.cumsum(delta)
-        self.breaks.extend((base + end[new_segment] - dur[new_segment]).tolist())
-        entry = (end - dur + (base & _MASK)) & _MASK
-        self._end = base + int(end[-1])
-        self._end_raw = None if resets > int(seg[-1]) else int(raw[-1]) & _MASK
-        # Symbols in order of first appearance, as _records hands them out.
-        key = steps.names.key
-        uniq, first = np.unique(key, return_index=True)
-        addr = np.zeros((len(steps.names.triples), 3), dtype=np.int64)
-        address = self.symbols.address
-        for k in uniq[np.argsort(first)].tolist():
-            for level, name in enumerate(steps.names.triples[k]):
-                addr[k, level] = address(level, name)
-        out["func_addr"] = addr[key].reshape(-1)
-        out["entry_time"] = np.repeat(entry, 3)
-        out["duration"] = np.repeat(dur, 3)
-        out["depth"] = np.tile(np.arange(3, dtype=np.uint16), n)
+        end = np.cumsum(delta.view(np.int64)) + base
+        entry = end - dur.view(np.int64)
+        self.breaks.extend(entry[new_segment].tolist())
+        self._end = int(end[-1])
+        self._end_raw = None if resets > int(seg[-1]) else int(raw[-1])
+        frame, frames = self._frames_of(steps.names)
+        calls = KeyedCalls(
+            np.repeat(entry, 3),
+            np.repeat(np.minimum(dur, MAX_CALL_TICKS).astype(np.uint32), 3),
+            np.tile(np.arange(3, dtype=np.uint16), n),
+            frame[steps.names.key].reshape(-1),
+            frames,
+        )
         self.steps += n
-        self.names_lumped += self.symbols.lumped(out["func_addr"])
-        return out
+        return calls
 
-    def breaks_on(self, last_exit: int | None) -> list[int]:
-        """``breaks`` on the clock of a profile whose last record's unwrapped exit is
-        ``last_exit``: that profile unwrapped the same 32-bit times from its own first
-        record, so the two clocks differ by whole wraps, found from the ends."""
-        if last_exit is None or self._end is None or not self.breaks:
-            return []
-        shift = round((self._end - last_exit) / _WRAP) * _WRAP
-        return [b - shift for b in self.breaks]
+    def _no_calls(self, resets: int) -> KeyedCalls:
+        """``_calls`` of a chunk that closed no step."""
+        if resets:
+            self._end_raw = None  # the next step starts a new segment
+        return KeyedCalls()
+
+    def _frames_of(self, names: StepNames) -> tuple[np.ndarray, list[FrameInfo]]:
+        """Per (object, state, signal) of ``names``, its three frames as indices into the
+        frames returned, listed in order of first use (the model numbers new frames so);
+        steps with a lumped name counted in ``names_lumped``."""
+        uniq, first = np.unique(names.key, return_index=True)
+        number = np.zeros((len(names.triples), 3), dtype=np.int64)
+        lumped = np.zeros(len(names.triples), dtype=bool)
+        for k in uniq[np.argsort(first)].tolist():  # new frames numbered in order of use
+            number[k], lumped[k] = self.frames.triple(names.triples[k])
+        if lumped.any():
+            self.names_lumped += int(lumped[names.key].sum())
+        # The frames the steps use, in order of first use in this batch.
+        used, at, inverse = np.unique(
+            number[names.key].reshape(-1), return_index=True, return_inverse=True
+        )
+        order = np.argsort(at, kind="stable")
+        rank = np.empty(len(used), np.int32)
+        rank[order] = np.arange(len(used), dtype=np.int32)
+        frame = np.zeros((len(names.triples), 3), dtype=np.int32)
+        frame[names.key] = rank[inverse].reshape(-1, 3)
+        seen = self.frames.seen
+        return frame, [seen[i] for i in used[order].tolist()]
 
     # ------------------------------------------------------------ for stored captures
 

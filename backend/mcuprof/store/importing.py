@@ -13,7 +13,6 @@ from ..errors import UserError
 from ..files import iter_file
 from ..loss import LossChunks
 from ..profile.span import CaptureSpan
-from ..protocol import ProfileData
 from .model import SessionInfo
 
 ElfInput = str | os.PathLike[str] | bytes | None
@@ -47,7 +46,7 @@ def import_capture(
     def take(batch: Any, size: int) -> None:
         nonlocal done, records
         if len(batch.records):
-            span.feed([ProfileData(batch.records)])
+            span.add(batch.records)
             records += len(batch.records)
         span.metadata = source.metadata
         done += size

@@ -30,7 +30,7 @@ class Connection:
         self.metadata: Metadata | None = None
         self.kind = links.default.kind  # of the link connected last
         self.listening_on: str | None = None
-        self.symbols: Any = None  # the frame names the link's stream carries, if any
+        self.own_names = False  # the link's stream names its frames itself
         # A replay: its record count when known, when it began, the port to reconnect
         # when it ends, and whether it is ending.
         self.replay_total: int | None = None
@@ -77,7 +77,7 @@ class Connection:
         self.metadata = meta
         self.kind = link.kind
         self.listening_on = link.listening_on
-        self.symbols = link.symbols
+        self.own_names = link.own_names
         self.state = link.state
         return meta
 

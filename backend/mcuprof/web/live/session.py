@@ -40,8 +40,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ...errors import UserError
 from ...history.summary import keep_served
 from ...link import DeviceSession
@@ -55,6 +53,7 @@ from ...link.open import (
     sim_url,
 )
 from ...profile.columns import ColumnsFull
+from ...profile.keyed import Records
 from ...protocol import Metadata, Status
 from ...store import Store
 from ...symbols import SymbolTable
@@ -132,7 +131,7 @@ class LiveSession:
         self.feed.put_metadata(meta)
         self.recorder.set_metadata(meta)
 
-    def on_records(self, records: np.ndarray) -> None:
+    def on_records(self, records: Records) -> None:
         if self._taking:  # else a stream between Connect and Start, or after Stop
             self.feed.put_records(records)
 
@@ -304,7 +303,7 @@ class LiveSession:
         with self._command_lock:
             self._end_loading()  # an open still loading gives way to this one
             conn.port_label, conn.replay_total = None, None
-            conn.kind, conn.metadata, conn.symbols = kind, metadata, None
+            conn.kind, conn.metadata, conn.own_names = kind, metadata, False
             self.link_health.last_status = None
             self.link_health.final_received = 0
             self._new_profile()
@@ -495,7 +494,7 @@ class LiveSession:
 
     def _open_capture(self) -> None:
         link = self.conn.link
-        own_names = self.conn.symbols is not None if link is not None else False
+        own_names = self.conn.own_names if link is not None else False
         opened = self.recorder.open(
             self.conn.kind,
             self.conn.metadata,
@@ -531,10 +530,10 @@ class LiveSession:
         self.conn.protocol.restarted(self._log)
 
     def _frame_symbols(self) -> Any:
-        """The names of the profile's frames: the link's own (a target's dictionaries),
-        else the ELF's."""
-        own = self.conn.symbols if self.conn.link is not None else None
-        return own if own is not None else self.symbols
+        """The ELF's names for the profile's frames, or None when the link names them
+        itself (a target's dictionaries: keyed calls)."""
+        own = self.conn.own_names if self.conn.link is not None else False
+        return None if own else self.symbols
 
     def raw_capture(self) -> tuple[int, str] | None:
         """The session id of what is on view (an opened session, else the current or last
@@ -583,11 +582,11 @@ class LiveSession:
             return 0
 
     def _follow_breaks(self) -> None:
-        """Where the link's clock restarted (a target reset mid-stream), on the profile's clock."""
-        breaks_on = getattr(getattr(self.conn.link, "source", None), "breaks_on", None)
-        if breaks_on is not None:
-            profile = self.feed.profile
-            profile.breaks = breaks_on(profile.last_exit_ticks)
+        """Where the link's clock restarted (a target reset mid-stream): its source's
+        clock is the profile's (keyed calls)."""
+        breaks = getattr(getattr(self.conn.link, "source", None), "breaks", None)
+        if breaks is not None:
+            self.feed.profile.breaks = list(breaks)
 
     def _recording_failed(self, why: str) -> None:
         """Stop recording for good (a full disk): no more records are taken."""
