@@ -76,6 +76,15 @@ class AddressTable:
         out._key_ids, out._keyed = dict(self._key_ids), dict(self._keyed)
         return out
 
+    @classmethod
+    def of_addresses(cls, symbols: Any | None, addrs: np.ndarray) -> AddressTable:
+        """A table whose ids are ``addrs`` (distinct) in the order given, as a loader that
+        met them in that order interned them (a kept aggregate's check of its frames)."""
+        table = cls(symbols)
+        if len(addrs):
+            table._grow(np.asarray(addrs, np.uint32))
+        return table
+
     def ids(self, raw: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """The id of each raw address (int32, into ``out`` when given, which may be
         ``raw``'s own memory), new ones interned in ascending order. Firmware addresses

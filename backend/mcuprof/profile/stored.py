@@ -89,11 +89,9 @@ def same_frames(view: dict[str, Any], symbols: Any) -> bool:
     same frames, in the same order, for the same addresses."""
     from .frames import AddressTable
 
-    table = AddressTable(symbols)
-    addrs = np.array(view["addrs"], np.uint32)
-    frame_of = table._frames_for(addrs)  # the loader interns them in this order too
+    table = AddressTable.of_addresses(symbols, np.array(view["addrs"], np.uint32))
     kept = [Frame(*f) for f in view["frames"]]
-    return frame_of.tolist() == view["frame_of"] and table.frames == kept
+    return table.frame_of.tolist() == view["frame_of"] and table.frames == kept
 
 
 class _Seeded:
