@@ -47,15 +47,16 @@ def select(
     keep_limit = limit - max(1, limit // 10)
     floor = top_total * min_fraction
     out = Pruned([top], [-1])
-    # Per parent: its children, the row it got and the children's totals (floats).
-    lists: list[tuple[Sequence[Any], int, list[float]]] = []
+    # Per parent: its children, the row it got and the children's totals (an array: a
+    # kept node of a million children costs 8 bytes each, not a Python float each).
+    lists: list[tuple[Sequence[Any], int, np.ndarray]] = []
     heap: list[tuple[float, int, int, int]] = []
 
     def add(key: Any, row: int, seq: int) -> None:
         c = kids(key)
         if len(c):
-            lists.append((c, row, np.asarray(totals(c), np.float64).tolist()))
-            heapq.heappush(heap, (-lists[-1][2][0], seq, 0, len(lists) - 1))
+            lists.append((c, row, np.asarray(totals(c), np.float64)))
+            heapq.heappush(heap, (-float(lists[-1][2][0]), seq, 0, len(lists) - 1))
 
     add(top, 0, -1)
     seq = 0
@@ -67,7 +68,7 @@ def select(
             break
         c, row, vals = lists[li]
         if i + 1 < len(c):
-            heapq.heappush(heap, (-vals[i + 1], pseq, i + 1, li))
+            heapq.heappush(heap, (-float(vals[i + 1]), pseq, i + 1, li))
         out.keys.append(c[i])
         out.parent.append(row)
         add(c[i], len(out.keys) - 1, seq)
@@ -76,7 +77,7 @@ def select(
 
 
 def _cut(
-    lists: list[tuple[Sequence[Any], int, list[float]]],
+    lists: list[tuple[Sequence[Any], int, np.ndarray]],
     left: list[tuple[float, int, int, int]],
     room: int,
     calls: Callable[[Any], int] | None,
@@ -84,13 +85,8 @@ def _cut(
     """Everything ``left`` in the heap (in pop order) is cut: each parent's remaining
     children become one "other" node (their totals summed in order, as a cumulative
     sum adds them), for the ``room`` parents that lose the most."""
-    sums = []
-    for _, _, i, li in left:
-        vals = lists[li][2]
-        acc = vals[i]
-        for v in vals[i + 1 :]:
-            acc += v
-        sums.append(acc)
+    # np.cumsum adds in order, one after another, as a loop would (no pairwise sum).
+    sums = [float(np.cumsum(lists[li][2][i:])[-1]) for _, _, i, li in left]
     out = []
     for g in sorted(range(len(left)), key=lambda g: -sums[g])[:room]:
         _, _, i, li = left[g]
