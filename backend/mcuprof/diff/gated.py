@@ -98,6 +98,17 @@ def _free_times(side: GateSide, key: str, metric: str) -> np.ndarray:
     return c.times(metric)[side.split(c)[0]] if side.lossy else c.times(metric)
 
 
+def _row(d: FunctionDelta, j: Any, q: float) -> dict[str, Any]:
+    """A judged function's row: its delta, and the change in its ``q``th percentile."""
+    out = d.as_dict()
+    out["change_pct"] = j.change_pct
+    out["growth_us"] = j.growth_us
+    out["ci_pct"] = list(j.ci_pct) if j.ci_pct is not None else None
+    out["outlier"] = None
+    out["percentile"] = {"q": q, "base": j.base_value, "new": j.new_value}
+    return out
+
+
 def percentile_report(
     diff: ProfileDiff,
     base: GateSide,
@@ -126,16 +137,6 @@ def percentile_report(
     rule = Rule(basis, threshold, min_delta_us, per_function, min_calls)
     judged = {k: judge(b, n, rule) for k, (b, n) in times.items()}
 
-    def row(d: FunctionDelta) -> dict[str, Any]:
-        j = judged[d.key]
-        out = d.as_dict()
-        out["change_pct"] = j.change_pct
-        out["growth_us"] = j.growth_us
-        out["ci_pct"] = list(j.ci_pct) if j.ci_pct is not None else None
-        out["outlier"] = None
-        out["percentile"] = {"q": PERCENTILES[basis], "base": j.base_value, "new": j.new_value}
-        return out
-
     lists = {name: [d for d in both if judged[d.key].kind == kind] for name, kind in _LISTS}
     for name, group in lists.items():
         sign = 1 if name == "improvements" else -1
@@ -158,7 +159,7 @@ def percentile_report(
             "tested": len(tested),
             "min_calls": min_calls,
         },
-        **{name: [row(d) for d in group] for name, group in lists.items()},
+        **{name: [_row(d, judged[d.key], q) for d in group] for name, group in lists.items()},
         "added": [d.key for d in selected if d.status == "added"],
         "removed": [d.key for d in selected if d.status == "removed"],
         "base_summary": diff.base_summary,
