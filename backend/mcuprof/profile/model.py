@@ -26,7 +26,7 @@ from .kernels import depth_groups, is_sorted, sort_entries
 from .keyed import KeyedCalls, Records
 from .levels import Level, find_parents
 from .span import RECORD_PIECE  # records unwrapped, or parented, at a time
-from .timebase import place
+from .timebase import TickClock, place
 
 Window = tuple[float, float] | None
 _CATCH_UP = 1 << 18  # records: a spilled profile folds its aggregates at least this often
@@ -58,7 +58,7 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class Profile:
+class Profile(TickClock):
     """Records in, call tree and aggregates out: the tables of tables.py.
 
     ``add`` takes records in stream order, in any split: the reconstruction after any
@@ -130,12 +130,7 @@ class Profile:
 
     # ------------------------------------------------------------------ time
 
-    def us(self, ticks: Any) -> Any:
-        """Ticks (scalar or array) to microseconds."""
-        return ticks * (1e6 / self.timer_freq)
-
-    def ticks(self, us: float) -> float:
-        return us * self.timer_freq / 1e6
+    # us, ticks, t0_us, t1_us and duration_us: TickClock's.
 
     @property
     def t0_ticks(self) -> int:
@@ -144,18 +139,6 @@ class Profile:
     @property
     def t1_ticks(self) -> int:
         return self._t1 or 0
-
-    @property
-    def t0_us(self) -> float:
-        return float(self.us(self.t0_ticks))
-
-    @property
-    def t1_us(self) -> float:
-        return float(self.us(self.t1_ticks))
-
-    @property
-    def duration_us(self) -> float:
-        return self.t1_us - self.t0_us
 
     # ------------------------------------------------------------------ frames
 

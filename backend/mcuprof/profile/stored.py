@@ -29,6 +29,7 @@ from ..errors import UserError
 from .aggregate import SUMS, Stacks, Sums, stacks, sums
 from .distribution import Summary, summaries, summaries_key
 from .frames import Frame
+from .timebase import TickClock
 
 if TYPE_CHECKING:
     from .model import Profile, Window
@@ -104,7 +105,7 @@ class _Seeded:
         return self.live
 
 
-class StoredProfile:
+class StoredProfile(TickClock):
     """The profile calls of the whole-capture flame graph, call tree and Functions,
     answered from a kept aggregate (see the module's doc)."""
 
@@ -137,24 +138,6 @@ class StoredProfile:
         dist = {int(r[0]): Summary(*(math.inf if v is None else v for v in r[1:])) for r in rows}
         self._seeds: dict[Any, Any] = {tuple(view["dist"]["key"]): dist}
         self._cache: dict[Any, Any] = {}
-
-    def us(self, ticks: Any) -> Any:
-        return ticks * (1e6 / self.timer_freq)
-
-    def ticks(self, us: float) -> float:
-        return us * self.timer_freq / 1e6
-
-    @property
-    def t0_us(self) -> float:
-        return float(self.us(self.t0_ticks))
-
-    @property
-    def t1_us(self) -> float:
-        return float(self.us(self.t1_ticks))
-
-    @property
-    def duration_us(self) -> float:
-        return self.t1_us - self.t0_us
 
     @property
     def max_depth(self) -> int:

@@ -98,3 +98,32 @@ def concat_records(batch: list[Any]) -> Any:
 
 def timer_freq_or_default(timer_freq: int | None) -> int:
     return timer_freq if timer_freq else DEFAULT_TIMER_FREQ
+
+
+class TickClock:
+    """Ticks to microseconds, and a capture's span in both, defined once for every
+    profile-shaped object (Profile, and stored.StoredProfile answering for one): each
+    has ``timer_freq`` and its first and last ticks, ``t0_ticks`` and ``t1_ticks``."""
+
+    timer_freq: int
+    t0_ticks: int
+    t1_ticks: int
+
+    def us(self, ticks: Any) -> Any:
+        """Ticks (scalar or array) to microseconds."""
+        return ticks * (1e6 / self.timer_freq)
+
+    def ticks(self, us: float) -> float:
+        return us * self.timer_freq / 1e6
+
+    @property
+    def t0_us(self) -> float:
+        return float(self.us(self.t0_ticks))
+
+    @property
+    def t1_us(self) -> float:
+        return float(self.us(self.t1_ticks))
+
+    @property
+    def duration_us(self) -> float:
+        return self.t1_us - self.t0_us
