@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Query, Request, WebSocket
 
 from ..errors import UserError
+from ..store import Store
 from .elfs import ElfCatalog
 from .live.hub import Hub
 from .live.session import LiveSession
@@ -35,6 +36,14 @@ def get_ws_hub(websocket: WebSocket) -> Hub:
 
 def get_catalog(request: Request) -> ElfCatalog:
     return request.app.state.catalog
+
+
+def get_store(request: Request) -> Store:
+    """The session store; a one-line error when the server was started without one."""
+    store = getattr(request.app.state, "store", None)
+    if store is None:
+        raise UserError("the session store is not available")
+    return store
 
 
 # Ends of a time window (µs, about 31,700 years): a window's ends are printed in download

@@ -10,20 +10,13 @@ from fastapi import APIRouter, Query, Request
 
 from ...errors import UserError
 from ...history.series import METRICS, history
-from ...store import Store
 from ...store.tags import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS, parse_tags
+from ..deps import get_store
 
 router = APIRouter(prefix="/api/history")
 
 MAX_GLOB = 200  # characters of one function glob
 MAX_GLOBS = 16
-
-
-def _store(request: Request) -> Store:
-    store = getattr(request.app.state, "store", None)
-    if store is None:
-        raise UserError("the session store is not available")
-    return store
 
 
 @router.get("")
@@ -44,6 +37,6 @@ async def get_history(
     if any(len(w) > MAX_TAG_KEY + MAX_TAG_VALUE + 1 for w in where or ()):
         raise UserError("a where tag is too long")
     tags = parse_tags(where)
-    store = _store(request)
+    store = get_store(request)
     series = await asyncio.to_thread(history, store, globs, metric, tags)
     return {"metric": metric, "where": tags, "series": [s.as_dict() for s in series]}

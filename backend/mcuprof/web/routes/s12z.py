@@ -12,10 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
-from ...errors import UserError
 from ...s12z.store import import_trace, session_analysis
-from ...store import Store
 from ...store.model import MAX_NAME
+from ..deps import get_store
 from ..live.decode_pool import in_decode_pool
 from ..uploads import received_capture
 from .exports import attachment
@@ -24,13 +23,6 @@ router = APIRouter(prefix="/api/s12z")
 
 SessionId = Annotated[int, Path(ge=1, le=2**62)]
 BusHz = Annotated[float | None, Query(gt=0, lt=1e12)]
-
-
-def _store(request: Request) -> Store:
-    store = getattr(request.app.state, "store", None)
-    if store is None:
-        raise UserError("the session store is not available")
-    return store
 
 
 @router.post("/import")
@@ -43,7 +35,7 @@ async def import_capture(
 ) -> dict[str, Any]:
     """The PDO capture is the request body, streamed to disk under the capture size cap.
     ``elf`` is an ELF id from /api/elfs."""
-    store = _store(request)
+    store = get_store(request)
     async with received_capture(request, elf, store.data_dir) as (path, elf_path, elf_name):
         info = await asyncio.to_thread(
             import_trace,
@@ -60,7 +52,7 @@ async def import_capture(
 
 @router.get("/sessions/{sid}")
 async def analysis(request: Request, sid: SessionId, bus_hz: BusHz = None) -> dict[str, Any]:
-    store = _store(request)
+    store = get_store(request)
     info, result = await in_decode_pool(session_analysis, store, sid, bus_hz)
     return {"session": info.as_dict(), "analysis": result}
 
@@ -102,7 +94,7 @@ async def export(
 ) -> Response:
     """JSON: the whole analysis (what `mcuprof s12z --json` prints, plus the timeline);
     CSV: one table, the numbers the view shows."""
-    store = _store(request)
+    store = get_store(request)
     _, result = await in_decode_pool(session_analysis, store, sid, bus_hz)
     if format == "json":
         body, media, name = json.dumps(result, indent=1), "application/json", "s12z.json"

@@ -34,6 +34,7 @@ from ...store.model import MAX_NAME, MAX_NOTES
 from ...store.tags import MAX_TAGS
 from ...symbols import SymbolTable
 from .. import views
+from ..deps import get_store
 from ..filenames import disposition
 from ..live.decode_pool import SingleFlight, in_decode_pool, submit_to_decode_pool
 from ..uploads import received_capture
@@ -57,13 +58,6 @@ class ReplayBody(BaseModel):
     # The Sessions tab's Open (a replay at full speed to show the session): its end is
     # not news, unlike a replay the user watches.
     open: bool = False
-
-
-def _store(request: Request) -> Store:
-    store = getattr(request.app.state, "store", None)
-    if store is None:
-        raise UserError("the session store is not available")
-    return store
 
 
 def _live(request: Request) -> Any:
@@ -184,7 +178,7 @@ def _parse_side(text: str, allow_live: bool) -> str:
 
 
 def _compute_diff(request: Request, base: str, new: str) -> tuple[Any, str, str]:
-    store = _store(request)
+    store = get_store(request)
     live = getattr(request.app.state, "live", None)
     fallback = getattr(live, "symbols", None)
     tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
@@ -221,7 +215,7 @@ def _gate_sides(
     """What the gate needs of both sides (diff/gate.py): their stored loss (a live
     capture's is known at Stop only), and every call's times when a percentile or a
     side's loss asks for them."""
-    store = _store(request)
+    store = get_store(request)
     losses = [None if s == "live" else _session_loss(store, int(s)) for s in sides]
     lossy = any(loss and (loss["stretches"] or loss["lost"]) for loss in losses)
     if not (lossy or basis.startswith("p")):
@@ -286,7 +280,7 @@ def _own(node: TreeNode) -> float:
 
 @router.get("")
 async def list_sessions(request: Request) -> dict[str, Any]:
-    store = _store(request)
+    store = get_store(request)
     sessions = await asyncio.to_thread(store.list)
     live = getattr(request.app.state, "live", None)
     recorder = getattr(live, "recorder", None)
@@ -309,7 +303,7 @@ async def import_capture(
     """The raw capture is the request body, streamed to disk under a size cap (the same
     helper that caps ELF uploads), then stored as a session. ``elf`` is an ELF id from
     /api/elfs to keep with it. ``kind`` is told from the bytes unless given."""
-    store = _store(request)
+    store = get_store(request)
     async with received_capture(request, elf, store.data_dir) as (path, elf_path, elf_name):
         info = await asyncio.to_thread(
             store.import_capture,
@@ -423,7 +417,7 @@ async def stop_replay(request: Request) -> dict[str, Any]:
 
 @router.get("/{sid}")
 async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
-    store = _store(request)
+    store = get_store(request)
 
     def work() -> dict[str, Any]:
         info = store.get(sid)
@@ -438,7 +432,7 @@ async def get_session(request: Request, sid: SessionId) -> dict[str, Any]:
 
 @router.patch("/{sid}")
 async def edit_session(request: Request, sid: SessionId, body: EditBody) -> dict[str, Any]:
-    store = _store(request)
+    store = get_store(request)
     if body.name is None and body.notes is None and body.tags is None:
         raise UserError("nothing to change: give a name, notes or tags")
 
@@ -457,14 +451,14 @@ async def edit_session(request: Request, sid: SessionId, body: EditBody) -> dict
 
 @router.delete("/{sid}")
 async def delete_session(request: Request, sid: SessionId) -> dict[str, Any]:
-    store = _store(request)
+    store = get_store(request)
     await asyncio.to_thread(store.delete, sid)
     return {"deleted": sid}
 
 
 @router.get("/{sid}/raw")
 async def download_raw(request: Request, sid: SessionId) -> Response:
-    store = _store(request)
+    store = get_store(request)
     return await asyncio.to_thread(stream_raw, store, sid, f"mcuprof-session-{sid}.bin")
 
 
@@ -474,7 +468,7 @@ async def export_session(
 ) -> Response:
     """Any export of a stored session from its row, as the Export menu gives it once the
     session is opened: the same bytes, titles and file name."""
-    store = _store(request)
+    store = get_store(request)
     suffix, media = check_format(fmt)
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     if fmt == "raw":
@@ -492,7 +486,7 @@ async def export_session(
 async def session_flame(request: Request, sid: SessionId) -> dict[str, Any]:
     """A stored session's flame graph data with its export titles and file name: what the
     page draws its PNG export from (the PNG is drawn in the page, as for the live view)."""
-    store = _store(request)
+    store = get_store(request)
     shown = Shown.stored(await asyncio.to_thread(store.get, sid))
     max_nodes = request.app.state.settings.flame_max_nodes
 
@@ -514,7 +508,7 @@ def _exported_profile(request: Request, sid: int) -> Profile:
     """A stored session's profile for an export, named as the Compare tab names it."""
     live = getattr(request.app.state, "live", None)
     tick_hz = getattr(getattr(live, "settings", None), "qs_tick_hz", None)
-    profile = _session_profile(_store(request), sid, getattr(live, "symbols", None), tick_hz)
+    profile = _session_profile(get_store(request), sid, getattr(live, "symbols", None), tick_hz)
     if profile.n_records == 0:
         raise UserError(f"session {sid} holds no profile records to export")
     return profile
@@ -585,7 +579,7 @@ async def replay(request: Request, sid: SessionId, body: ReplayBody) -> dict[str
         speed = parse_speed(body.speed)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    store = _store(request)
+    store = get_store(request)
     live = _live(request)
     info = await asyncio.to_thread(store.get, sid)
     _only_profiles(info)
