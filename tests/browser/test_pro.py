@@ -105,7 +105,12 @@ def test_disconnect_mid_capture_reconciles_as_stop(server, page) -> None:
     assert received > 0 and lost == captured - received, (captured, received, lost)
     health = _get(f"{server.url}api/state")["health"]
     assert (health["captured"], health["received"], health["loss"]) == (captured, received, lost)
-    stored = _get(f"{server.url}api/sessions")["sessions"][0]
+    # The state reads "disconnected" while the session is still being finished (its
+    # stored bytes counted); the row reads "recording" until then, as the page's list does.
+    deadline = time.monotonic() + 15
+    while (stored := _get(f"{server.url}api/sessions")["sessions"][0])["status"] == "recording":
+        assert time.monotonic() < deadline, stored
+        time.sleep(0.1)
     assert stored["records"] == received
     expect(pg.locator("#h-reconcile")).to_contain_text(
         f"{captured:,} captured = {received:,} received + {lost:,} lost"
