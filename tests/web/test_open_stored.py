@@ -171,6 +171,30 @@ def test_open_reconnects_the_device_connected_before(make_client) -> None:
     assert live.conn.restore is None and not state["device"]["replay"]
 
 
+def test_an_opened_qs_session_keeps_its_health_once_the_device_is_back(make_client) -> None:
+    """A QS session opened while the simulated MiniProfiler device is connected: once the
+    open has ended and the device is connected again, Health still gives the opened
+    session's own QS counts (a CI run's page lost its "dictionary overflow" notice so:
+    the health followed the reconnected device's kind)."""
+    client = make_client()  # connected to the simulated device
+    live = client.app.state.live
+    wait_for(lambda: live.conn.connected, "the simulated device")
+    sid = imported(client, sim_stream(1.0), "qs")
+    opened(client, sid)
+    state = wait_for(
+        lambda: (
+            (s := client.get("/api/state").json())["connected"]
+            and s["health"]["replay"] is None
+            and s
+        ),
+        "the device back after the open",
+    )
+    assert state["device"]["kind"] == "miniprofiler"
+    assert state["health"]["opened"]["id"] == sid
+    qs = state["health"]["qs"]
+    assert qs is not None and qs["frames"] > 0, state["health"]
+
+
 def test_state_read_while_an_open_ends_is_never_torn(make_client, monkeypatch) -> None:
     """The open ends between two of /api/state's reads (the loader's last step lands
     while health reads its counts): the reply shows either the open still going or its

@@ -644,16 +644,18 @@ class LiveSession:
         loading = self.conn.loading
         link = self.conn.link
         figures = self.link_health.figures(link, self.conn.state)
-        counted = link
-        if link is None and self.opened is not None and loading is None:
-            counted = self.opened_counts  # an opened session's own (None: a replay's)
+        counted, kind = link, self.conn.kind
+        if self.opened is not None and loading is None and self.conn.port_label is None:
+            # An opened session on view (not a replay, whose device counts): its own counts
+            # and kind, also once the device connected before it is connected again.
+            counted, kind = self.opened_counts, self.opened.get("kind", kind)
         return {
             "state": self.conn.state,
             "reason": self.conn.reason,
             **figures,
             "profile_records": self.profile_records(),
             "replay": replay,
-            **self.links.health_sections(self.conn.kind, counted),
+            **self.links.health_sections(kind, counted),
             "capture_id": self.recorder.capture_id,
             "recording": self.recorder.recording,
             "opened": self.opened,
