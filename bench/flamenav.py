@@ -23,7 +23,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from live import CHROMIUM_ARGS, FLAME_DRAWN, ROOT, api, free_port, pct, wait_for_server
+from live import (
+    CHROMIUM_ARGS,
+    FLAME_DRAWN,
+    ROOT,
+    api,
+    click_to_zoom,
+    free_port,
+    pct,
+    wait_for_server,
+)
 from mcuprof.paths import default_elf
 from mcuprof.profile.synth import addresses, generate
 from mcuprof.protocol import Metadata, encode_metadata, encode_profile_data
@@ -87,23 +96,6 @@ def open_and_wait(base: str, sid: int, n: int) -> float:
             raise SystemExit("the open did not finish in an hour")
 
 
-def clicks(page, n: int) -> list[float]:
-    """Click frames (zoom in), Esc back; the page times each click to its frame."""
-    page.evaluate("window.mcuprof.flameZoomMs.length = 0")
-    box = page.locator("#flame-plot").bounding_box()
-    for k in range(n):
-        frames = page.evaluate(
-            "() => window.mcuprof.flame.rects.filter(r => r.i > 0 && r.w > 8 && r.h > 4)"
-        )
-        if not frames or box is None:
-            break
-        r = frames[(k * 7) % len(frames)]
-        page.mouse.click(box["x"] + r["x"] + r["w"] / 2, box["y"] + r["y"] + r["h"] / 2)
-        page.wait_for_function("(n) => window.mcuprof.flameZoomMs.length > n", arg=k)
-        page.keyboard.press("Escape")
-    return page.evaluate("window.mcuprof.flameZoomMs")
-
-
 def keys(page, n: int) -> list[float]:
     """W/S/A/D, one at a time; the page times each key to the frame drawn with it."""
     page.evaluate("window.mcuprof.flameNavMs.length = 0")
@@ -139,7 +131,7 @@ def measure(tree: Path, store_dir: Path, sid: int, n: int, n_records: int) -> di
             page.locator("#tab-flame").click()
             page.wait_for_function(FLAME_DRAWN, timeout=60_000)
             frames = page.evaluate("window.mcuprof.flame.data.n")
-            zoom_ms = clicks(page, n)
+            zoom_ms = click_to_zoom(page, n, stride=7)
             key_ms = keys(page, n)
             browser.close()
     finally:

@@ -221,9 +221,10 @@ def wheel_and_keys(page, n: int) -> list[float]:
     return page.evaluate("window.mcuprof.flameNavMs")
 
 
-def click_to_zoom(page, clicks: int) -> list[float]:
+def click_to_zoom(page, clicks: int, stride: int = 1) -> list[float]:
     """Click frames of the stopped capture's flame graph (zoom in, then Esc back), as a
-    user does; the page records each click's latency to the frame drawn."""
+    user does, every ``stride``-th clickable frame; the page records each click's latency
+    to the frame drawn."""
     page.evaluate("window.mcuprof.flameZoomMs.length = 0")
     box = page.locator("#flame-plot").bounding_box()
     for k in range(clicks):
@@ -232,7 +233,7 @@ def click_to_zoom(page, clicks: int) -> list[float]:
         )
         if not frames or box is None:
             break
-        r = frames[k % len(frames)]
+        r = frames[(k * stride) % len(frames)]
         page.mouse.click(box["x"] + r["x"] + r["w"] / 2, box["y"] + r["y"] + r["h"] / 2)
         page.wait_for_function("(n) => window.mcuprof.flameZoomMs.length > n", arg=k)
         page.keyboard.press("Escape")
