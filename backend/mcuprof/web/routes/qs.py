@@ -20,6 +20,7 @@ from ...protocol.qs import QSDecoder
 from ...protocol.qs.records import RECORDS
 from ...qs.monitor import COMMS, MAX_PAGE, QsMonitor, search_pattern
 from ...store import Store
+from ..deps import get_store
 from ..filenames import disposition
 from ..live.decode_pool import SingleFlight, in_decode_pool
 
@@ -37,13 +38,6 @@ MAX_VALUE = 300  # characters per value
 
 def get_monitor(request: Request) -> QsMonitor:
     return request.app.state.qs_monitor
-
-
-def _store(request: Request) -> Store:
-    store = getattr(request.app.state, "store", None)
-    if store is None:
-        raise UserError("the session store is not available")
-    return store
 
 
 class _StoredMonitors:
@@ -96,7 +90,7 @@ SessionParam = Annotated[int | None, Query(ge=1, le=2**62, description="stored Q
 async def _monitor(request: Request, session: SessionParam = None) -> QsMonitor:
     if session is None:
         return get_monitor(request)
-    return await in_decode_pool(_stored.get, _store(request), session)
+    return await in_decode_pool(_stored.get, get_store(request), session)
 
 
 MonitorDep = Annotated[QsMonitor, Depends(_monitor)]
@@ -186,7 +180,7 @@ async def summary(monitor: MonitorDep) -> dict[str, Any]:
 @router.get("/sessions")
 async def sessions(request: Request) -> dict[str, Any]:
     """Stored QS sessions, newest first, for the tab's source picker."""
-    store = _store(request)
+    store = get_store(request)
     rows = await asyncio.to_thread(store.list)
     shown = [s for s in rows if kinds.get(s.kind).offers(kinds.QS_MONITOR)]
     return {"sessions": [s.as_dict() for s in shown]}

@@ -30,11 +30,11 @@ from ...qs.sequence import (
     parse_seq_list,
     state_label,
 )
-from ..deps import WindowDep
+from ..deps import WindowDep, get_store
 from ..filenames import disposition, stored_stem
 from ..live.decode_pool import in_decode_pool, iterate_in_decode_pool
 from .exports import attachment
-from .qs import MonitorDep, SessionParam, _store
+from .qs import MonitorDep, SessionParam
 
 router = APIRouter(prefix="/api/qs/flow")
 
@@ -212,7 +212,7 @@ def _stem(request: Request, session: int | None) -> str:
     """The file name's stem, as the other exports have it."""
     if session is None:
         return request.app.state.live.file_stem()
-    return stored_stem(_store(request).get(session))
+    return stored_stem(get_store(request).get(session))
 
 
 def _file_name(request: Request, session: int | None, window: Window, suffix: str) -> str:
@@ -227,7 +227,7 @@ def _stored_items(request: Request, session: int) -> Iterator[FlowItem]:
     `mcuprof qs seq` reads a capture): an export is never cut to the kept items."""
     decoder = QSDecoder()
     clock = SeriesClock()
-    for chunk in _store(request).raw_chunks(session, QS_CHUNK):
+    for chunk in get_store(request).raw_chunks(session, QS_CHUNK):
         yield from flow_items(decoder.feed(chunk), clock)
     yield from flow_items(decoder.close(), clock)
 
