@@ -149,6 +149,18 @@ def test_open_shows_progress_answers_state_and_stops(make_client, monkeypatch) -
     assert np.all(client.app.state.live.feed.profile.n_records == 0)
 
 
+def device_back(client) -> dict:
+    """/api/state once the open has ended and the device connected before is back."""
+    return wait_for(
+        lambda: (
+            (s := client.get("/api/state").json())["connected"]
+            and s["health"]["replay"] is None
+            and s
+        ),
+        "the device back after the open",
+    )
+
+
 def test_open_reconnects_the_device_connected_before(make_client) -> None:
     """The device connected before the open is connected again after it, as after a
     replay, and the views keep the opened session."""
@@ -158,14 +170,7 @@ def test_open_reconnects_the_device_connected_before(make_client) -> None:
     data = restarting_capture(3, 400)
     sid = imported(client, data, "miniprofiler")
     opened(client, sid)
-    state = wait_for(
-        lambda: (
-            (s := client.get("/api/state").json())["connected"]
-            and s["health"]["replay"] is None
-            and s
-        ),
-        "the device back after the open",
-    )
+    state = device_back(client)
     assert state["health"]["opened"]["id"] == sid
     assert live.feed.profile.folded() == load_capture(data).profile.folded()
     assert live.conn.restore is None and not state["device"]["replay"]
@@ -181,14 +186,7 @@ def test_an_opened_qs_session_keeps_its_health_once_the_device_is_back(make_clie
     wait_for(lambda: live.conn.connected, "the simulated device")
     sid = imported(client, sim_stream(1.0), "qs")
     opened(client, sid)
-    state = wait_for(
-        lambda: (
-            (s := client.get("/api/state").json())["connected"]
-            and s["health"]["replay"] is None
-            and s
-        ),
-        "the device back after the open",
-    )
+    state = device_back(client)
     assert state["device"]["kind"] == "miniprofiler"
     assert state["health"]["opened"]["id"] == sid
     qs = state["health"]["qs"]
